@@ -1,0 +1,93 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Strict settings shared by every Swift target: Swift 6 mode is the default for tools 6.x.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "msgpipe",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Framing", targets: ["Framing"]),
+        .library(name: "Backpressure", targets: ["Backpressure"]),
+        .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "BLELink", targets: ["BLELink"]),
+        .executable(name: "msgpipe", targets: ["msgpipe"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.27.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        // C libraries from Debian: zlib1g-dev (zlib licence) and libbluetooth-dev (GPL-2.0-or-later).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+
+        // Pure layers: no OS API, no libbluetooth.
+        .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
+        .target(
+            name: "Backpressure",
+            dependencies: [.product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strict),
+        .target(
+            name: "Transport",
+            dependencies: [
+                "Framing", "Backpressure", "CZlib",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+
+        // ATT/GATT codecs and state machines, plus the kernel binding (the only libbluetooth user).
+        .target(
+            name: "BLELink",
+            dependencies: [
+                "Transport", "Backpressure", "CBluetooth",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "msgpipe",
+            dependencies: [
+                "Framing", "Transport", "BLELink",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .testTarget(
+            name: "FramingTests",
+            dependencies: ["Framing", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BackpressureTests",
+            dependencies: ["Backpressure"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "TransportTests",
+            dependencies: [
+                "Transport", "Framing", "Backpressure",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "BLELinkTests",
+            dependencies: ["BLELink", "Transport"],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "FramingBenchmarks",
+            dependencies: ["Framing", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/FramingBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+    ]
+)

@@ -1,0 +1,2 @@
+/// Backpressure: the isReady-to-update contract as reusable primitives. Pure Swift, no I/O.
+public enum Backpressure {}

@@ -1,0 +1,4 @@
+#ifndef MSGPIPE_CZLIB_SHIM_H
+#define MSGPIPE_CZLIB_SHIM_H
+#include <zlib.h>
+#endif

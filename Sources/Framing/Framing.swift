@@ -1,0 +1,2 @@
+/// Framing: packets <-> messages for every wire format msgpipe speaks. Pure Swift, no I/O.
+public enum Framing {}

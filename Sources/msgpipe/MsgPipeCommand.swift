@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `msgpipe` command: moves whole messages over BLE GATT (or a UNIX socket, or a simulator).
+@main
+struct MsgPipeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "msgpipe",
+        abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
+        subcommands: []
+    )
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import Framing
+
+@Test func moduleLinks() {
+    #expect(String(describing: Framing.self).isEmpty == false)
+}

@@ -4,7 +4,7 @@
 /// Packets are numbered from 0 (the Start packet) in the greedy cut at ``packetSize``. For retransmission
 /// and resume, ``writePacket(fromStreamOffset:sequence:explicitOffset:into:)`` writes a packet that starts
 /// at any stream offset, with the offset sent explicitly (X), at the current packet size.
-public struct MsgPipeEncoder<Payload: PayloadBytes>: Sendable where Payload.Index == Int {
+public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.Index == Int {
     /// The message body, read in place.
     public let payload: Payload
     /// The message header the Start packet carries.
@@ -15,6 +15,8 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: Sendable where Payload.Inde
     public private(set) var packetSize: Int
     /// The CRC-32 of the payload, sent as the 4-byte trailer.
     public let checksum: UInt32
+    /// The packet ``writeNextPacket(into:)`` writes next.
+    public private(set) var nextPacketIndex = 0
 
     /// An encoder for `payload` as message `messageID`; throws for a payload over 2^32 - 5 bytes, a channel
     /// above 3, or a packet size too small for the Start packet.
@@ -121,6 +123,15 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: Sendable where Payload.Inde
         header.encode(into: &out)
         appendStream(range, to: &out)
         return range
+    }
+
+    /// Writes packet ``nextPacketIndex`` of the greedy cut and advances, or returns false after the last.
+    public mutating func writeNextPacket(into out: inout [UInt8]) -> Bool {
+        guard nextPacketIndex < packetCount, (try? writePacket(index: nextPacketIndex, into: &out)) != nil else {
+            return false
+        }
+        nextPacketIndex += 1
+        return true
     }
 
     /// Appends the stream bytes at `range`: payload bytes read in place, then trailer bytes.

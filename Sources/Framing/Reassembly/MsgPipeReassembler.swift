@@ -6,7 +6,7 @@
 public struct MsgPipeReassembler: FrameDecoder {
     /// The bounds in force.
     public let limits: ReassemblyLimits
-    private var channels: [ChannelState] = Array(repeating: .idle(lastCompleted: nil), count: 4)
+    private var channels = [Channel](repeating: Channel(), count: 4)
 
     /// A reassembler with no message in progress.
     public init(limits: ReassemblyLimits = ReassemblyLimits()) {
@@ -14,12 +14,14 @@ public struct MsgPipeReassembler: FrameDecoder {
     }
 
     /// Messages currently being assembled.
-    public var messagesInProgress: Int { channels.reduce(0) { $0 + ($1.assembly == nil ? 0 : 1) } }
+    public var messagesInProgress: Int { channels.reduce(0) { $0 + ($1.phase == .assembling ? 1 : 0) } }
     /// Bytes reserved for messages in progress (announced length plus trailer each).
-    public var bufferedBytes: Int { channels.reduce(0) { $0 + ($1.assembly?.streamCount ?? 0) } }
+    public var bufferedBytes: Int {
+        channels.reduce(0) { $0 + ($1.phase == .assembling ? $1.streamCount : 0) }
+    }
     /// When the earliest partial message goes stale, if any is in progress.
     public var nextStaleDeadline: Duration? {
-        channels.compactMap { $0.assembly.map { $0.lastActivity + limits.staleTimeout } }.min()
+        channels.lazy.filter { $0.phase == .assembling }.map { $0.lastActivity + limits.staleTimeout }.min()
     }
 
     public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration, emit: (FrameEvent) -> Void) {
@@ -42,23 +44,24 @@ public struct MsgPipeReassembler: FrameDecoder {
     }
 
     public mutating func expireStaleMessages(now: Duration, emit: (FrameEvent) -> Void) {
-        for channel in channels.indices {
-            guard let assembly = channels[channel].assembly, now - assembly.lastActivity > limits.staleTimeout
-            else { continue }
-            channels[channel] = .idle(lastCompleted: nil)
-            emit(.failure(.staleMessage(
-                messageID: assembly.header.messageID, channel: UInt8(channel), receivedBytes: assembly.received)))
+        for channel in channels.indices
+        where channels[channel].phase == .assembling && now - channels[channel].lastActivity > limits.staleTimeout {
+            let failure = FramingError.staleMessage(
+                messageID: channels[channel].header.messageID, channel: UInt8(channel),
+                receivedBytes: channels[channel].body.count)
+            channels[channel].reset(to: .idle)
+            emit(.failure(failure))
         }
     }
 
     public mutating func finish(emit: (FrameEvent) -> Void) {
         for channel in channels.indices {
-            if let assembly = channels[channel].assembly {
+            if channels[channel].phase == .assembling {
                 emit(.failure(.incompleteMessage(
-                    messageID: assembly.header.messageID, channel: UInt8(channel),
-                    receivedBytes: assembly.received)))
+                    messageID: channels[channel].header.messageID, channel: UInt8(channel),
+                    receivedBytes: channels[channel].body.count)))
             }
-            channels[channel] = .idle(lastCompleted: nil)
+            channels[channel].reset(to: .idle)
         }
     }
 
@@ -70,13 +73,15 @@ public struct MsgPipeReassembler: FrameDecoder {
     ) {
         let channel = Int(packetHeader.channel)
         let id = header.messageID
-        switch channels[channel] {
-        case let .assembling(assembly):
-            if assembly.header == header, assembly.packetsSinceStart == 0 { return }  // duplicate Start
-            channels[channel] = .idle(lastCompleted: nil)
-            emit(.failure(.messageInterrupted(
-                messageID: assembly.header.messageID, channel: packetHeader.channel, receivedBytes: assembly.received)))
-        case let .idle(lastCompleted?) where lastCompleted.messageID == id:
+        switch channels[channel].phase {
+        case .assembling:
+            if channels[channel].header == header, channels[channel].packetsSinceStart == 0 { return }  // duplicate
+            let failure = FramingError.messageInterrupted(
+                messageID: channels[channel].header.messageID, channel: packetHeader.channel,
+                receivedBytes: channels[channel].body.count)
+            channels[channel].reset(to: .idle)
+            emit(.failure(failure))
+        case .idle where channels[channel].lastCompleted?.messageID == id:
             return  // duplicate of the message this channel just completed
         case .idle, .discarding:
             break
@@ -88,17 +93,14 @@ public struct MsgPipeReassembler: FrameDecoder {
             } else if messagesInProgress >= limits.maximumMessagesInProgress {
                 .tooManyMessagesInProgress(messageID: id, limit: limits.maximumMessagesInProgress)
             } else if bufferedBytes + streamCount > limits.maximumBufferedBytes {
-                .bufferedBytesExceeded(messageID: id, needed: bufferedBytes + streamCount,
-                    limit: limits.maximumBufferedBytes)
+                .bufferedBytesExceeded(
+                    messageID: id, needed: bufferedBytes + streamCount, limit: limits.maximumBufferedBytes)
             } else { nil }
         if let failure {
-            channels[channel] = packetHeader.isEnd ? .idle(lastCompleted: nil) : .discarding(messageID: id)
-            emit(.failure(failure))
-            return
+            return drop(channel, packetHeader, emit, failure)
         }
-        var assembly = Assembly(header: header, now: now)
-        assembly.body.reserveCapacity(streamCount)
-        accept(&assembly, packetHeader, data: data, channel: channel, emit: emit)
+        channels[channel].begin(header, now: now)
+        accept(packetHeader, data: data, channel: channel, emit: emit)
     }
 
     // MARK: Continuation packets
@@ -107,126 +109,162 @@ public struct MsgPipeReassembler: FrameDecoder {
         _ packetHeader: PacketHeader, data: ArraySlice<UInt8>, now: Duration, emit: (FrameEvent) -> Void
     ) {
         let channel = Int(packetHeader.channel)
-        switch channels[channel] {
-        case let .idle(lastCompleted):
-            if let lastCompleted, lastCompleted.isDuplicate(packetHeader, dataCount: data.count) { return }
+        switch channels[channel].phase {
+        case .idle:
+            if let lastCompleted = channels[channel].lastCompleted,
+                lastCompleted.isDuplicate(packetHeader, dataCount: data.count)
+            {
+                return
+            }
             emit(.failure(.packetOutsideMessage(channel: packetHeader.channel)))
         case .discarding:
-            if packetHeader.isEnd { channels[channel] = .idle(lastCompleted: nil) }
+            if packetHeader.isEnd { channels[channel].reset(to: .idle) }
         case .assembling:
-            guard var assembly = channels[channel].takeAssembly() else { return }
-            assembly.lastActivity = now
-            let id = assembly.header.messageID
+            channels[channel].lastActivity = now
+            let id = channels[channel].header.messageID
+            let received = channels[channel].body.count
             var data = data
             if let offset = packetHeader.explicitOffset.map(Int.init) {
-                if offset + data.count <= assembly.received {  // everything already here: a duplicate
-                    channels[channel] = .assembling(assembly)
-                    return
-                }
-                guard offset <= assembly.received else {
-                    return drop(id, channel, packetHeader, emit, .missingPacket(
+                if offset + data.count <= received { return }  // everything already here: a duplicate
+                guard offset <= received else {
+                    return drop(channel, packetHeader, emit, .missingPacket(
                         messageID: id, channel: packetHeader.channel,
-                        detail: "stream offset \(offset), expected at most \(assembly.received)"))
+                        detail: "stream offset \(offset), expected at most \(received)"))
                 }
-                data = data.dropFirst(assembly.received - offset)
-            } else if assembly.packetsSinceStart > 0, packetHeader.sequence == assembly.lastSequence {
-                channels[channel] = .assembling(assembly)  // the same sequence again: a duplicate
-                return
-            } else if packetHeader.sequence != (assembly.lastSequence &+ 1) & 0x07 {
-                let expected = (assembly.lastSequence &+ 1) & 0x07
-                return drop(id, channel, packetHeader, emit, .missingPacket(
-                    messageID: id, channel: packetHeader.channel,
-                    detail: "sequence \(packetHeader.sequence), expected \(expected)"))
+                data = data.dropFirst(received - offset)
+            } else {
+                let last = channels[channel].lastSequence
+                if channels[channel].packetsSinceStart > 0, packetHeader.sequence == last { return }  // duplicate
+                guard packetHeader.sequence == (last &+ 1) & 0x07 else {
+                    return drop(channel, packetHeader, emit, .missingPacket(
+                        messageID: id, channel: packetHeader.channel,
+                        detail: "sequence \(packetHeader.sequence), expected \((last &+ 1) & 0x07)"))
+                }
             }
-            assembly.packetsSinceStart += 1
-            accept(&assembly, packetHeader, data: data, channel: channel, emit: emit)
+            channels[channel].packetsSinceStart += 1
+            accept(packetHeader, data: data, channel: channel, emit: emit)
         }
     }
 
+    /// Drops the channel's message (its other packets are then ignored up to its End) and reports `failure`.
     private mutating func drop(
-        _ id: UInt32, _ channel: Int, _ packetHeader: PacketHeader, _ emit: (FrameEvent) -> Void,
-        _ failure: FramingError
+        _ channel: Int, _ packetHeader: PacketHeader, _ emit: (FrameEvent) -> Void, _ failure: FramingError
     ) {
-        channels[channel] = packetHeader.isEnd ? .idle(lastCompleted: nil) : .discarding(messageID: id)
+        channels[channel].reset(to: packetHeader.isEnd ? .idle : .discarding)
         emit(.failure(failure))
     }
 
     /// Appends a packet's stream bytes and completes the message when its stream is whole.
     private mutating func accept(
-        _ assembly: inout Assembly, _ packetHeader: PacketHeader, data: ArraySlice<UInt8>, channel: Int,
-        emit: (FrameEvent) -> Void
+        _ packetHeader: PacketHeader, data: ArraySlice<UInt8>, channel: Int, emit: (FrameEvent) -> Void
     ) {
-        let id = assembly.header.messageID
-        let streamCount = assembly.streamCount
-        guard assembly.received + data.count <= streamCount else {
-            return drop(id, channel, packetHeader, emit, .streamOverrun(messageID: id, expected: streamCount))
+        let id = channels[channel].header.messageID
+        let streamCount = channels[channel].streamCount
+        let received = channels[channel].body.count + data.count
+        guard received <= streamCount else {
+            return drop(channel, packetHeader, emit, .streamOverrun(messageID: id, expected: streamCount))
         }
-        let bodyCount = Int(assembly.header.length)
-        let bodyPart = max(0, min(data.count, bodyCount - assembly.received))
-        if bodyPart > 0 { assembly.crc.update(data.prefix(bodyPart)) }
-        assembly.body.append(contentsOf: data)
-        assembly.lastSequence = packetHeader.sequence
-        let complete = assembly.received == streamCount
-        switch (complete, packetHeader.isEnd) {
+        channels[channel].append(data)
+        channels[channel].lastSequence = packetHeader.sequence
+        switch (received == streamCount, packetHeader.isEnd) {
         case (false, false):
-            channels[channel] = .assembling(assembly)
+            break
         case (false, true):
-            drop(id, channel, packetHeader, emit, .endBeforeComplete(
-                messageID: id, received: assembly.received, expected: streamCount))
+            drop(channel, packetHeader, emit, .endBeforeComplete(
+                messageID: id, received: received, expected: streamCount))
         case (true, false):
-            drop(id, channel, packetHeader, emit, .missingEndFlag(messageID: id))
+            drop(channel, packetHeader, emit, .missingEndFlag(messageID: id))
         case (true, true):
-            let trailer = assembly.body[bodyCount...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-            let completed = CompletedMessage(
-                messageID: id, lastSequence: packetHeader.sequence, streamCount: streamCount)
-            channels[channel] = .idle(lastCompleted: completed)
-            guard trailer == assembly.crc.value else {
-                emit(.failure(.crcMismatch(messageID: id, expected: trailer, actual: assembly.crc.value)))
+            let (computed, trailer) = channels[channel].finishChecksum()
+            let header = channels[channel].header
+            var body = channels[channel].complete(lastSequence: packetHeader.sequence)
+            guard trailer == computed else {
+                emit(.failure(.crcMismatch(messageID: id, expected: trailer, actual: computed)))
                 return
             }
-            assembly.body.removeLast(4)
-            emit(.message(FramedMessage(body: assembly.body, header: assembly.header, channel: UInt8(channel))))
+            body.removeLast(4)
+            emit(.message(FramedMessage(body: body, header: header, channel: UInt8(channel))))
         }
     }
 }
 
-/// What one channel of a ``MsgPipeReassembler`` is doing.
-private enum ChannelState {
-    /// No message in progress; remembers the message just completed to recognise its duplicates.
-    case idle(lastCompleted: CompletedMessage?)
-    /// A message is being assembled.
-    case assembling(Assembly)
-    /// A message was dropped; its remaining packets are ignored until its End packet or a new Start.
-    case discarding(messageID: UInt32)
-
-    var assembly: Assembly? {
-        if case let .assembling(assembly) = self { assembly } else { nil }
+/// One channel of a ``MsgPipeReassembler``, mutated in place (its buffer is never copied).
+private struct Channel {
+    enum Phase {
+        /// No message in progress.
+        case idle
+        /// A message is being assembled.
+        case assembling
+        /// A message was dropped; its remaining packets are ignored until its End packet or a new Start.
+        case discarding
     }
 
-    /// Moves the assembly out (leaving the channel idle) so its buffer is mutated without a copy.
-    mutating func takeAssembly() -> Assembly? {
-        guard case let .assembling(assembly) = self else { return nil }
-        self = .idle(lastCompleted: nil)
-        return assembly
-    }
-}
+    /// The CRC is computed over stretches of this many received body bytes: zlib is far faster on large
+    /// buffers than packet by packet, and the stretch is still in cache.
+    static let checksumStretch = 1 << 15
 
-/// A partial message.
-private struct Assembly {
-    let header: MessageHeader
+    var phase = Phase.idle
+    var header = MessageHeader(messageID: 0, length: 0)
+    /// Stream bytes received (body, then trailer).
     var body: [UInt8] = []
     var crc = CRC32()
+    /// Body bytes already fed to `crc`.
+    var checked = 0
     var lastSequence: UInt8 = 0
     var packetsSinceStart = 0
-    var lastActivity: Duration
-
-    init(header: MessageHeader, now: Duration) {
-        self.header = header
-        lastActivity = now
-    }
+    var lastActivity = Duration.zero
+    /// The message this channel last completed, to recognise late duplicates of its packets.
+    var lastCompleted: CompletedMessage?
 
     var streamCount: Int { Int(header.length) + 4 }
-    var received: Int { body.count }
+
+    mutating func begin(_ header: MessageHeader, now: Duration) {
+        phase = .assembling
+        self.header = header
+        body = []
+        body.reserveCapacity(Int(header.length) + 4)
+        crc = CRC32()
+        checked = 0
+        lastSequence = 0
+        packetsSinceStart = 0
+        lastActivity = now
+        lastCompleted = nil
+    }
+
+    mutating func append(_ data: ArraySlice<UInt8>) {
+        body.append(contentsOf: data)
+        if body.count - checked >= Self.checksumStretch { updateChecksum() }
+    }
+
+    private mutating func updateChecksum() {
+        let end = min(body.count, Int(header.length))
+        guard checked < end else { return }
+        body.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[checked..<end])) }
+        checked = end
+    }
+
+    /// The computed CRC of the whole body and the received trailer.
+    mutating func finishChecksum() -> (computed: UInt32, trailer: UInt32) {
+        updateChecksum()
+        let trailer = body[Int(header.length)...].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        return (crc.value, trailer)
+    }
+
+    /// Ends the message, remembering it for duplicate detection, and hands its buffer over.
+    mutating func complete(lastSequence: UInt8) -> [UInt8] {
+        let completed = CompletedMessage(
+            messageID: header.messageID, lastSequence: lastSequence, streamCount: streamCount)
+        let buffer = body
+        reset(to: .idle)
+        lastCompleted = completed
+        return buffer
+    }
+
+    mutating func reset(to phase: Phase) {
+        self.phase = phase
+        body = []
+        lastCompleted = nil
+    }
 }
 
 /// The last message a channel completed, to recognise late duplicates of its packets.

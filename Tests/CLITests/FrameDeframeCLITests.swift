@@ -85,6 +85,15 @@ struct FrameDeframeCLITests {
         #expect(deframed.stdout == data)
     }
 
+    @Test("two frame outputs in a row deframe to both payloads, even with the same message id")
+    func concatenated() throws {
+        let first = try MsgPipeProcess.run(["frame", "--mtu", "23"], input: Array("first".utf8))
+        let second = try MsgPipeProcess.run(["frame", "--mtu", "23"], input: Array("second".utf8))
+        let deframed = try MsgPipeProcess.run(["deframe"], input: first.stdout + second.stdout)
+        #expect(deframed.status == 0)
+        #expect(deframed.stdout == Array("firstsecond".utf8))
+    }
+
     @Test("lines round-trips text and frame refuses a payload with a newline, exit 5")
     func lines() throws {
         let framed = try MsgPipeProcess.run(["frame", "--mtu", "23", "--format", "lines"], input: Array("a line".utf8))

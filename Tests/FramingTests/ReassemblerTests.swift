@@ -55,6 +55,15 @@ struct ReassemblerTests {
         #expect(events.allSatisfy { $0.failure == nil })
     }
 
+    @Test("two different messages reusing one id back to back are both delivered")
+    func reusedIDIsNotDuplicate() throws {
+        let first = try msgpipePackets(ascii("one"), packetSize: 20, messageID: 1)
+        let second = try msgpipePackets(ascii("two"), packetSize: 20, messageID: 1)
+        var reassembler = MsgPipeReassembler()
+        let events = feed(first + second + second, into: &reassembler)
+        #expect(events.compactMap(\.body) == [ascii("one"), ascii("two")], "\(events)")
+    }
+
     @Test("every truncation of every packet is reported and the reassembler recovers")
     func truncations() throws {
         let packets = try msgpipePackets(payload, packetSize: 40, messageID: 7)

@@ -37,7 +37,7 @@ public struct MsgPipeReassembler: FrameDecoder {
         case let .control(control):
             emit(.control(control))
         case let .start(packetHeader, messageHeader, data):
-            start(packetHeader, messageHeader, data: data, now: now, emit: emit)
+            start(packetHeader, messageHeader, data: data, packet: packet, now: now, emit: emit)
         case let .continuation(packetHeader, data):
             continuation(packetHeader, data: data, now: now, emit: emit)
         }
@@ -68,11 +68,12 @@ public struct MsgPipeReassembler: FrameDecoder {
     // MARK: Start packets
 
     private mutating func start(
-        _ packetHeader: PacketHeader, _ header: MessageHeader, data: ArraySlice<UInt8>, now: Duration,
-        emit: (FrameEvent) -> Void
+        _ packetHeader: PacketHeader, _ header: MessageHeader, data: ArraySlice<UInt8>, packet: ArraySlice<UInt8>,
+        now: Duration, emit: (FrameEvent) -> Void
     ) {
         let channel = Int(packetHeader.channel)
         let id = header.messageID
+        let startFingerprint = fingerprint(packet)
         switch channels[channel].phase {
         case .assembling:
             if channels[channel].header == header, channels[channel].packetsSinceStart == 0 { return }  // duplicate
@@ -81,8 +82,8 @@ public struct MsgPipeReassembler: FrameDecoder {
                 receivedBytes: channels[channel].body.count)
             channels[channel].reset(to: .idle)
             emit(.failure(failure))
-        case .idle where channels[channel].lastCompleted?.messageID == id:
-            return  // duplicate of the message this channel just completed
+        case .idle where channels[channel].lastCompleted?.isDuplicateStart(id, startFingerprint) == true:
+            return  // the Start packet of the message this channel just completed, again
         case .idle, .discarding:
             break
         }
@@ -99,7 +100,7 @@ public struct MsgPipeReassembler: FrameDecoder {
         if let failure {
             return drop(channel, packetHeader, emit, failure)
         }
-        channels[channel].begin(header, now: now)
+        channels[channel].begin(header, startFingerprint: startFingerprint, now: now)
         accept(packetHeader, data: data, channel: channel, emit: emit)
     }
 
@@ -215,12 +216,15 @@ private struct Channel {
     var lastActivity = Duration.zero
     /// The message this channel last completed, to recognise late duplicates of its packets.
     var lastCompleted: CompletedMessage?
+    /// Fingerprint of the current message's Start packet, remembered to recognise its late duplicates.
+    var startFingerprint: UInt64 = 0
 
     var streamCount: Int { Int(header.length) + 4 }
 
-    mutating func begin(_ header: MessageHeader, now: Duration) {
+    mutating func begin(_ header: MessageHeader, startFingerprint: UInt64, now: Duration) {
         phase = .assembling
         self.header = header
+        self.startFingerprint = startFingerprint
         body = []
         body.reserveCapacity(Int(header.length) + 4)
         crc = CRC32()
@@ -253,7 +257,8 @@ private struct Channel {
     /// Ends the message, remembering it for duplicate detection, and hands its buffer over.
     mutating func complete(lastSequence: UInt8) -> [UInt8] {
         let completed = CompletedMessage(
-            messageID: header.messageID, lastSequence: lastSequence, streamCount: streamCount)
+            messageID: header.messageID, startFingerprint: startFingerprint, lastSequence: lastSequence,
+            streamCount: streamCount)
         let buffer = body
         reset(to: .idle)
         lastCompleted = completed
@@ -270,11 +275,24 @@ private struct Channel {
 /// The last message a channel completed, to recognise late duplicates of its packets.
 private struct CompletedMessage {
     let messageID: UInt32
+    let startFingerprint: UInt64
     let lastSequence: UInt8
     let streamCount: Int
+
+    /// A Start packet byte-identical (by fingerprint) to this message's: a late duplicate. A different
+    /// message reusing the id (e.g. two `msgpipe frame` outputs in a row) is not one.
+    func isDuplicateStart(_ messageID: UInt32, _ fingerprint: UInt64) -> Bool {
+        messageID == self.messageID && fingerprint == startFingerprint
+    }
 
     func isDuplicate(_ header: PacketHeader, dataCount: Int) -> Bool {
         if let offset = header.explicitOffset { return Int(offset) + dataCount <= streamCount }
         return header.sequence == lastSequence
     }
+}
+
+/// FNV-1a over a packet: tells a repeated Start packet from a different one. (Not CRC-32: a packet that ends
+/// with the CRC of its body has the same CRC-32 as any other of its header and length.)
+private func fingerprint(_ packet: ArraySlice<UInt8>) -> UInt64 {
+    packet.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
 }

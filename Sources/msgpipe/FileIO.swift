@@ -36,7 +36,9 @@ final class InputFile {
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: count))
         while true {
-            let got = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + start, count) }
+            let got = buffer.withUnsafeMutableBytes { bytes in
+                Glibc.read(descriptor, bytes.baseAddress.map { $0 + start }, count)
+            }
             if got >= 0 {
                 buffer.removeLast(count - got)
                 return got
@@ -127,7 +129,9 @@ struct OutputBuffer {
     mutating func flush() throws(FileIOError) {
         var written = 0
         while written < pending.count {
-            let count = pending.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, $0.count - written) }
+            let count = pending.withUnsafeBytes { bytes in
+                Glibc.write(descriptor, bytes.baseAddress.map { $0 + written }, bytes.count - written)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileIOError(description: "cannot write output: \(String(cString: strerror(errno)))", exitCode: 74)

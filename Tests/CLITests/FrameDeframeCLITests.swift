@@ -127,7 +127,8 @@ struct FrameDeframeCLITests {
     @Test("input ending inside a message gives exit 2")
     func incomplete() throws {
         let framed = try MsgPipeProcess.run(["frame", "--mtu", "23", "--message-id", "9"], input: payload(100))
-        let firstTwo = String(decoding: framed.stdout, as: UTF8.self).split(separator: "\n").prefix(2).joined(separator: "\n")
+        let lines = String(decoding: framed.stdout, as: UTF8.self).split(separator: "\n")
+        let firstTwo = lines.prefix(2).joined(separator: "\n")
         let result = try MsgPipeProcess.run(["deframe"], input: Array(firstTwo.utf8))
         #expect(result.status == 2)
         #expect(result.stderr == "msgpipe: input ended inside message 9 on channel 0 after 34 bytes\n")

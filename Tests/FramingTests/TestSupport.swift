@@ -4,7 +4,9 @@ import Testing
 /// Bytes from lowercase hex (test vectors only; traps on a typo in a literal).
 func bytes(_ hex: String) -> [UInt8] {
     let digits = Array(hex.utf8).filter { $0 != UInt8(ascii: " ") }
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+    }
 }
 
 /// Lowercase hex of `bytes`.

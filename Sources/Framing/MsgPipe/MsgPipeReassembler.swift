@@ -24,6 +24,14 @@ public struct MsgPipeReassembler: FrameDecoder {
         channels.lazy.filter { $0.phase == .assembling }.map { $0.lastActivity + limits.staleTimeout }.min()
     }
 
+    /// The message being assembled on `channel` and how many of its stream bytes arrived (for resume: the
+    /// sender continues from that stream offset with explicit-offset packets); nil when none is.
+    public func progress(onChannel channel: UInt8) -> MessageProgress? {
+        guard channel < 4, channels[Int(channel)].phase == .assembling else { return nil }
+        let state = channels[Int(channel)]
+        return MessageProgress(header: state.header, channel: channel, receivedStreamBytes: state.body.count)
+    }
+
     public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration, emit: (FrameEvent) -> Void) {
         expireStaleMessages(now: now, emit: emit)
         let decoded: MsgPipePacket

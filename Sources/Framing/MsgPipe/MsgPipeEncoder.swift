@@ -17,6 +17,10 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     public let checksum: UInt32
     /// The packet ``writeNextPacket(into:)`` writes next.
     public private(set) var nextPacketIndex = 0
+    /// Packets in the greedy cut at ``packetSize``.
+    public private(set) var packetCount = 0
+    /// Stream bytes the Start packet carries at ``packetSize``.
+    private var startCapacity = 0
 
     /// An encoder for `payload` as message `messageID`; throws for a payload over 2^32 - 5 bytes, a channel
     /// above 3, or a packet size too small for the Start packet.
@@ -37,6 +41,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         self.channel = channel
         self.packetSize = packetSize
         checksum = CRC32.checksum(payload)
+        cut()
     }
 
     /// The smallest packet size that carries this header's Start packet and any explicit-offset packet.
@@ -44,10 +49,19 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         max(1 + header.encodedCount + 1, 1 + ULEB128.maximumCount + 1)
     }
 
-    /// Changes the packet size for the packets written from now on (after an MTU change).
+    /// Changes the packet size for the packets written from now on (after an MTU change). The greedy cut
+    /// changes with it: continue a message already under way with explicit-offset packets.
     public mutating func setPacketSize(_ packetSize: Int) throws(FramingError) {
         try Self.check(packetSize: packetSize, header: header)
         self.packetSize = packetSize
+        cut()
+    }
+
+    /// Recomputes the greedy cut for the current packet size.
+    private mutating func cut() {
+        startCapacity = packetSize - 1 - header.encodedCount
+        let rest = streamCount - startCapacity
+        packetCount = rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
     }
 
     private static func check(packetSize: Int, header: MessageHeader) throws(FramingError) {
@@ -59,14 +73,6 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
 
     /// Body plus 4-byte CRC trailer: the bytes the packets carry after the headers.
     public var streamCount: Int { payload.count + 4 }
-
-    private var startCapacity: Int { packetSize - 1 - header.encodedCount }
-
-    /// Packets in the greedy cut at ``packetSize``.
-    public var packetCount: Int {
-        let rest = streamCount - startCapacity
-        return rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
-    }
 
     /// The stream bytes packet `index` of the greedy cut carries.
     public func streamRange(ofPacket index: Int) throws(FramingError) -> Range<Int> {

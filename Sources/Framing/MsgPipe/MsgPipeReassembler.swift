@@ -1,8 +1,9 @@
 /// Reassembles msgpipe data messages from packets (PROTOCOL 1.4): up to four interleaved channels,
 /// duplicates ignored, length and CRC-32 checked, every limit enforced before buffering.
 ///
-/// Each message is appended into one buffer reserved at its announced length; the CRC is updated as
-/// bytes arrive. Control packets are surfaced as ``FrameEvent/control(_:)``.
+/// Each message is appended into one buffer reserved at its announced length; the CRC is updated over
+/// 32 KiB stretches as bytes arrive. Control packets are surfaced as ``FrameEvent/control(_:)``. Packets must
+/// arrive in order (as on GATT); explicit-offset packets resume a message from what was received.
 public struct MsgPipeReassembler: FrameDecoder {
     /// The bounds in force.
     public let limits: ReassemblyLimits

@@ -7,3 +7,12 @@ public struct MessageProgress: Equatable, Sendable {
     /// Stream bytes (body, then CRC trailer) received so far, contiguous from offset 0.
     public var receivedStreamBytes: Int
 }
+
+extension MessageProgress {
+    /// Progress of the message with `header` on `channel`.
+    public init(header: MessageHeader, channel: UInt8, receivedStreamBytes: Int) {
+        self.header = header
+        self.channel = channel
+        self.receivedStreamBytes = receivedStreamBytes
+    }
+}

@@ -6,9 +6,7 @@ public struct MessageProgress: Equatable, Sendable {
     public var channel: UInt8
     /// Stream bytes (body, then CRC trailer) received so far, contiguous from offset 0.
     public var receivedStreamBytes: Int
-}
 
-extension MessageProgress {
     /// Progress of the message with `header` on `channel`.
     public init(header: MessageHeader, channel: UInt8, receivedStreamBytes: Int) {
         self.header = header

@@ -164,6 +164,24 @@ struct ReassemblerTests {
         #expect(feed(packets, into: &reassembler, now: .seconds(200)).compactMap(\.body) == [payload])
     }
 
+    @Test("each channel goes stale on its own deadline")
+    func staleDeadlinesPerChannel() throws {
+        let zero = try msgpipePackets(payload, packetSize: 20, messageID: 1, channel: 0)
+        let one = try msgpipePackets(payload, packetSize: 20, messageID: 2, channel: 1)
+        var reassembler = MsgPipeReassembler(limits: ReassemblyLimits(staleTimeout: .seconds(30)))
+        var events = feed([zero[0]], into: &reassembler, now: .seconds(0))
+        events += feed([one[0]], into: &reassembler, now: .seconds(20))
+        events += feed([one[1]], into: &reassembler, now: .seconds(25))
+        #expect(events.isEmpty)
+        events += feed([one[2]], into: &reassembler, now: .seconds(31))
+        #expect(events == [.failure(.staleMessage(messageID: 1, channel: 0, receivedBytes: 15))])
+        #expect(reassembler.nextStaleDeadline == .seconds(61))
+        reassembler.expireStaleMessages(now: .seconds(61)) { events.append($0) }
+        #expect(events.count == 1)
+        reassembler.expireStaleMessages(now: .seconds(62)) { events.append($0) }
+        #expect(events.last == .failure(.staleMessage(messageID: 2, channel: 1, receivedBytes: 53)))
+    }
+
     @Test("a lost packet is reported as missing, the rest of its message is dropped silently")
     func missingPacket() throws {
         var packets = try msgpipePackets(payload, packetSize: 20, messageID: 7)

@@ -8,6 +8,8 @@ public struct MsgPipeReassembler: FrameDecoder {
     /// The bounds in force.
     public let limits: ReassemblyLimits
     private var channels = [Channel](repeating: Channel(), count: 4)
+    /// No message can go stale before this time (a lower bound, so checks between packets stay cheap).
+    private var staleCheckTime = Duration.zero
 
     /// A reassembler with no message in progress.
     public init(limits: ReassemblyLimits = ReassemblyLimits()) {
@@ -53,6 +55,14 @@ public struct MsgPipeReassembler: FrameDecoder {
     }
 
     public mutating func expireStaleMessages(now: Duration, emit: (FrameEvent) -> Void) {
+        guard now > staleCheckTime else { return }
+        // Activity only moves forward, so the earliest deadline found now stays a valid lower bound.
+        staleCheckTime = now + limits.staleTimeout
+        defer {
+            for channel in channels where channel.phase == .assembling {
+                staleCheckTime = min(staleCheckTime, channel.lastActivity + limits.staleTimeout)
+            }
+        }
         for channel in channels.indices
         where channels[channel].phase == .assembling && now - channels[channel].lastActivity > limits.staleTimeout {
             let failure = FramingError.staleMessage(

@@ -20,7 +20,9 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     /// Packets in the greedy cut at ``packetSize``.
     public private(set) var packetCount = 0
     /// Stream bytes the Start packet carries at ``packetSize``.
-    private var startCapacity = 0
+    @usableFromInline private(set) var startCapacity = 0
+    /// `payload.count`, kept so the per-packet path needs no collection calls.
+    @usableFromInline let bodyCount: Int
 
     /// An encoder for `payload` as message `messageID`; throws for a payload over 2^32 - 5 bytes, a channel
     /// above 3, or a packet size too small for the Start packet.
@@ -40,6 +42,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         self.header = header
         self.channel = channel
         self.packetSize = packetSize
+        bodyCount = payload.count
         checksum = CRC32.checksum(payload)
         cut()
     }
@@ -72,9 +75,11 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Body plus 4-byte CRC trailer: the bytes the packets carry after the headers.
-    public var streamCount: Int { payload.count + 4 }
+    @inlinable
+    public var streamCount: Int { bodyCount + 4 }
 
     /// The stream bytes packet `index` of the greedy cut carries.
+    @inlinable
     public func streamRange(ofPacket index: Int) throws(FramingError) -> Range<Int> {
         guard index >= 0, index < packetCount else { throw .packetIndexOutOfRange(index: index, count: packetCount) }
         if index == 0 { return 0..<min(startCapacity, streamCount) }
@@ -83,6 +88,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Writes packet `index` of the greedy cut into `out`, replacing its contents (keeping its storage).
+    @inlinable
     public func writePacket(index: Int, into out: inout [UInt8]) throws(FramingError) {
         let range = try streamRange(ofPacket: index)
         out.removeAll(keepingCapacity: true)
@@ -111,7 +117,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     /// Writes a non-Start packet carrying stream bytes from `offset` on, as many as fit, with sequence
     /// number `sequence` (taken modulo 8) and, with `explicitOffset`, the offset itself. Returns the stream
     /// bytes written; the packet has E set when they end the stream.
-    @discardableResult
+    @inlinable @discardableResult
     public func writePacket(
         fromStreamOffset offset: Int, sequence: Int, explicitOffset: Bool, into out: inout [UInt8]
     ) throws(FramingError) -> Range<Int> {
@@ -141,8 +147,8 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Appends the stream bytes at `range`: payload bytes read in place, then trailer bytes.
-    private func appendStream(_ range: Range<Int>, to out: inout [UInt8]) {
-        let bodyCount = payload.count
+    @inlinable
+    func appendStream(_ range: Range<Int>, to out: inout [UInt8]) {
         let bodyEnd = min(range.upperBound, bodyCount)
         if range.lowerBound < bodyEnd {
             payload.appendBytes(at: range.lowerBound..<bodyEnd, to: &out)

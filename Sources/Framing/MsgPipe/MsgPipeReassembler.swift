@@ -37,6 +37,22 @@ public struct MsgPipeReassembler: FrameDecoder {
 
     public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration, emit: (FrameEvent) -> Void) {
         expireStaleMessages(now: now, emit: emit)
+        // Packet bytes are appended straight from the caller's storage: no slice copies per packet.
+        packet.withUnsafeBufferPointer { bytes in receive(packet, bytes: bytes, now: now, emit: emit) }
+    }
+
+    private mutating func receive(
+        _ packet: ArraySlice<UInt8>, bytes: UnsafeBufferPointer<UInt8>, now: Duration, emit: (FrameEvent) -> Void
+    ) {
+        /// The bytes of `packet` from `data`'s start on (`data` is a slice of `packet`).
+        func buffer(from data: ArraySlice<UInt8>) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[(data.startIndex - packet.startIndex)...])
+        }
+        if let byte = bytes.first, byte & (PacketHeader.startBit | PacketHeader.explicitBit) == 0 {
+            // The common case, a plain continuation packet: one header byte, then data.
+            let header = PacketHeader(byte: byte)
+            return continuation(header, data: UnsafeBufferPointer(rebasing: bytes[1...]), now: now, emit: emit)
+        }
         let decoded: MsgPipePacket
         do {
             decoded = try MsgPipePacket(decoding: packet)
@@ -48,9 +64,10 @@ public struct MsgPipeReassembler: FrameDecoder {
         case let .control(control):
             emit(.control(control))
         case let .start(packetHeader, messageHeader, data):
-            start(packetHeader, messageHeader, data: data, packet: packet, now: now, emit: emit)
+            let fingerprint = fingerprint(bytes)
+            start(packetHeader, messageHeader, data: buffer(from: data), fingerprint: fingerprint, now: now, emit: emit)
         case let .continuation(packetHeader, data):
-            continuation(packetHeader, data: data, now: now, emit: emit)
+            continuation(packetHeader, data: buffer(from: data), now: now, emit: emit)
         }
     }
 
@@ -87,12 +104,11 @@ public struct MsgPipeReassembler: FrameDecoder {
     // MARK: Start packets
 
     private mutating func start(
-        _ packetHeader: PacketHeader, _ header: MessageHeader, data: ArraySlice<UInt8>, packet: ArraySlice<UInt8>,
-        now: Duration, emit: (FrameEvent) -> Void
+        _ packetHeader: PacketHeader, _ header: MessageHeader, data: UnsafeBufferPointer<UInt8>,
+        fingerprint startFingerprint: UInt64, now: Duration, emit: (FrameEvent) -> Void
     ) {
         let channel = Int(packetHeader.channel)
         let id = header.messageID
-        let startFingerprint = fingerprint(packet)
         switch channels[channel].phase {
         case .assembling:
             if channels[channel].header == header, channels[channel].packetsSinceStart == 0 { return }  // duplicate
@@ -126,7 +142,7 @@ public struct MsgPipeReassembler: FrameDecoder {
     // MARK: Continuation packets
 
     private mutating func continuation(
-        _ packetHeader: PacketHeader, data: ArraySlice<UInt8>, now: Duration, emit: (FrameEvent) -> Void
+        _ packetHeader: PacketHeader, data: UnsafeBufferPointer<UInt8>, now: Duration, emit: (FrameEvent) -> Void
     ) {
         let channel = Int(packetHeader.channel)
         switch channels[channel].phase {
@@ -151,7 +167,7 @@ public struct MsgPipeReassembler: FrameDecoder {
                         messageID: id, channel: packetHeader.channel,
                         detail: "stream offset \(offset), expected at most \(received)"))
                 }
-                data = data.dropFirst(received - offset)
+                data = UnsafeBufferPointer(rebasing: data[(received - offset)...])
             } else {
                 let last = channels[channel].lastSequence
                 if channels[channel].packetsSinceStart > 0, packetHeader.sequence == last { return }  // duplicate
@@ -176,7 +192,7 @@ public struct MsgPipeReassembler: FrameDecoder {
 
     /// Appends a packet's stream bytes and completes the message when its stream is whole.
     private mutating func accept(
-        _ packetHeader: PacketHeader, data: ArraySlice<UInt8>, channel: Int, emit: (FrameEvent) -> Void
+        _ packetHeader: PacketHeader, data: UnsafeBufferPointer<UInt8>, channel: Int, emit: (FrameEvent) -> Void
     ) {
         let id = channels[channel].header.messageID
         let streamCount = channels[channel].streamCount
@@ -254,7 +270,7 @@ private struct Channel {
         lastCompleted = nil
     }
 
-    mutating func append(_ data: ArraySlice<UInt8>) {
+    mutating func append(_ data: UnsafeBufferPointer<UInt8>) {
         body.append(contentsOf: data)
         if body.count - checked >= Self.checksumStretch { updateChecksum() }
     }
@@ -312,6 +328,6 @@ private struct CompletedMessage {
 
 /// FNV-1a over a packet: tells a repeated Start packet from a different one. (Not CRC-32: a packet that ends
 /// with the CRC of its body has the same CRC-32 as any other of its header and length.)
-private func fingerprint(_ packet: ArraySlice<UInt8>) -> UInt64 {
+private func fingerprint(_ packet: UnsafeBufferPointer<UInt8>) -> UInt64 {
     packet.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
 }

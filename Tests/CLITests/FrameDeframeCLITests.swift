@@ -145,6 +145,31 @@ struct FrameDeframeCLITests {
         #expect(overMTU.stderr.hasPrefix("msgpipe: packet of 97 bytes exceeds the packet size of 20"))
     }
 
+    @Test("frame and deframe read a FILE argument; a missing file gives exit 66")
+    func fileArguments() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-cli-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let payloadFile = directory.appendingPathComponent("payload")
+        let packetsFile = directory.appendingPathComponent("packets")
+        try Data(payload(3000)).write(to: payloadFile)
+        let framed = try MsgPipeProcess.run(["frame", "--mtu", "247", "--format", "eom", payloadFile.path])
+        try Data(framed.stdout).write(to: packetsFile)
+        let deframed = try MsgPipeProcess.run(["deframe", "--format", "eom", packetsFile.path])
+        #expect(deframed.status == 0)
+        #expect(deframed.stdout == payload(3000))
+        let missing = try MsgPipeProcess.run(["deframe", directory.appendingPathComponent("none").path])
+        #expect(missing.status == 66)
+        #expect(missing.stderr.hasPrefix("msgpipe: cannot open"))
+    }
+
+    @Test("a legacy value outside a message is an integrity failure, exit 1")
+    func legacyStray() throws {
+        let result = try MsgPipeProcess.run(["deframe", "--format", "legacy"], input: Array("6869\n".utf8))
+        #expect(result.status == 1)
+        #expect(result.stderr == "msgpipe: legacy value of 2 bytes outside a message dropped on input line 1\n")
+    }
+
     @Test("an MTU too small for the format is a usage error, exit 64")
     func mtuTooSmall() throws {
         let result = try MsgPipeProcess.run(["frame", "--mtu", "8", "--format", "legacy"], input: Array("x".utf8))

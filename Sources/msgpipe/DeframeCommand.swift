@@ -8,7 +8,8 @@ struct DeframeCommand: ParsableCommand {
         abstract: "Reassemble messages from hex packet lines; write each message's bytes to standard output.",
         discussion: """
             Reads one packet per line as hex from FILE or standard input, streaming (blank lines are \
-            skipped), and writes the bytes of every reassembled message, in order. Stops at the first problem \
+            skipped), and writes the bytes of every reassembled message, in order (msgpipe control packets are \
+            skipped). Stops at the first problem \
             and names it in one line on standard error, e.g. "msgpipe: CRC mismatch in message 7 ...".
 
             Exit codes:

@@ -59,6 +59,8 @@ struct EndpointHarness {
     /// When false, side's application does not take delivered messages (a stalled consumer).
     var consuming = [true, true]
     var maximumReceiverBytes = [0, 0]
+    /// Prints every packet sent and delivered while true.
+    var trace = false
     private var buffer: [UInt8] = []
 
     init(
@@ -85,7 +87,9 @@ struct EndpointHarness {
     @discardableResult
     mutating func run(for limit: Duration = .seconds(600), until done: (EndpointHarness) -> Bool) -> Bool {
         let end = now + limit
-        while now <= end {
+        var steps = 0
+        while now <= end, steps < 3_000_000 {
+            steps += 1
             drainOutputs()
             if done(self) { return true }
             pump()
@@ -117,6 +121,7 @@ struct EndpointHarness {
             packetsSent[index] += 1
             bytesSent[index] += buffer.count
             transmitterFreeAt[index] = now + packetTime
+            if trace { print("\(now) \(index == 0 ? "A" : "B") sends \(buffer.map { String($0, radix: 16) })") }
             schedule(buffer, to: index == 0 ? .b : .a)
         }
     }
@@ -173,7 +178,9 @@ struct EndpointHarness {
         }
         while let first = arrivals.first, first.time <= now {
             arrivals.removeFirst()
+            if trace { print("\(now) \(first.to) gets \(first.bytes.map { String($0, radix: 16) })") }
             endpoints[first.to.rawValue].receive(first.bytes[...], now: now)
+            if trace { print("   -> \(endpoints[first.to.rawValue].debugSummary)") }
         }
         for index in 0 ..< 2 {
             if let timeout = endpoints[index].nextTimeout, timeout <= now { endpoints[index].handleTimeout(now: now) }

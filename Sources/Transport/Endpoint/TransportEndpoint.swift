@@ -1,4 +1,5 @@
 import DequeModule
+import Framing
 
 /// msgpipe's reliable message protocol as a sans-I/O state machine (PROTOCOL.md section 3).
 ///
@@ -65,6 +66,9 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     /// Bytes the sending side holds for messages not yet finished.
     public var senderBufferedBytes: Int { sender.bufferedBytes }
 
+    var senderSummary: String { sender.summary }
+    var receiverSummary: String { receiver.summary }
+
     private mutating func routeDeliveries() {
         while let message = receiver.popOutput() {
             if message.correlationID != nil, sender.matchResponse(message) { continue }
@@ -94,10 +98,11 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     }
 
     public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration) {
-        if packet.count >= 2, packet[packet.startIndex] == 0xC0,
-            packet[packet.startIndex + 1] == MessageHeader.versionKindControl
-        {
-            guard let control = ControlPacket(decoding: packet) else { return }
+        if packet.starts(with: ControlPacket.prefix) {
+            guard let control = TransportControl(decoding: packet) else {
+                sender.noteCorruption()
+                return
+            }
             if !sender.handle(control, now: now) {
                 switch control {
                 case let .query(id): receiver.handleQuery(id)

@@ -1,3 +1,5 @@
+import Framing
+
 /// The receiver's state of one message being reassembled.
 struct IncomingMessage: Sendable {
     let header: MessageHeader
@@ -69,8 +71,8 @@ struct IncomingMessage: Sendable {
     mutating func acknowledgement(packetSize: Int) -> Acknowledgement {
         let cumulative = held.firstMissing()
         let id = header.messageID
-        let gapSize = uleb128Size(UInt32(max(highest, 0)))
-        let fixed = 2 + 1 + uleb128Size(id) + uleb128Size(UInt32(cumulative)) + gapSize + 2
+        let gapSize = ULEB128.encodedCount(UInt32(max(highest, 0)))
+        let fixed = 2 + 1 + ULEB128.encodedCount(id) + ULEB128.encodedCount(UInt32(cumulative)) + gapSize + 2
         let capacityBits = max(packetSize - fixed, 0) * 8
         var start = cumulative + 1
         if highest - start + 1 > capacityBits {

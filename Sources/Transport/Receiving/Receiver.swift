@@ -1,4 +1,5 @@
 import DequeModule
+import Framing
 
 /// The receiving half of a ``TransportEndpoint``: reassembly, acknowledgements, in-order exactly-once
 /// delivery, admission within memory bounds.
@@ -13,7 +14,7 @@ struct Receiver: Sendable {
     /// How a message id ended: delivered, or skipped with the answer to repeat to the sender.
     enum Resolution: Sendable {
         case delivered(ReceivedMessage)
-        case skipped(ControlPacket)
+        case skipped(TransportControl)
     }
 
     /// Ids further ahead of the next one to deliver are ignored (they cannot come from a correct sender).
@@ -27,9 +28,9 @@ struct Receiver: Sendable {
     private(set) var nextDeliveryID: UInt32 = 1
     private var ahead: [UInt32: Resolution] = [:]
     private var aheadHeld = 0
-    private var outcomes: [UInt32: ControlPacket] = [:]
+    private var outcomes: [UInt32: TransportControl] = [:]
     private var outcomeOrder = Deque<UInt32>()
-    private var controls = Deque<ControlPacket>()
+    private var controls = Deque<TransportControl>()
     private(set) var output = Deque<ReceivedMessage>()
     private(set) var applicationQueue = Deque<ReceivedMessage>()
     private(set) var bufferedBytes = 0
@@ -73,24 +74,27 @@ struct Receiver: Sendable {
     // MARK: Packets
 
     mutating func receiveData(_ packet: ArraySlice<UInt8>, now: Duration) {
-        guard let first = packet.first else { return }
-        let header = PacketHeader(byte: first)
+        var reader = ByteReader(packet)
+        guard let header = try? PacketHeader(decoding: &reader) else { return }
         if header.isStart {
-            receiveStart(packet, header: header, now: now)
+            receiveStart(packet, header: header, body: reader.remaining, now: now)
         } else {
-            receiveSegment(packet, header: header, now: now)
+            receiveSegment(packet, header: header, data: reader.remaining, now: now)
         }
     }
 
-    private mutating func receiveStart(_ packet: ArraySlice<UInt8>, header packetHeader: PacketHeader, now: Duration) {
-        guard !packetHeader.isExplicit, packetHeader.indexModulo8 == 0, packet.count >= 5 else { return }
-        var reader = ByteReader(packet.dropFirst().dropLast(SegmentLayout.checkSize))
-        guard let header = MessageHeader(reading: &reader), header.flags.contains(.reliable),
-            Checksum.packetCheck(messageID: header.messageID, segment: 0, packet: packet.dropLast(2))
+    private mutating func receiveStart(
+        _ packet: ArraySlice<UInt8>, header packetHeader: PacketHeader, body: ArraySlice<UInt8>, now: Duration
+    ) {
+        guard packetHeader.sequence == 0, body.count >= 2 + SegmentLayout.checkSize else { return }
+        var reader = ByteReader(body.dropLast(SegmentLayout.checkSize))
+        guard let header = MessageHeader.decodeTransport(&reader), header.flags.contains(.reliable),
+            Checksum.packetCheck(messageID: header.messageID, streamOffset: 0, packet: packet.dropLast(2))
                 == packet.trailingUInt16LE
         else { return }
+        let data = reader.remaining
         let id = header.messageID
-        let channel = packetHeader.channel
+        let channel = Int(packetHeader.channel)
         let checked = header.flags.contains(.checked)
         if let answer = resolvedAnswer(id) {
             enqueue(answer)
@@ -100,7 +104,7 @@ struct Receiver: Sendable {
             if checked && !open[index].isChecked {
                 dropOpen(at: index)
             } else {
-                open[index].store(segment: 0, data: reader.remaining)
+                open[index].store(segment: 0, data: data)
                 return
             }
         }
@@ -129,13 +133,13 @@ struct Receiver: Sendable {
         }
         guard
             let layout = SegmentLayout(
-                streamLength: streamLength, packetSize: packet.count, headerSize: header.encodedSize,
+                streamLength: streamLength, packetSize: packet.count, headerSize: header.encodedCount,
                 checked: checked),
             layout.count == 1 ? packetHeader.isEnd : !packetHeader.isEnd,
-            reader.remaining.count == layout.range(of: 0).count
+            data.count == layout.range(of: 0).count
         else { return }
         var message = IncomingMessage(header: header, channel: channel, layout: layout)
-        message.store(segment: 0, data: reader.remaining)
+        message.store(segment: 0, data: data)
         open.append(message)
         bufferedBytes += streamLength
         channels[channel] = .open(id)
@@ -143,34 +147,43 @@ struct Receiver: Sendable {
         finishIfComplete(at: open.count - 1, now: now)
     }
 
-    private mutating func receiveSegment(_ packet: ArraySlice<UInt8>, header: PacketHeader, now: Duration) {
-        guard case let .open(id) = channels[header.channel], let index = openIndex(id) else {
-            if channels[header.channel] == .idle {
-                startMissingCounts[header.channel] += 1
-                if startMissingCounts[header.channel] % 8 == 1 { enqueue(.startMissing(channel: header.channel)) }
+    private mutating func receiveSegment(
+        _ packet: ArraySlice<UInt8>, header: PacketHeader, data body: ArraySlice<UInt8>, now: Duration
+    ) {
+        let channel = Int(header.channel)
+        guard case let .open(id) = channels[channel], let index = openIndex(id) else {
+            if channels[channel] == .idle {
+                startMissingCounts[channel] += 1
+                if startMissingCounts[channel] % 8 == 1 { enqueue(.startMissing(channel: channel)) }
             }
             return
         }
         var message = open[index]
         let previousHighest = message.highest
         let checkSize = message.isChecked ? SegmentLayout.checkSize : 0
-        guard packet.count > 1 + checkSize else { return }
+        guard body.count > checkSize else { return }
+        let data = body.dropLast(checkSize)
         let layout = message.layout
-        if header.isExplicit {
-            var reader = ByteReader(packet.dropFirst().dropLast(checkSize))
-            guard let rawIndex = reader.readULEB128(), let rawOffset = reader.readULEB128() else { return }
-            let segment = Int(rawIndex)
+        if let rawOffset = header.explicitOffset {
             let offset = Int(rawOffset)
-            let data = reader.remaining
-            guard segment < layout.count, segment & 7 == header.indexModulo8, !data.isEmpty,
-                offset + data.count <= layout.range(of: segment).count,
+            guard offset + data.count <= layout.streamLength, header.isEnd == (offset + data.count == layout.streamLength),
                 !message.isChecked
-                    || Checksum.packetCheck(messageID: id, segment: segment, packet: packet.dropLast(2))
+                    || Checksum.packetCheck(messageID: id, streamOffset: offset, packet: packet.dropLast(2))
                         == packet.trailingUInt16LE
             else { return }
-            message.store(segment: segment, offset: offset, data: data)
+            // The bytes may run over several segments.
+            var position = offset
+            while position < offset + data.count {
+                let segment = layout.segment(containing: position)
+                let range = layout.range(of: segment)
+                let end = min(range.upperBound, offset + data.count)
+                let start = data.startIndex + (position - offset)
+                message.store(
+                    segment: segment, offset: position - range.lowerBound,
+                    data: data[start ..< start + (end - position)])
+                position = end
+            }
         } else {
-            let data = packet.dropFirst().dropLast(checkSize)
             guard let segment = placeImplicit(packet, data: data, header: header, message: message) else { return }
             message.store(segment: segment, data: data)
         }
@@ -188,16 +201,18 @@ struct Receiver: Sendable {
         let layout = message.layout
         let last = layout.count - 1
         let fits = { (segment: Int) -> Bool in
-            guard segment >= 1, segment <= last, segment & 7 == header.indexModulo8,
+            guard segment >= 1, segment <= last, segment & 7 == Int(header.sequence),
                 (segment == last) == header.isEnd, layout.range(of: segment).count == data.count
             else { return false }
             return !message.isChecked
-                || Checksum.packetCheck(messageID: message.header.messageID, segment: segment, packet: packet.dropLast(2))
+                || Checksum.packetCheck(
+                    messageID: message.header.messageID, streamOffset: layout.range(of: segment).lowerBound,
+                    packet: packet.dropLast(2))
                     == packet.trailingUInt16LE
         }
         if header.isEnd { return fits(last) ? last : nil }
         let next = message.highest + 1
-        let distance = (header.indexModulo8 - next) & 7
+        let distance = (Int(header.sequence) - next) & 7
         if !message.isChecked {
             let segment = distance <= 5 ? next + distance : next + distance - 8
             return fits(segment) ? segment : nil
@@ -221,7 +236,7 @@ struct Receiver: Sendable {
         let stored = message.stream[length...]
         let crc = UInt32(stored[length]) | UInt32(stored[length + 1]) << 8
             | UInt32(stored[length + 2]) << 16 | UInt32(stored[length + 3]) << 24
-        guard Checksum.crc32(message.stream[..<length]) == crc else {
+        guard CRC32.checksum(message.stream[..<length]) == crc else {
             channels[message.channel] = .failed(id)
             enqueue(.checkFailed(messageID: id))
             return
@@ -284,7 +299,7 @@ struct Receiver: Sendable {
     }
 
     /// What to tell a sender about an id that is finished here; nil if it is not.
-    private func resolvedAnswer(_ id: UInt32) -> ControlPacket? {
+    private func resolvedAnswer(_ id: UInt32) -> TransportControl? {
         if nextDeliveryID &- id &- 1 < UInt32.max / 2 {  // id < nextDeliveryID (wrapping)
             return outcomes[id] ?? .complete(messageID: id)
         }
@@ -332,7 +347,7 @@ struct Receiver: Sendable {
         enqueue(.cancelled(messageID: id))
     }
 
-    private mutating func enqueue(_ control: ControlPacket) {
+    private mutating func enqueue(_ control: TransportControl) {
         guard controls.count < Self.controlQueueLimit, !controls.contains(control) else { return }
         controls.append(control)
     }
@@ -347,7 +362,7 @@ struct Receiver: Sendable {
         }
         for index in open.indices
         where open[index].acknowledgeNow || open[index].packetsSinceAcknowledgement >= configuration.acknowledgeEvery {
-            ControlPacket.acknowledgement(open[index].acknowledgement(packetSize: packetSize)).encode(into: &buffer)
+            TransportControl.acknowledgement(open[index].acknowledgement(packetSize: packetSize)).encode(into: &buffer)
             return true
         }
         return false

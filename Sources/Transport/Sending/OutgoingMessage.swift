@@ -1,4 +1,5 @@
 import DequeModule
+import Framing
 
 /// One packet handed to the link and not yet confirmed: which segment, when, and in which order.
 struct Flight: Sendable {
@@ -60,7 +61,7 @@ struct OutgoingMessage: Sendable {
         self.flags = flags
         if case let .response(to: id) = options.kind { correlationID = id } else { correlationID = nil }
         var stream = body
-        stream.appendUInt32LE(Checksum.crc32(body[...]))
+        stream.appendUInt32LittleEndian(CRC32.checksum(body))
         self.stream = stream
     }
 

@@ -1,4 +1,5 @@
 import DequeModule
+import Framing
 
 /// The sending half of a ``TransportEndpoint``: segments, windows, acknowledgements, retransmissions, resume.
 struct Sender: Sendable {
@@ -18,7 +19,11 @@ struct Sender: Sendable {
     private var checkedMessagesLeft = 0
     private var sentSegments = 0
     private var lostSegments = 0
+    /// When each channel may carry a new message: packets of its previous message may still be on the way.
+    private var channelQuietUntil: [Duration] = [.zero, .zero, .zero, .zero]
     var packetSize: Int?
+    /// The latest `now` seen, for bookkeeping in calls that carry no time.
+    var lastNow: Duration = .zero
 
     init(configuration: EndpointConfiguration) {
         self.configuration = configuration
@@ -112,10 +117,16 @@ struct Sender: Sendable {
         messages[index].piece = nil
     }
 
+    /// A packet from the peer failed its check: the link corrupts, so the next messages go checked.
+    mutating func noteCorruption() {
+        if configuration.packetChecks == .adaptive { checkedMessagesLeft = 32 }
+    }
+
     // MARK: Control packets from the receiver
 
     /// Handles a control packet meant for the sending side; returns false when it is not one.
-    mutating func handle(_ control: ControlPacket, now: Duration) -> Bool {
+    mutating func handle(_ control: TransportControl, now: Duration) -> Bool {
+        lastNow = max(lastNow, now)
         switch control {
         case let .acknowledgement(ack):
             acknowledge(ack, now: now)
@@ -180,6 +191,7 @@ struct Sender: Sendable {
     private mutating func completeMessage(at index: Int) {
         let message = messages[index]
         clearFlights(at: index)
+        releaseChannel(of: message, now: nil)
         if message.phase == .cancelling || message.phase == .awaitingResponse {
             if message.phase == .cancelling { removeMessage(at: index) }
             return
@@ -194,9 +206,17 @@ struct Sender: Sendable {
         if checkedMessagesLeft > 0 { checkedMessagesLeft -= 1 }
     }
 
-    private mutating func removeMessage(at index: Int) {
+    private mutating func removeMessage(at index: Int, now: Duration? = nil) {
         clearFlights(at: index)
+        releaseChannel(of: messages[index], now: now)
         messages.remove(at: index)
+    }
+
+    /// Keeps a finished message's channel unused for a retransmission timeout, so that its late packets
+    /// (retransmissions still on the way, duplicates) cannot be taken for the next message's.
+    private mutating func releaseChannel(of message: OutgoingMessage, now: Duration?) {
+        guard message.holdsChannel else { return }
+        channelQuietUntil[message.channel] = (now ?? lastNow) + roundTrip.timeout()
     }
 
     /// Sends the message again from its Start (the receiver holds nothing of it), checked if asked.
@@ -212,6 +232,8 @@ struct Sender: Sendable {
             return
         }
         messages[index].resetTransmission()
+        messages[index].nextUnsent = 1
+        messages[index].startResendPending = true
         messages[index].phase = .sending
         messages[index].queryPending = false
         messages[index].timeoutsWithoutProgress = 0
@@ -252,7 +274,7 @@ struct Sender: Sendable {
         var kept = Deque<Flight>()
         for flight in remaining {
             let overtaken = flight.sequence + Self.reorderTolerance < message.highestAckedSequence
-            let beforeQuery = message.querySequence.map { flight.sequence < $0 } ?? false
+            let beforeQuery = message.querySequence.map { flight.sequence <= $0 } ?? false
             if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
                 message.enqueueRetransmit(flight.segment)
                 lostSegments += 1
@@ -310,10 +332,18 @@ struct Sender: Sendable {
                 if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
             }
         }
+        if messages.contains(where: { $0.phase == .queued }) {
+            let used = Set(messages.filter(\.holdsChannel).map(\.channel))
+            let quietEnds = (0 ..< 4).filter { !used.contains($0) }.map { channelQuietUntil[$0] }
+            if let candidate = quietEnds.min(), candidate > lastNow, earliest.map({ candidate < $0 }) ?? true {
+                earliest = candidate
+            }
+        }
         return earliest
     }
 
     mutating func handleTimeout(now: Duration) {
+        lastNow = max(lastNow, now)
         var index = 0
         while index < messages.count {
             let message = messages[index]
@@ -375,13 +405,13 @@ struct Sender: Sendable {
         for index in messages.indices {
             if messages[index].cancelPending {
                 messages[index].cancelPending = false
-                ControlPacket.cancel(messageID: messages[index].messageID).encode(into: &buffer)
+                TransportControl.cancel(messageID: messages[index].messageID).encode(into: &buffer)
                 return true
             }
             if messages[index].queryPending {
                 messages[index].queryPending = false
                 messages[index].querySequence = sequence
-                ControlPacket.query(messageID: messages[index].messageID).encode(into: &buffer)
+                TransportControl.query(messageID: messages[index].messageID).encode(into: &buffer)
                 return true
             }
         }
@@ -390,8 +420,13 @@ struct Sender: Sendable {
 
     /// Writes the next data packet: a Start resend, a retransmission, or a first transmission.
     mutating func writeData(into buffer: inout [UInt8], now: Duration) -> Bool {
+        lastNow = max(lastNow, now)
         guard let packetSize, inFlight < configuration.sendWindow else { return false }
         for index in messages.indices where messages[index].phase == .sending {
+            while let first = messages[index].retransmitQueue.first, messages[index].acked.contains(first) {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(first)
+            }
             if messages[index].startResendPending {
                 messages[index].startResendPending = false
                 buffer.removeAll(keepingCapacity: true)
@@ -421,8 +456,7 @@ struct Sender: Sendable {
     }
 
     private mutating func startMessage(at index: Int, packetSize: Int, now: Duration) -> Bool {
-        let usedChannels = Set(messages.filter(\.holdsChannel).map(\.channel))
-        guard let channel = (0 ..< 4).first(where: { !usedChannels.contains($0) }) else { return false }
+        guard let channel = freeChannel(now: now) else { return false }
         messages[index].messageID = nextMessageID
         nextMessageID &+= 1
         if nextMessageID == 0 { nextMessageID = 1 }
@@ -442,6 +476,13 @@ struct Sender: Sendable {
         return true
     }
 
+    /// The free channel that has been quiet longest, if any is free and quiet at `now`.
+    private func freeChannel(now: Duration) -> Int? {
+        let used = Set(messages.filter(\.holdsChannel).map(\.channel))
+        return (0 ..< 4).filter { !used.contains($0) && channelQuietUntil[$0] <= now }
+            .min { channelQuietUntil[$0] < channelQuietUntil[$1] }
+    }
+
     private func wantsChecks(packetSize: Int) -> Bool {
         switch configuration.packetChecks {
         case .never: false
@@ -457,20 +498,21 @@ struct Sender: Sendable {
         var message = messages[index]
         let size = packetSize ?? message.layout?.packetSize ?? self.packetSize ?? 0
         let header = MessageHeader(
-            flags: message.flags, messageID: message.messageID, length: UInt32(message.bodyLength),
+            messageID: message.messageID, length: UInt32(message.bodyLength), flags: message.flags,
             correlationID: message.correlationID)
         guard size >= SegmentLayout.minimumPacketSize,
             let layout = SegmentLayout(
-                streamLength: message.stream.count, packetSize: size, headerSize: header.encodedSize,
+                streamLength: message.stream.count, packetSize: size, headerSize: header.encodedCount,
                 checked: message.isChecked)
         else { return false }
-        var start: [UInt8] = [
-            PacketHeader(isStart: true, isEnd: layout.count == 1, isExplicit: false, channel: message.channel, index: 0)
-                .byte
-        ]
+        var start: [UInt8] = []
+        start.reserveCapacity(size)
+        PacketHeader(isStart: true, isEnd: layout.count == 1, channel: UInt8(message.channel), sequence: 0)
+            .encode(into: &start)
         header.encode(into: &start)
         start.append(contentsOf: message.stream[layout.range(of: 0)])
-        start.appendUInt16LE(Checksum.packetCheck(messageID: message.messageID, segment: 0, packet: start[...]))
+        start.appendUInt16LittleEndian(
+            Checksum.packetCheck(messageID: message.messageID, streamOffset: 0, packet: start[...]))
         message.layout = layout
         message.startPacket = start
         message.acked = SegmentSet(capacity: layout.count)
@@ -494,21 +536,21 @@ struct Sender: Sendable {
         let message = messages[index]
         let range = layout.range(of: segment)
         buffer.removeAll(keepingCapacity: true)
-        buffer.append(
-            PacketHeader(
-                isStart: false, isEnd: segment == layout.count - 1, isExplicit: false, channel: message.channel,
-                index: segment
-            ).byte)
+        PacketHeader(
+            isStart: false, isEnd: segment == layout.count - 1, channel: UInt8(message.channel), sequence: segment
+        ).encode(into: &buffer)
         buffer.append(contentsOf: message.stream[range])
         if message.isChecked {
-            buffer.appendUInt16LE(
-                Checksum.packetCheck(messageID: message.messageID, segment: segment, packet: buffer[...]))
+            buffer.appendUInt16LittleEndian(
+                Checksum.packetCheck(messageID: message.messageID, streamOffset: range.lowerBound, packet: buffer[...]))
         }
         messages[index].nextUnsent += 1
         recordFlight(at: index, segment: segment, retransmission: false, now: now)
     }
 
-    /// Writes the next piece of a segment as an explicitly indexed packet (PROTOCOL.md 3.2).
+    /// Writes stream bytes from the current piece on as an explicit-offset packet (PROTOCOL.md 3.2): it runs on
+    /// into the following segments while they are due too (queued retransmissions or, when sending first
+    /// transmissions explicitly, unsent segments).
     private mutating func writeExplicitPiece(
         at index: Int, into buffer: inout [UInt8], packetSize: Int, now: Duration, retransmission: Bool = true
     ) {
@@ -517,28 +559,43 @@ struct Sender: Sendable {
             messages[index].piece = (next, 0)
         }
         guard let (segment, offset) = messages[index].piece, let layout = messages[index].layout else { return }
-        let message = messages[index]
-        let range = layout.range(of: segment)
-        let overhead =
-            1 + uleb128Size(UInt32(segment)) + uleb128Size(UInt32(offset))
-            + (message.isChecked ? SegmentLayout.checkSize : 0)
-        let length = min(range.count - offset, max(packetSize - overhead, 1))
-        let end = range.lowerBound + offset + length
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(
-            PacketHeader(
-                isStart: false, isEnd: end == layout.streamLength, isExplicit: true, channel: message.channel,
-                index: segment
-            ).byte)
-        buffer.appendULEB128(UInt32(segment))
-        buffer.appendULEB128(UInt32(offset))
-        buffer.append(contentsOf: message.stream[(range.lowerBound + offset) ..< end])
-        if message.isChecked {
-            buffer.appendUInt16LE(
-                Checksum.packetCheck(messageID: message.messageID, segment: segment, packet: buffer[...]))
+        let streamOffset = layout.range(of: segment).lowerBound + offset
+        let checkSize = messages[index].isChecked ? SegmentLayout.checkSize : 0
+        let limit = streamOffset + max(packetSize - 1 - ULEB128.encodedCount(UInt32(streamOffset)) - checkSize, 1)
+        var current = segment
+        var touched = [segment]
+        var end = min(layout.range(of: current).upperBound, limit)
+        while end == layout.range(of: current).upperBound, end < limit {
+            if messages[index].retransmitQueue.first == current + 1 {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(current + 1)
+            } else if !retransmission, messages[index].nextUnsent == current + 1,
+                current + 1 < layout.count
+            {
+                messages[index].nextUnsent += 1
+            } else {
+                break
+            }
+            current += 1
+            touched.append(current)
+            end = min(layout.range(of: current).upperBound, limit)
         }
-        messages[index].piece = end < range.upperBound ? (segment, offset + length) : nil
-        recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
+        let currentRange = layout.range(of: current)
+        messages[index].piece = end < currentRange.upperBound ? (current, end - currentRange.lowerBound) : nil
+        let message = messages[index]
+        buffer.removeAll(keepingCapacity: true)
+        PacketHeader(
+            isStart: false, isEnd: end == layout.streamLength, channel: UInt8(message.channel), sequence: segment,
+            explicitOffset: UInt32(streamOffset)
+        ).encode(into: &buffer)
+        buffer.append(contentsOf: message.stream[streamOffset ..< end])
+        if message.isChecked {
+            buffer.appendUInt16LittleEndian(
+                Checksum.packetCheck(messageID: message.messageID, streamOffset: streamOffset, packet: buffer[...]))
+        }
+        for segment in touched {
+            recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
+        }
     }
 
     private mutating func recordFlight(at index: Int, segment: Int, retransmission: Bool, now: Duration) {

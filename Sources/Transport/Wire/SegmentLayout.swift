@@ -30,6 +30,11 @@ struct SegmentLayout: Equatable, Sendable {
         }
     }
 
+    /// The segment holding stream byte `offset` (0 ..< streamLength).
+    func segment(containing offset: Int) -> Int {
+        offset < firstCapacity ? 0 : 1 + (offset - firstCapacity) / capacity
+    }
+
     /// The stream bytes of segment `index` (0 ..< count).
     func range(of index: Int) -> Range<Int> {
         if index == 0 { return 0 ..< min(firstCapacity, streamLength) }

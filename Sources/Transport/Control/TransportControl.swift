@@ -1,5 +1,7 @@
+import Framing
+
 /// A Transport control packet (PROTOCOL.md 3.4): `C0 11`, a type byte, its fields, a 2-byte check.
-enum ControlPacket: Equatable, Sendable {
+enum TransportControl: Equatable, Sendable {
     /// Which segments of a message the receiver holds (type 0x01).
     case acknowledgement(Acknowledgement)
     /// The message arrived whole and intact and was accepted (type 0x02).
@@ -23,8 +25,6 @@ enum ControlPacket: Equatable, Sendable {
     /// The receiver refused the message for good (type 0x0B).
     case rejected(messageID: UInt32, reason: RejectionReason)
 
-    static let header: [UInt8] = [0xC0, MessageHeader.versionKindControl]
-
     var type: UInt8 {
         switch self {
         case .acknowledgement: 0x01
@@ -44,7 +44,7 @@ enum ControlPacket: Equatable, Sendable {
     /// Writes the whole packet into `out` (replacing its contents).
     func encode(into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
-        out.append(contentsOf: Self.header)
+        out.append(contentsOf: ControlPacket.prefix)
         out.append(type)
         switch self {
         case let .acknowledgement(ack):
@@ -63,20 +63,20 @@ enum ControlPacket: Equatable, Sendable {
             out.appendULEB128(id)
             out.append(reason.rawValue)
         }
-        out.appendUInt16LE(Checksum.controlCheck(out[...]))
+        out.appendUInt16LittleEndian(Checksum.controlCheck(out[...]))
     }
 
     /// Decodes a control packet (including its `C0 11` prefix); nil when malformed or the check fails.
     init?(decoding packet: ArraySlice<UInt8>) {
-        guard packet.count >= 5, packet.prefix(2).elementsEqual(Self.header),
+        guard packet.count >= 5, packet.prefix(2).elementsEqual(ControlPacket.prefix),
             Checksum.controlCheck(packet.dropLast(2)) == packet.trailingUInt16LE
         else { return nil }
         var reader = ByteReader(packet.dropFirst(2).dropLast(2))
-        guard let type = reader.readByte() else { return nil }
+        guard let type = try? reader.readByte("control type") else { return nil }
         switch type {
         case 0x01:
-            guard let id = reader.readULEB128(), let cumulative = reader.readULEB128(),
-                let gap = reader.readULEB128(), UInt64(cumulative) + UInt64(gap) <= UInt64(UInt32.max)
+            guard let id = try? reader.readULEB128("message id"), let cumulative = try? reader.readULEB128("cumulative"),
+                let gap = try? reader.readULEB128("gap"), UInt64(cumulative) + UInt64(gap) <= UInt64(UInt32.max)
             else { return nil }
             self = .acknowledgement(
                 Acknowledgement(
@@ -84,17 +84,17 @@ enum ControlPacket: Equatable, Sendable {
                     bitmap: Array(reader.remaining)))
             return
         case 0x04:
-            guard let channel = reader.readByte(), channel <= 3, reader.isEmpty else { return nil }
+            guard let channel = try? reader.readByte("channel"), channel <= 3, reader.isAtEnd else { return nil }
             self = .startMissing(channel: Int(channel))
             return
         case 0x08:
-            guard reader.isEmpty else { return nil }
+            guard reader.isAtEnd else { return nil }
             self = .ready
             return
         default:
             break
         }
-        guard let id = reader.readULEB128() else { return nil }
+        guard let id = try? reader.readULEB128("message id") else { return nil }
         switch type {
         case 0x02: self = .complete(messageID: id)
         case 0x03: self = .checkFailed(messageID: id)
@@ -104,11 +104,11 @@ enum ControlPacket: Equatable, Sendable {
         case 0x09: self = .cancel(messageID: id)
         case 0x0A: self = .cancelled(messageID: id)
         case 0x0B:
-            guard let raw = reader.readByte(), let reason = RejectionReason(rawValue: raw) else { return nil }
+            guard let raw = try? reader.readByte("reason"), let reason = RejectionReason(rawValue: raw) else { return nil }
             self = .rejected(messageID: id, reason: reason)
         default: return nil
         }
-        guard reader.isEmpty else { return nil }
+        guard reader.isAtEnd else { return nil }
     }
 }
 

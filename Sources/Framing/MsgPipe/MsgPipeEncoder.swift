@@ -1,0 +1,150 @@
+/// Cuts one data message into msgpipe packets (PROTOCOL 1.3) and writes any of them on demand into a
+/// caller's reusable buffer: no per-packet allocation, the payload is read in place, never copied whole.
+///
+/// Packets are numbered from 0 (the Start packet) in the greedy cut at ``packetSize``. For retransmission
+/// and resume, ``writePacket(fromStreamOffset:sequence:explicitOffset:into:)`` writes a packet that starts
+/// at any stream offset, with the offset sent explicitly (X), at the current packet size.
+public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.Index == Int {
+    /// The message body, read in place.
+    public let payload: Payload
+    /// The message header the Start packet carries.
+    public let header: MessageHeader
+    /// The channel (0-3) every packet of the message carries.
+    public let channel: UInt8
+    /// The size of every packet but the last; change it with ``setPacketSize(_:)``.
+    public private(set) var packetSize: Int
+    /// The CRC-32 of the payload, sent as the 4-byte trailer.
+    public let checksum: UInt32
+    /// The packet ``writeNextPacket(into:)`` writes next.
+    public private(set) var nextPacketIndex = 0
+
+    /// An encoder for `payload` as message `messageID`; throws for a payload over 2^32 - 5 bytes, a channel
+    /// above 3, or a packet size too small for the Start packet.
+    public init(
+        payload: Payload, messageID: UInt32, flags: MessageFlags = [], correlationID: UInt32? = nil,
+        channel: UInt8 = 0, packetSize: Int
+    ) throws(FramingError) {
+        guard payload.count <= MessageHeader.maximumLength else {
+            throw .payloadTooLarge(size: payload.count, limit: MessageHeader.maximumLength)
+        }
+        guard channel <= 3 else { throw .invalidChannel(channel) }
+        let header = MessageHeader(
+            messageID: messageID, length: UInt32(payload.count), flags: flags.subtracting(.reserved),
+            correlationID: correlationID)
+        try Self.check(packetSize: packetSize, header: header)
+        self.payload = payload
+        self.header = header
+        self.channel = channel
+        self.packetSize = packetSize
+        checksum = CRC32.checksum(payload)
+    }
+
+    /// The smallest packet size that carries this header's Start packet and any explicit-offset packet.
+    public static func minimumPacketSize(for header: MessageHeader) -> Int {
+        max(1 + header.encodedCount + 1, 1 + ULEB128.maximumCount + 1)
+    }
+
+    /// Changes the packet size for the packets written from now on (after an MTU change).
+    public mutating func setPacketSize(_ packetSize: Int) throws(FramingError) {
+        try Self.check(packetSize: packetSize, header: header)
+        self.packetSize = packetSize
+    }
+
+    private static func check(packetSize: Int, header: MessageHeader) throws(FramingError) {
+        let minimum = minimumPacketSize(for: header)
+        guard packetSize >= minimum else {
+            throw .packetSizeTooSmall(format: "msgpipe", packetSize: packetSize, minimum: minimum)
+        }
+    }
+
+    /// Body plus 4-byte CRC trailer: the bytes the packets carry after the headers.
+    public var streamCount: Int { payload.count + 4 }
+
+    private var startCapacity: Int { packetSize - 1 - header.encodedCount }
+
+    /// Packets in the greedy cut at ``packetSize``.
+    public var packetCount: Int {
+        let rest = streamCount - startCapacity
+        return rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
+    }
+
+    /// The stream bytes packet `index` of the greedy cut carries.
+    public func streamRange(ofPacket index: Int) throws(FramingError) -> Range<Int> {
+        guard index >= 0, index < packetCount else { throw .packetIndexOutOfRange(index: index, count: packetCount) }
+        if index == 0 { return 0..<min(startCapacity, streamCount) }
+        let lower = startCapacity + (index - 1) * (packetSize - 1)
+        return lower..<min(lower + packetSize - 1, streamCount)
+    }
+
+    /// Writes packet `index` of the greedy cut into `out`, replacing its contents (keeping its storage).
+    public func writePacket(index: Int, into out: inout [UInt8]) throws(FramingError) {
+        let range = try streamRange(ofPacket: index)
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(packetSize)
+        let end = range.upperBound == streamCount
+        PacketHeader(isStart: index == 0, isEnd: end, channel: channel, sequence: index).encode(into: &out)
+        if index == 0 { header.encode(into: &out) }
+        appendStream(range, to: &out)
+    }
+
+    /// Writes packet `index` again; with `explicitOffset` the packet carries its stream offset (X) and so
+    /// may hold fewer bytes than the original. Returns the stream bytes written: send any rest of
+    /// `streamRange(ofPacket:)` with ``writePacket(fromStreamOffset:sequence:explicitOffset:into:)``.
+    @discardableResult
+    public func writePacket(index: Int, explicitOffset: Bool, into out: inout [UInt8]) throws(FramingError)
+        -> Range<Int>
+    {
+        guard explicitOffset, index > 0 else {
+            try writePacket(index: index, into: &out)
+            return try streamRange(ofPacket: index)
+        }
+        let range = try streamRange(ofPacket: index)
+        return try writePacket(fromStreamOffset: range.lowerBound, sequence: index, explicitOffset: true, into: &out)
+    }
+
+    /// Writes a non-Start packet carrying stream bytes from `offset` on, as many as fit, with sequence
+    /// number `sequence` (taken modulo 8) and, with `explicitOffset`, the offset itself. Returns the stream
+    /// bytes written; the packet has E set when they end the stream.
+    @discardableResult
+    public func writePacket(
+        fromStreamOffset offset: Int, sequence: Int, explicitOffset: Bool, into out: inout [UInt8]
+    ) throws(FramingError) -> Range<Int> {
+        guard offset >= 0, offset < streamCount else {
+            throw .streamOffsetOutOfRange(offset: offset, streamCount: streamCount)
+        }
+        let packetHeader = PacketHeader(
+            isStart: false, isEnd: false, channel: channel, sequence: sequence,
+            explicitOffset: explicitOffset ? UInt32(offset) : nil)
+        let range = offset..<min(offset + packetSize - packetHeader.encodedCount, streamCount)
+        var header = packetHeader
+        header.isEnd = range.upperBound == streamCount
+        out.removeAll(keepingCapacity: true)
+        out.reserveCapacity(packetSize)
+        header.encode(into: &out)
+        appendStream(range, to: &out)
+        return range
+    }
+
+    /// Writes packet ``nextPacketIndex`` of the greedy cut and advances, or returns false after the last.
+    public mutating func writeNextPacket(into out: inout [UInt8]) -> Bool {
+        guard nextPacketIndex < packetCount, (try? writePacket(index: nextPacketIndex, into: &out)) != nil else {
+            return false
+        }
+        nextPacketIndex += 1
+        return true
+    }
+
+    /// Appends the stream bytes at `range`: payload bytes read in place, then trailer bytes.
+    private func appendStream(_ range: Range<Int>, to out: inout [UInt8]) {
+        let bodyCount = payload.count
+        let bodyEnd = min(range.upperBound, bodyCount)
+        if range.lowerBound < bodyEnd {
+            payload.appendBytes(at: range.lowerBound..<bodyEnd, to: &out)
+        }
+        var offset = max(range.lowerBound, bodyCount)
+        while offset < range.upperBound {
+            out.append(UInt8(truncatingIfNeeded: checksum >> (8 * UInt32(offset - bodyCount))))
+            offset += 1
+        }
+    }
+}

@@ -1,6 +1,0 @@
-import Testing
-@testable import Framing
-
-@Test func moduleLinks() {
-    #expect(String(describing: Framing.self).isEmpty == false)
-}

@@ -24,12 +24,11 @@ struct BoundedAsyncQueueTests {
     }
 
     @Test func pushSuspendsWhileFullAndResumesWhenTheConsumerTakesOne() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued.fire)
         try await queue.push(1)
         let pusher = Task { try await queue.push(2) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         #expect(queue.count == 1)
         var iterator = queue.makeAsyncIterator()
         #expect(await iterator.next() == 1)
@@ -67,14 +66,13 @@ struct BoundedAsyncQueueTests {
     }
 
     @Test func waitingPushersAreServedInArrivalOrder() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued.fire)
         try await queue.push(0)
         var pushers: [Task<Void, any Error>] = []
         for value in 1...5 {
             pushers.append(Task { try await queue.push(value) })
-            _ = await queuedEvent.next()
+            await queued.wait()
         }
         var received: [Int] = []
         var iterator = queue.makeAsyncIterator()
@@ -84,14 +82,13 @@ struct BoundedAsyncQueueTests {
     }
 
     @Test func cancelledPusherThrowsAndItsElementIsNotQueued() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued.fire)
         try await queue.push(1)
         let cancelled = Task { try await queue.push(2) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         let kept = Task { try await queue.push(3) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         var iterator = queue.makeAsyncIterator()
@@ -102,12 +99,11 @@ struct BoundedAsyncQueueTests {
     }
 
     @Test func finishFailsWaitingPushersAndLaterPushes() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued.fire)
         try await queue.push(1)
         let waiting = Task { try await queue.push(2) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         queue.finish()
         await #expect(throws: BackpressureError.queueFinished) { try await waiting.value }
         await #expect(throws: BackpressureError.queueFinished) { try await queue.push(3) }
@@ -129,27 +125,25 @@ struct BoundedAsyncQueueTests {
     }
 
     @Test func waitingConsumerIsWokenByFinish() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 1, onWaiterQueued: queued.fire)
         let consumer = Task {
             var iterator = queue.makeAsyncIterator()
             return await iterator.next()
         }
-        _ = await queuedEvent.next()
+        await queued.wait()
         queue.finish()
         #expect(await consumer.value == nil)
     }
 
     @Test func cancelledConsumerGetsNilAndConsumesNothing() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let queue = BoundedAsyncQueue<Int, Never>(capacity: 2, onWaiterQueued: queued)
+        var queued = Signal()
+        let queue = BoundedAsyncQueue<Int, Never>(capacity: 2, onWaiterQueued: queued.fire)
         let consumer = Task {
             var iterator = queue.makeAsyncIterator()
             return await iterator.next()
         }
-        _ = await queuedEvent.next()
+        await queued.wait()
         consumer.cancel()
         #expect(await consumer.value == nil)
         try await queue.push(9)

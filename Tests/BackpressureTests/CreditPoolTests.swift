@@ -13,11 +13,10 @@ struct CreditPoolTests {
     }
 
     @Test func acquireSuspendsUntilEnoughCreditsAreReleased() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let pool = CreditPool(capacity: 4, initial: 0, onWaiterQueued: queued)
+        var queued = Signal()
+        let pool = CreditPool(capacity: 4, initial: 0, onWaiterQueued: queued.fire)
         let waiter = Task { try await pool.acquire(3) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         pool.release(2)
         #expect(pool.available == 2)
         #expect(pool.waitingCount == 1)
@@ -28,9 +27,8 @@ struct CreditPoolTests {
     }
 
     @Test func waitersAreServedInArrivalOrderAndSmallRequestsDoNotOvertake() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let pool = CreditPool(capacity: 10, initial: 0, onWaiterQueued: queued)
+        var queued = Signal()
+        let pool = CreditPool(capacity: 10, initial: 0, onWaiterQueued: queued.fire)
         let order = Shared<[Int]>([])
         let requests = [5, 1, 2, 1]
         var tasks: [Task<Void, any Error>] = []
@@ -39,7 +37,7 @@ struct CreditPoolTests {
                 try await pool.acquire(count)
                 order.update { $0.append(index) }
             })
-            _ = await queuedEvent.next()
+            await queued.wait()
         }
         pool.release(4)  // enough for 1, 2 and 1 but not for the 5 at the head: nobody proceeds
         #expect(pool.waitingCount == 4)
@@ -50,13 +48,12 @@ struct CreditPoolTests {
     }
 
     @Test func cancellingTheHeadWaiterLetsTheNextProceedAndKeepsCredits() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let pool = CreditPool(capacity: 10, initial: 3, onWaiterQueued: queued)
+        var queued = Signal()
+        let pool = CreditPool(capacity: 10, initial: 3, onWaiterQueued: queued.fire)
         let big = Task { try await pool.acquire(8) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         let small = Task { try await pool.acquire(2) }
-        _ = await queuedEvent.next()
+        await queued.wait()
         big.cancel()
         await #expect(throws: CancellationError.self) { try await big.value }
         try await small.value

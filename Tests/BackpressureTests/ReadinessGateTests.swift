@@ -14,16 +14,9 @@ struct ReadinessGateTests {
     @Test func refusedSendResumesWithTheSamePacketAfterReady() async throws {
         let gate = ReadinessGate()
         let bearer = FakeBearer(freeSlots: 0)
-        let (refused, refusals) = makeSignal()
-        var refusal = refusals.makeAsyncIterator()
-        let sender = Task {
-            try await gate.send {
-                let accepted = bearer.trySend(42)
-                if !accepted { refused() }
-                return accepted
-            }
-        }
-        _ = await refusal.next()
+        var refused = Signal()
+        let sender = startSender(42, gate: gate, bearer: bearer, refused: refused.fire)
+        await refused.wait()
         #expect(bearer.accepted.isEmpty)
         bearer.free(1)
         gate.signalReady()
@@ -65,23 +58,15 @@ struct ReadinessGateTests {
 
     @Test(arguments: [2, 8, 64])
     func concurrentSendersLeaveInArrivalOrder(senders: Int) async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let (refused, refusals) = makeSignal()
-        var refusal = refusals.makeAsyncIterator()
-        let gate = ReadinessGate(onSenderQueued: queued)
+        var queued = Signal()
+        var refused = Signal()
+        let gate = ReadinessGate(onSenderQueued: queued.fire)
         let bearer = FakeBearer(freeSlots: 0)
         var tasks: [Task<Void, any Error>] = []
         for sender in 0..<senders {
-            tasks.append(Task {
-                try await gate.send {
-                    let accepted = bearer.trySend(sender)
-                    if !accepted { refused() }
-                    return accepted
-                }
-            })
+            tasks.append(startSender(sender, gate: gate, bearer: bearer, refused: refused.fire))
             // Sender 0 holds the turn and is refused; every later one queues behind it.
-            if sender == 0 { _ = await refusal.next() } else { _ = await queuedEvent.next() }
+            if sender == 0 { await refused.wait() } else { await queued.wait() }
         }
         for _ in 0..<senders {
             bearer.free(1)
@@ -93,29 +78,18 @@ struct ReadinessGateTests {
     }
 
     @Test func cancelledWaitingSenderThrowsAndDoesNotConsumeTheNextReady() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let (refused, refusals) = makeSignal()
-        var refusal = refusals.makeAsyncIterator()
-        let gate = ReadinessGate(onSenderQueued: queued)
+        var queued = Signal()
+        var refused = Signal()
+        let gate = ReadinessGate(onSenderQueued: queued.fire)
         let bearer = FakeBearer(freeSlots: 0)
-        func sender(_ packet: Int) -> Task<Void, any Error> {
-            Task {
-                try await gate.send {
-                    let accepted = bearer.trySend(packet)
-                    if !accepted { refused() }
-                    return accepted
-                }
-            }
-        }
-        let first = sender(1)
-        _ = await refusal.next()
-        let second = sender(2)
-        _ = await queuedEvent.next()
+        let first = startSender(1, gate: gate, bearer: bearer, refused: refused.fire)
+        await refused.wait()
+        let second = startSender(2, gate: gate, bearer: bearer, refused: refused.fire)
+        await queued.wait()
 
         first.cancel()
         await #expect(throws: CancellationError.self) { try await first.value }
-        _ = await refusal.next()  // the second sender took the turn and was refused
+        await refused.wait()  // the second sender took the turn and was refused
         bearer.free(1)
         gate.signalReady()  // exactly one ready: it must reach the second sender
         try await second.value
@@ -124,22 +98,14 @@ struct ReadinessGateTests {
     }
 
     @Test func cancelledQueuedSenderIsRemovedAndOthersKeepTheirOrder() async throws {
-        let (queued, queuedEvents) = makeSignal()
-        var queuedEvent = queuedEvents.makeAsyncIterator()
-        let (refused, refusals) = makeSignal()
-        var refusal = refusals.makeAsyncIterator()
-        let gate = ReadinessGate(onSenderQueued: queued)
+        var queued = Signal()
+        var refused = Signal()
+        let gate = ReadinessGate(onSenderQueued: queued.fire)
         let bearer = FakeBearer(freeSlots: 0)
         var tasks: [Task<Void, any Error>] = []
         for packet in 0..<4 {
-            tasks.append(Task {
-                try await gate.send {
-                    let accepted = bearer.trySend(packet)
-                    if !accepted { refused() }
-                    return accepted
-                }
-            })
-            if packet == 0 { _ = await refusal.next() } else { _ = await queuedEvent.next() }
+            tasks.append(startSender(packet, gate: gate, bearer: bearer, refused: refused.fire))
+            if packet == 0 { await refused.wait() } else { await queued.wait() }
         }
         tasks[2].cancel()
         await #expect(throws: CancellationError.self) { try await tasks[2].value }

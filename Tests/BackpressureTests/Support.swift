@@ -1,9 +1,31 @@
+import Backpressure
 import Synchronization
 
-/// A one-way signal a test awaits without polling: `fire` from any task, `next()` suspends until it fired.
-func makeSignal() -> (fire: @Sendable () -> Void, events: AsyncStream<Void>) {
-    let (events, continuation) = AsyncStream.makeStream(of: Void.self)
-    return ({ continuation.yield() }, events)
+/// A one-way signal a test awaits without polling: `fire` from any task; `wait()` returns once per firing.
+struct Signal {
+    let fire: @Sendable () -> Void
+    private var firings: AsyncStream<Void>.Iterator
+
+    init() {
+        let (events, continuation) = AsyncStream.makeStream(of: Void.self)
+        fire = { continuation.yield() }
+        firings = events.makeAsyncIterator()
+    }
+
+    mutating func wait() async { _ = await firings.next() }
+}
+
+/// Starts a task that sends `packet` through `gate` into `bearer`, firing `refused` on every refusal.
+func startSender(
+    _ packet: Int, gate: ReadinessGate, bearer: FakeBearer, refused: @escaping @Sendable () -> Void
+) -> Task<Void, any Error> {
+    Task {
+        try await gate.send {
+            let accepted = bearer.trySend(packet)
+            if !accepted { refused() }
+            return accepted
+        }
+    }
 }
 
 /// A fake bearer with a fixed number of free slots: a send is refused ("queue full") when none is free.

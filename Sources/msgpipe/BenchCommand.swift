@@ -28,9 +28,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "LE encryption: a 4-byte MIC on every data PDU.")
     var encrypted = false
     @Option(help: "Bytes per message.")
-    var size = 65_536
+    var size = 1_048_576
     @Option(help: "Number of messages.")
-    var messages = 16
+    var messages = 1
     @Option(help: "Probability that a packet is lost (0 to 1).")
     var loss = 0.0
     @Option(help: "Probability that a packet is delivered twice.")

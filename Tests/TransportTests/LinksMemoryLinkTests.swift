@@ -47,6 +47,30 @@ struct MemoryLinkTests {
         #expect(b.bufferedEvents == 0)
     }
 
+    @Test func manyConcurrentSendersLoseNothingAndKeepTheirOwnOrder() async throws {
+        let (a, b) = MemoryLink.pair(maximumPacketSize: 8, capacity: 3)
+        let senders = 8
+        let perSender = 100
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    for index in 0..<perSender { try await a.send([UInt8(sender), UInt8(index)]) }
+                }
+            }
+            var next = [Int](repeating: 0, count: senders)
+            var iterator = b.events.makeAsyncIterator()
+            var received = 0
+            while received < senders * perSender, let event = await iterator.next() {
+                guard case let .packet(bytes) = event else { continue }
+                #expect(Int(bytes[1]) == next[Int(bytes[0])], "sender \(bytes[0]) out of order")
+                next[Int(bytes[0])] += 1
+                received += 1
+            }
+            try await group.waitForAll()
+            #expect(next == [Int](repeating: perSender, count: senders))
+        }
+    }
+
     @Test func disconnectFailsTheWaitingSenderAndReconnectRestoresTheLink() async throws {
         let (a, b) = MemoryLink.pair(maximumPacketSize: 8, capacity: 2)
         try await a.send([1])  // b's buffer is full now: the connected event and this packet

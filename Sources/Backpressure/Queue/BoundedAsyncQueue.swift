@@ -21,7 +21,7 @@ public final class BoundedAsyncQueue<Element: Sendable, Failure: Error>: AsyncSe
         case finished
     }
 
-    private enum NextOutcome: @unchecked Sendable {  // Failure is not Sendable-constrained; it only crosses one resume.
+    private enum NextOutcome: Sendable {
         case element(Element)
         case end
         case failure(Failure)

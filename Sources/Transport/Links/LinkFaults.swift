@@ -32,15 +32,25 @@ public struct LinkFaults: Sendable, Equatable {
 
 /// What a ``FaultInjectingLink`` did so far.
 public struct LinkFaultStatistics: Sendable, Equatable {
+    /// Packets given to `send`.
     public var packetsOffered = 0
+    /// Packets passed to the wrapped link (duplicates and released held packets included).
     public var packetsForwarded = 0
+    /// Packets dropped.
     public var dropped = 0
+    /// Packets sent twice.
     public var duplicated = 0
+    /// Packets held back behind their successor.
     public var reordered = 0
+    /// Packets held back for several later packets.
     public var delayed = 0
+    /// Packets with a flipped bit.
     public var corrupted = 0
+    /// Held packets lost because the connection dropped.
     public var lostInFlight = 0
+    /// Connection drops injected.
     public var disconnects = 0
 
+    /// All zero.
     public init() {}
 }

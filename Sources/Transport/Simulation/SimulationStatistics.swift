@@ -26,5 +26,6 @@ public struct SimulationStatistics: Sendable, Equatable {
     /// Connection drops.
     public var disconnects = 0
 
+    /// All zero.
     public init() {}
 }

@@ -29,6 +29,7 @@ public struct TransferReport: Sendable, Equatable {
     /// The link's counters.
     public var link = SimulationStatistics()
 
+    /// An empty report.
     public init() {}
 
     /// True when every message arrived exactly once, intact and in order.

@@ -1,5 +1,6 @@
 /// The real protocol endpoint in the simulator: offered messages are submitted while the send queue has room.
 extension TransportEndpoint: SimulatedMessageEndpoint {
+    /// Submits `message` if the send queue has room.
     public mutating func offer(_ message: [UInt8], now: Duration) -> Bool {
         guard canSubmit else { return false }
         do {
@@ -10,6 +11,7 @@ extension TransportEndpoint: SimulatedMessageEndpoint {
         }
     }
 
+    /// The body of the next delivered message.
     public mutating func takeDeliveredMessage() -> [UInt8]? { takeMessage()?.body }
 
     /// Drains the endpoint's events and counts the failed sends among them.

@@ -65,9 +65,13 @@ struct EndpointHarness {
 
     init(
         packetSize: Int = 20, faults: FaultProfile = .none, seed: UInt64 = 1,
-        configuration: EndpointConfiguration = EndpointConfiguration()
+        configuration: EndpointConfiguration = EndpointConfiguration(),
+        receiverConfiguration: EndpointConfiguration? = nil
     ) {
-        endpoints = [TransportEndpoint(configuration: configuration), TransportEndpoint(configuration: configuration)]
+        endpoints = [
+            TransportEndpoint(configuration: configuration),
+            TransportEndpoint(configuration: receiverConfiguration ?? configuration),
+        ]
         self.packetSize = packetSize
         self.faults = faults
         rng = SeededGenerator(seed: seed)
@@ -93,7 +97,10 @@ struct EndpointHarness {
             drainOutputs()
             if done(self) { return true }
             pump()
-            guard let next = nextEventTime() else { return done(self) }
+            guard let next = nextEventTime() else {
+                drainOutputs()
+                return done(self)
+            }
             now = max(now, next)
             step()
         }

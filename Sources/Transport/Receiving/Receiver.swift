@@ -64,7 +64,7 @@ struct Receiver: Sendable {
     mutating func takeMessage() -> ReceivedMessage? {
         guard let message = applicationQueue.popFirst() else { return nil }
         bufferedBytes -= message.body.count
-        if busyOutstanding && hasRoom(for: 0) {
+        if busyOutstanding && (hasRoom(for: 0) || applicationQueue.isEmpty) {
             busyOutstanding = false
             enqueue(.ready)
         }
@@ -347,8 +347,14 @@ struct Receiver: Sendable {
             open[index].acknowledgeNow = true
         } else if let answer = resolvedAnswer(id) {
             enqueue(answer)
-        } else if channels.contains(.refused(id)) {
-            enqueue(.busy(messageID: id))
+        } else if let channel = channels.firstIndex(of: .refused(id)) {
+            if hasRoom(for: 0) || (id == nextDeliveryID && applicationQueue.isEmpty) {
+                // Room now: the sender restarts the message from its Start.
+                channels[channel] = .idle
+                enqueue(.unknown(messageID: id))
+            } else {
+                enqueue(.busy(messageID: id))
+            }
         } else if channels.contains(.failed(id)) {
             enqueue(.checkFailed(messageID: id))
         } else {

@@ -41,14 +41,14 @@ struct SimulationGoalTests {
 
     @Test func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput() throws {
         let clean = try Self.transfer(Self.baseline)
-        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: 2, bytes: 64 << 10)
+        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: 2)
+        #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
         withKnownIssue(
             """
-            TransportEndpoint (branch transport, 284da06) never completes a 32 KiB message at MTU 23 with 1% corrupt \
-            packets: the message is retried whole and 1,600+ packets rarely all arrive intact (reported to the lead)
+            TransportEndpoint (branch transport, 15411c6) reaches only 59-71 % (seeds 1-5) of its fault-free goodput at \
+            1M/LL 27/MTU 23/10 ms with 5 % loss, 2 % duplicate, 2 % reorder, 1 % corrupt (goal: 75 %); reported to the lead
             """
         ) {
-            #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
             #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
         }
     }

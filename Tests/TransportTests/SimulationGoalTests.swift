@@ -61,6 +61,15 @@ struct SimulationGoalTests {
         #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
     }
 
+    @Test func mtuExchangeOnEveryReconnectStillDeliversEveryMessageExactlyOnce() throws {
+        var link = Self.fast
+        link.initialATTMTU = 23
+        let faults = SimulatedFaults(disconnectEvery: .seconds(1), reconnectDelay: .milliseconds(350))
+        let report = try Self.transfer(link, faults: faults, seed: 4, bytes: 1 << 20)
+        #expect(report.link.disconnects >= 2)
+        #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
+    }
+
     @Test func benchRunsAreDeterministicPerSeed() throws {
         let one = try Self.transfer(Self.fast, faults: Self.faults, seed: 9, bytes: 64 << 10)
         let two = try Self.transfer(Self.fast, faults: Self.faults, seed: 9, bytes: 64 << 10)

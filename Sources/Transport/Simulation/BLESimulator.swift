@@ -32,6 +32,8 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
     private var transmitQueues = [LinkLayerQueue(), LinkLayerQueue()]
     private var heldForReorder: [[UInt8]?] = [nil, nil]
     private var scratch: [UInt8] = []
+    /// The packet size of the live connection (below the configured one until the MTU exchange).
+    private var maximumPacketSize: Int
 
     /// A simulator at time zero with both endpoints connected.
     public init(
@@ -47,6 +49,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         self.random = Xoshiro256StarStar(seed: seed)
         self.central = central
         self.peripheral = peripheral
+        self.maximumPacketSize = configuration.maximumPacketSize
         connect()
     }
 
@@ -89,6 +92,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
             return skipIdleEvents(from: anchor)
         }
         try runConnectionEvent(at: anchor)
+        if maximumPacketSize < configuration.maximumPacketSize, isConnected { exchangeMTU() }
         return true
     }
 
@@ -159,8 +163,8 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
     }
 
     private mutating func enqueueScratch(direction: Int) throws(SimulationError) {
-        guard scratch.count <= configuration.maximumPacketSize else {
-            throw .packetTooLarge(size: scratch.count, limit: configuration.maximumPacketSize)
+        guard scratch.count <= maximumPacketSize else {
+            throw .packetTooLarge(size: scratch.count, limit: maximumPacketSize)
         }
         transmitQueues[direction].append(scratch)
         statistics.packetsSent[direction] += 1
@@ -220,8 +224,16 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         isConnected = true
         nextAnchor = clock
         disconnectAt = faults.disconnectEvery.map { clock + nanoseconds($0) }
-        central.linkConnected(maximumPacketSize: configuration.maximumPacketSize, now: now)
-        peripheral.linkConnected(maximumPacketSize: configuration.maximumPacketSize, now: now)
+        maximumPacketSize = (configuration.initialATTMTU ?? configuration.attMTU) - 3
+        central.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
+        peripheral.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
+    }
+
+    /// The ATT MTU exchange completes: both endpoints may use the configured packet size from now on.
+    private mutating func exchangeMTU() {
+        maximumPacketSize = configuration.maximumPacketSize
+        central.maximumPacketSizeChanged(maximumPacketSize, now: now)
+        peripheral.maximumPacketSizeChanged(maximumPacketSize, now: now)
     }
 
     private mutating func disconnect() {

@@ -174,31 +174,24 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
 
     /// Applies the faults to a packet whose last fragment just arrived and hands the result to the receiver.
     private mutating func deliver(_ packet: [UInt8], direction: Int) {
-        // The same number of draws for every packet, so one fault does not shift the others.
-        let lossDraw = random.nextUnitInterval()
-        let duplicateDraw = random.nextUnitInterval()
-        let reorderDraw = random.nextUnitInterval()
-        let corruptDraw = random.nextUnitInterval()
-        let position = random.next(below: max(1, packet.count))
-        let bit = UInt8(1) << UInt8(random.next(below: 8))
-
+        let draw = PacketFaultDraw(packetSize: packet.count, maximumDelay: 1, using: &random)
         let released = heldForReorder[direction]
         heldForReorder[direction] = nil
-        if lossDraw < faults.loss {
+        if draw.loss < faults.loss {
             statistics.packetsLost += 1
         } else {
             var arriving = packet
-            if corruptDraw < faults.corrupt, !arriving.isEmpty {
-                arriving[position] ^= bit
+            if draw.corrupt < faults.corrupt, !arriving.isEmpty {
+                arriving = draw.corrupting(arriving)
                 statistics.packetsCorrupted += 1
             }
-            if reorderDraw < faults.reorder && released == nil {
+            if draw.reorder < faults.reorder && released == nil {
                 heldForReorder[direction] = arriving
                 statistics.packetsReordered += 1
             } else {
                 hand(arriving, direction: direction)
             }
-            if duplicateDraw < faults.duplicate {
+            if draw.duplicate < faults.duplicate {
                 hand(arriving, direction: direction)
                 statistics.packetsDuplicated += 1
             }

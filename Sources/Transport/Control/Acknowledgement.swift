@@ -5,9 +5,20 @@
 /// Segments between `cumulative` and `bitmapStart` are not reported by this acknowledgement.
 struct Acknowledgement: Equatable, Sendable {
     var messageID: UInt32
+    /// The receiver holds the message as checked (type 0x0C) or unchecked (type 0x01): after a checked restart,
+    /// the sender ignores acknowledgements of the unchecked attempt still on the way.
+    var checked = false
     var cumulative: UInt32
     var bitmapStart: UInt32
     var bitmap: [UInt8]
+
+    init(messageID: UInt32, checked: Bool = false, cumulative: UInt32, bitmapStart: UInt32, bitmap: [UInt8]) {
+        self.messageID = messageID
+        self.checked = checked
+        self.cumulative = cumulative
+        self.bitmapStart = bitmapStart
+        self.bitmap = bitmap
+    }
 
     /// The first segment index after what this acknowledgement reports.
     var coverageEnd: Int { Int(bitmapStart) + bitmap.count * 8 }

@@ -2,7 +2,7 @@ import Framing
 
 /// A Transport control packet (PROTOCOL.md 3.4): `C0 11`, a type byte, its fields, a 2-byte check.
 enum TransportControl: Equatable, Sendable {
-    /// Which segments of a message the receiver holds (type 0x01).
+    /// Which segments of a message the receiver holds (type 0x01, or 0x0C for a checked message).
     case acknowledgement(Acknowledgement)
     /// The message arrived whole and intact and was accepted (type 0x02).
     case complete(messageID: UInt32)
@@ -27,7 +27,7 @@ enum TransportControl: Equatable, Sendable {
 
     var type: UInt8 {
         switch self {
-        case .acknowledgement: 0x01
+        case let .acknowledgement(ack): ack.checked ? 0x0C : 0x01
         case .complete: 0x02
         case .checkFailed: 0x03
         case .startMissing: 0x04
@@ -74,13 +74,13 @@ enum TransportControl: Equatable, Sendable {
         var reader = ByteReader(packet.dropFirst(2).dropLast(2))
         guard let type = try? reader.readByte("control type") else { return nil }
         switch type {
-        case 0x01:
+        case 0x01, 0x0C:
             guard let id = try? reader.readULEB128("message id"), let cumulative = try? reader.readULEB128("cumulative"),
                 let gap = try? reader.readULEB128("gap"), UInt64(cumulative) + UInt64(gap) <= UInt64(UInt32.max)
             else { return nil }
             self = .acknowledgement(
                 Acknowledgement(
-                    messageID: id, cumulative: cumulative, bitmapStart: cumulative + gap,
+                    messageID: id, checked: type == 0x0C, cumulative: cumulative, bitmapStart: cumulative + gap,
                     bitmap: Array(reader.remaining)))
             return
         case 0x04:

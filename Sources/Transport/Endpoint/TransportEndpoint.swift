@@ -100,7 +100,7 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration) {
         if packet.starts(with: ControlPacket.prefix) {
             guard let control = TransportControl(decoding: packet) else {
-                sender.noteCorruption()
+                sender.noteCorruption(now: now)
                 return
             }
             if !sender.handle(control, now: now) {

@@ -89,7 +89,7 @@ struct IncomingMessage: Sendable {
         acknowledgementDueAt = nil
         acknowledgeNow = false
         return Acknowledgement(
-            messageID: id, cumulative: UInt32(cumulative), bitmapStart: UInt32(min(start, Int(UInt32.max))),
+            messageID: id, checked: isChecked, cumulative: UInt32(cumulative), bitmapStart: UInt32(min(start, Int(UInt32.max))),
             bitmap: bitmap)
     }
 }

@@ -91,7 +91,10 @@ struct Receiver: Sendable {
         guard let header = MessageHeader.decodeTransport(&reader), header.flags.contains(.reliable),
             Checksum.packetCheck(messageID: header.messageID, streamOffset: 0, packet: packet.dropLast(2))
                 == packet.trailingUInt16LE
-        else { return }
+        else {
+            noteCorruption()
+            return
+        }
         let data = reader.remaining
         let id = header.messageID
         let channel = Int(packetHeader.channel)
@@ -160,16 +163,20 @@ struct Receiver: Sendable {
         }
         var message = open[index]
         let previousHighest = message.highest
-        let checkSize = message.isChecked ? SegmentLayout.checkSize : 0
-        guard body.count > checkSize else { return }
-        let data = body.dropLast(checkSize)
         let layout = message.layout
         if let rawOffset = header.explicitOffset {
+            // Explicit-offset packets always carry the check (PROTOCOL.md 3.3).
             let offset = Int(rawOffset)
-            guard offset + data.count <= layout.streamLength, header.isEnd == (offset + data.count == layout.streamLength),
-                !message.isChecked
-                    || Checksum.packetCheck(messageID: id, streamOffset: offset, packet: packet.dropLast(2))
-                        == packet.trailingUInt16LE
+            guard body.count > SegmentLayout.checkSize,
+                Checksum.packetCheck(messageID: id, streamOffset: offset, packet: packet.dropLast(2))
+                    == packet.trailingUInt16LE
+            else {
+                noteCorruption()
+                return
+            }
+            let data = body.dropLast(SegmentLayout.checkSize)
+            guard offset + data.count <= layout.streamLength,
+                header.isEnd == (offset + data.count == layout.streamLength)
             else { return }
             // The bytes may run over several segments.
             var position = offset
@@ -184,6 +191,9 @@ struct Receiver: Sendable {
                 position = end
             }
         } else {
+            let checkSize = message.isChecked ? SegmentLayout.checkSize : 0
+            guard body.count > checkSize else { return }
+            let data = body.dropLast(checkSize)
             guard let segment = placeImplicit(packet, data: data, header: header, message: message) else { return }
             message.store(segment: segment, data: data)
         }
@@ -259,6 +269,18 @@ struct Receiver: Sendable {
                 ReceivedMessage(
                     messageID: id, body: body, isRequest: message.header.flags.contains(.request),
                     correlationID: message.header.correlationID)))
+    }
+
+    /// A packet failed its check: the link corrupts, so unchecked messages in progress would fail their CRC.
+    /// They are dropped now and the sender is asked to restart them checked (PROTOCOL.md 3.3).
+    private mutating func noteCorruption() {
+        for index in open.indices.reversed() where !open[index].isChecked {
+            let id = open[index].header.messageID
+            let channel = open[index].channel
+            dropOpen(at: index)
+            channels[channel] = .failed(id)
+            enqueue(.checkFailed(messageID: id))
+        }
     }
 
     // MARK: Ordering and duplicates

@@ -117,9 +117,15 @@ struct Sender: Sendable {
         messages[index].piece = nil
     }
 
-    /// A packet from the peer failed its check: the link corrupts, so the next messages go checked.
-    mutating func noteCorruption() {
-        if configuration.packetChecks == .adaptive { checkedMessagesLeft = 32 }
+    /// A packet from the peer failed its check: the link corrupts. The next messages go checked, and
+    /// unchecked messages in progress restart checked now rather than fail their CRC at the end.
+    mutating func noteCorruption(now: Duration) {
+        guard configuration.packetChecks == .adaptive else { return }
+        checkedMessagesLeft = 32
+        for index in messages.indices.reversed()
+        where messages[index].phase == .sending && !messages[index].isChecked {
+            restart(at: index, checked: true, now: now)
+        }
     }
 
     // MARK: Control packets from the receiver
@@ -241,7 +247,9 @@ struct Sender: Sendable {
     }
 
     private mutating func acknowledge(_ ack: Acknowledgement, now: Duration) {
-        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout else { return }
+        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout,
+            ack.checked == messages[index].isChecked
+        else { return }
         let phase = messages[index].phase
         guard phase == .sending || phase == .resyncing else { return }
         var message = messages[index]
@@ -560,7 +568,8 @@ struct Sender: Sendable {
         }
         guard let (segment, offset) = messages[index].piece, let layout = messages[index].layout else { return }
         let streamOffset = layout.range(of: segment).lowerBound + offset
-        let checkSize = messages[index].isChecked ? SegmentLayout.checkSize : 0
+        // Explicit-offset packets always carry the check: a corrupted offset would misplace bytes far away.
+        let checkSize = SegmentLayout.checkSize
         let limit = streamOffset + max(packetSize - 1 - ULEB128.encodedCount(UInt32(streamOffset)) - checkSize, 1)
         var current = segment
         var touched = [segment]
@@ -589,10 +598,8 @@ struct Sender: Sendable {
             explicitOffset: UInt32(streamOffset)
         ).encode(into: &buffer)
         buffer.append(contentsOf: message.stream[streamOffset ..< end])
-        if message.isChecked {
-            buffer.appendUInt16LittleEndian(
-                Checksum.packetCheck(messageID: message.messageID, streamOffset: streamOffset, packet: buffer[...]))
-        }
+        buffer.appendUInt16LittleEndian(
+            Checksum.packetCheck(messageID: message.messageID, streamOffset: streamOffset, packet: buffer[...]))
         for segment in touched {
             recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
         }

@@ -31,7 +31,7 @@ struct SimulationGoalTests {
         #expect(report.efficiency >= 0.90, "efficiency \(report.efficiency): \(report.goodputKbps) of \(report.limitKbps) kbit/s")
     }
 
-    @Test(arguments: [fast, longInterval])
+    @Test(arguments: [fast, fastEncrypted, longInterval])
     func faultMixDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(link: BLELinkConfiguration) throws {
         let clean = try Self.transfer(link)
         let faulty = try Self.transfer(link, faults: Self.faults, seed: 2)
@@ -39,15 +39,20 @@ struct SimulationGoalTests {
         #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
     }
 
-    @Test func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput() throws {
-        let clean = try Self.transfer(Self.baseline)
-        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: 2)
+    /// The baseline's fault-free run, shared by the seeds below (computed once).
+    static let cleanBaseline = Result { try transfer(baseline) }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(seed: UInt64) throws {
+        let clean = try Self.cleanBaseline.get()
+        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: seed)
         #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
         withKnownIssue(
             """
-            TransportEndpoint (branch transport, 15411c6) reaches only 59-71 % (seeds 1-5) of its fault-free goodput at \
-            1M/LL 27/MTU 23/10 ms with 5 % loss, 2 % duplicate, 2 % reorder, 1 % corrupt (goal: 75 %); reported to the lead
-            """
+            TransportEndpoint (branch transport, 4865fe4) reaches 72-76 % (seeds 1-5) of its fault-free goodput at \
+            1M/LL 27/MTU 23/10 ms with the fault mix depending on the seed (goal: 75 %); reported to the lead
+            """,
+            isIntermittent: true
         ) {
             #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
         }

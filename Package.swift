@@ -68,6 +68,10 @@ let package = Package(
             dependencies: ["Framing", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
+            name: "CLITests",
+            dependencies: ["msgpipe"],
+            swiftSettings: strict),
+        .testTarget(
             name: "BackpressureTests",
             dependencies: ["Backpressure"],
             swiftSettings: strict),

@@ -22,14 +22,16 @@ struct ReassemblerTests {
     func reassembles() throws {
         var reassembler = MsgPipeReassembler()
         let events = feed(try msgpipePackets(payload, packetSize: 20, messageID: 7, channel: 3), into: &reassembler)
-        #expect(events == [.message(FramedMessage(body: payload, header: MessageHeader(messageID: 7, length: 100), channel: 3))])
+        let header = MessageHeader(messageID: 7, length: 100)
+        #expect(events == [.message(FramedMessage(body: payload, header: header, channel: 3))])
         #expect(reassembler.messagesInProgress == 0)
     }
 
     @Test("four messages interleaved packet by packet on four channels all arrive")
     func interleaved() throws {
         let streams = try (0..<4).map { channel in
-            try msgpipePackets(payload + [UInt8(channel)], packetSize: 20, messageID: UInt32(channel + 1), channel: UInt8(channel))
+            try msgpipePackets(
+                payload + [UInt8(channel)], packetSize: 20, messageID: UInt32(channel + 1), channel: UInt8(channel))
         }
         var packets: [[UInt8]] = []
         for index in 0..<streams[0].count { for stream in streams { packets.append(stream[index]) } }
@@ -53,6 +55,15 @@ struct ReassemblerTests {
         let events = feed(long + [long.last!] + short + short, into: &reassembler)
         #expect(events.compactMap(\.body) == [payload, ascii("hi")])
         #expect(events.allSatisfy { $0.failure == nil })
+    }
+
+    @Test("two different messages reusing one id back to back are both delivered")
+    func reusedIDIsNotDuplicate() throws {
+        let first = try msgpipePackets(ascii("one"), packetSize: 20, messageID: 1)
+        let second = try msgpipePackets(ascii("two"), packetSize: 20, messageID: 1)
+        var reassembler = MsgPipeReassembler()
+        let events = feed(first + second + second, into: &reassembler)
+        #expect(events.compactMap(\.body) == [ascii("one"), ascii("two")], "\(events)")
     }
 
     @Test("every truncation of every packet is reported and the reassembler recovers")
@@ -130,7 +141,8 @@ struct ReassemblerTests {
         let first = try msgpipePackets(payload, packetSize: 20, messageID: 1, channel: 0)
         let second = try msgpipePackets(payload, packetSize: 20, messageID: 2, channel: 1)
         let limits = ReassemblyLimits(maximumBufferedBytes: 150)
-        let events = try eventsThenRecovery([first[0], second[0]] + second.dropFirst() + first.dropFirst(), limits: limits)
+        let packets = [first[0], second[0]] + second.dropFirst() + first.dropFirst()
+        let events = try eventsThenRecovery(packets, limits: limits)
         #expect(events.compactMap(\.failure) == [.bufferedBytesExceeded(messageID: 2, needed: 208, limit: 150)])
         #expect(events.compactMap(\.body) == [payload])
     }
@@ -150,6 +162,24 @@ struct ReassemblerTests {
         ])
         #expect(reassembler.nextStaleDeadline == nil)
         #expect(feed(packets, into: &reassembler, now: .seconds(200)).compactMap(\.body) == [payload])
+    }
+
+    @Test("each channel goes stale on its own deadline")
+    func staleDeadlinesPerChannel() throws {
+        let zero = try msgpipePackets(payload, packetSize: 20, messageID: 1, channel: 0)
+        let one = try msgpipePackets(payload, packetSize: 20, messageID: 2, channel: 1)
+        var reassembler = MsgPipeReassembler(limits: ReassemblyLimits(staleTimeout: .seconds(30)))
+        var events = feed([zero[0]], into: &reassembler, now: .seconds(0))
+        events += feed([one[0]], into: &reassembler, now: .seconds(20))
+        events += feed([one[1]], into: &reassembler, now: .seconds(25))
+        #expect(events.isEmpty)
+        events += feed([one[2]], into: &reassembler, now: .seconds(31))
+        #expect(events == [.failure(.staleMessage(messageID: 1, channel: 0, receivedBytes: 15))])
+        #expect(reassembler.nextStaleDeadline == .seconds(61))
+        reassembler.expireStaleMessages(now: .seconds(61)) { events.append($0) }
+        #expect(events.count == 1)
+        reassembler.expireStaleMessages(now: .seconds(62)) { events.append($0) }
+        #expect(events.last == .failure(.staleMessage(messageID: 2, channel: 1, receivedBytes: 53)))
     }
 
     @Test("a lost packet is reported as missing, the rest of its message is dropped silently")
@@ -207,8 +237,9 @@ struct ReassemblerTests {
         var offset = 40
         var sequence = 3
         while offset < encoder.streamCount {
-            offset = try encoder.writePacket(fromStreamOffset: offset, sequence: sequence, explicitOffset: true, into: &out)
-                .upperBound
+            let range = try encoder.writePacket(
+                fromStreamOffset: offset, sequence: sequence, explicitOffset: true, into: &out)
+            offset = range.upperBound
             packets.append(out)
             sequence += 1
         }
@@ -222,6 +253,17 @@ struct ReassemblerTests {
         #expect(feed(Array(packets.prefix(3)) + [out], into: &gap) == [
             .failure(.missingPacket(messageID: 7, channel: 0, detail: "stream offset 80, expected at most 53"))
         ])
+    }
+
+    @Test("progress reports the partial message and its received stream bytes, for resume")
+    func progressForResume() throws {
+        let packets = try msgpipePackets(payload, packetSize: 20, messageID: 7, channel: 1)
+        var reassembler = MsgPipeReassembler()
+        _ = feed(Array(packets.prefix(3)), into: &reassembler)
+        #expect(reassembler.progress(onChannel: 1) == MessageProgress(
+            header: MessageHeader(messageID: 7, length: 100), channel: 1, receivedStreamBytes: 53))
+        #expect(reassembler.progress(onChannel: 0) == nil)
+        #expect(reassembler.progress(onChannel: 9) == nil)
     }
 
     @Test("control packets are surfaced whole, between the packets of a message")

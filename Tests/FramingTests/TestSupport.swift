@@ -1,9 +1,12 @@
+import Testing
 @testable import Framing
 
 /// Bytes from lowercase hex (test vectors only; traps on a typo in a literal).
 func bytes(_ hex: String) -> [UInt8] {
     let digits = Array(hex.utf8).filter { $0 != UInt8(ascii: " ") }
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
+    }
 }
 
 /// Lowercase hex of `bytes`.
@@ -48,4 +51,66 @@ extension FrameEvent {
     var failure: FramingError? {
         if case let .failure(error) = self { error } else { nil }
     }
+}
+
+/// Every packet `format` produces for `payload`.
+func packets(_ format: FrameFormat, _ payload: [UInt8], packetSize: Int, messageID: UInt32 = 1) throws -> [[UInt8]] {
+    var encoder = try format.makeEncoder(payload: payload, packetSize: packetSize, messageID: messageID)
+    var out: [UInt8] = []
+    var result: [[UInt8]] = []
+    while encoder.writeNextPacket(into: &out) { result.append(out) }
+    return result
+}
+
+/// Encodes `payload`, checks every packet against the format's rules, decodes, and checks the result.
+func expectRoundTrip(
+    _ format: FrameFormat, _ payload: [UInt8], packetSize: Int, sourceLocation: SourceLocation = #_sourceLocation
+) throws {
+    let values = try packets(format, payload, packetSize: packetSize)
+    #expect(values.allSatisfy { $0.count <= packetSize }, sourceLocation: sourceLocation)
+    switch format {
+    case .legacy:
+        let middle = values.dropFirst().dropLast()
+        #expect(values.first?.starts(with: ascii("Start")) == true, sourceLocation: sourceLocation)
+        #expect(values.last?.starts(with: ascii("End")) == true, sourceLocation: sourceLocation)
+        #expect(!middle.contains { $0.starts(with: ascii("Start")) || $0.starts(with: ascii("End")) || $0.isEmpty },
+            "a middle chunk begins with a marker", sourceLocation: sourceLocation)
+    case .eom:
+        #expect(values.last == ascii("EOM"), sourceLocation: sourceLocation)
+        #expect(!values.dropLast().contains { $0 == ascii("EOM") || $0.isEmpty }, sourceLocation: sourceLocation)
+    case .lines, .msgpipe:
+        #expect(!values.contains { $0.isEmpty }, sourceLocation: sourceLocation)
+    }
+    var decoder = format.makeDecoder(limits: ReassemblyLimits(maximumMessageSize: 2 << 20))
+    let events = feed(values, into: &decoder, finish: true)
+    #expect(events.count == 1 && events.first?.body == payload,
+        "\(format) round trip of \(payload.count) bytes at packet size \(packetSize): \(events.count) events",
+        sourceLocation: sourceLocation)
+}
+
+/// A deterministic payload of `count` bytes from `seed`: random bytes mixed with marker fragments
+/// (`Start`, `End`, `EOM`, `\n` and their prefixes) when `fragments` is set; no `\n` when `newlines` is false.
+func generatedPayload(count: Int, seed: UInt64, fragments: Bool, newlines: Bool = true) -> [UInt8] {
+    let pieces = ["Start", "End", "EOM", "\n", "S", "St", "Star", "E", "En", "EO", "StartEnd", "EndStart", "EOMEOM"]
+        .map(ascii).filter { newlines || !$0.contains(UInt8(ascii: "\n")) }
+    var state = seed | 1
+    func next() -> UInt64 {
+        state ^= state << 13
+        state ^= state >> 7
+        state ^= state << 17
+        return state
+    }
+    var payload: [UInt8] = []
+    payload.reserveCapacity(count + 8)
+    while payload.count < count {
+        let roll = next()
+        if fragments, roll % 4 == 0 {
+            payload += pieces[Int((roll >> 8) % UInt64(pieces.count))]
+        } else {
+            var byte = UInt8(truncatingIfNeeded: roll >> 16)
+            if !newlines, byte == UInt8(ascii: "\n") { byte = 0 }
+            payload.append(byte)
+        }
+    }
+    return Array(payload.prefix(count))
 }

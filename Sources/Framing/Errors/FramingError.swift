@@ -115,7 +115,7 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
         switch (id, channel) {
         case let (id?, channel?): "message \(id) on channel \(channel)"
         case let (id?, nil): "message \(id)"
-        case (nil, _): "message"
+        case (nil, _): "a message"
         }
     }
 

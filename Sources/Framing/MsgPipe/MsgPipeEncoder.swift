@@ -17,6 +17,12 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     public let checksum: UInt32
     /// The packet ``writeNextPacket(into:)`` writes next.
     public private(set) var nextPacketIndex = 0
+    /// Packets in the greedy cut at ``packetSize``.
+    public private(set) var packetCount = 0
+    /// Stream bytes the Start packet carries at ``packetSize``.
+    @usableFromInline private(set) var startCapacity = 0
+    /// `payload.count`, kept so the per-packet path needs no collection calls.
+    @usableFromInline let bodyCount: Int
 
     /// An encoder for `payload` as message `messageID`; throws for a payload over 2^32 - 5 bytes, a channel
     /// above 3, or a packet size too small for the Start packet.
@@ -36,7 +42,9 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         self.header = header
         self.channel = channel
         self.packetSize = packetSize
+        bodyCount = payload.count
         checksum = CRC32.checksum(payload)
+        cut()
     }
 
     /// The smallest packet size that carries this header's Start packet and any explicit-offset packet.
@@ -44,10 +52,19 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         max(1 + header.encodedCount + 1, 1 + ULEB128.maximumCount + 1)
     }
 
-    /// Changes the packet size for the packets written from now on (after an MTU change).
+    /// Changes the packet size for the packets written from now on (after an MTU change). The greedy cut
+    /// changes with it: continue a message already under way with explicit-offset packets.
     public mutating func setPacketSize(_ packetSize: Int) throws(FramingError) {
         try Self.check(packetSize: packetSize, header: header)
         self.packetSize = packetSize
+        cut()
+    }
+
+    /// Recomputes the greedy cut for the current packet size.
+    private mutating func cut() {
+        startCapacity = packetSize - 1 - header.encodedCount
+        let rest = streamCount - startCapacity
+        packetCount = rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
     }
 
     private static func check(packetSize: Int, header: MessageHeader) throws(FramingError) {
@@ -58,17 +75,11 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Body plus 4-byte CRC trailer: the bytes the packets carry after the headers.
-    public var streamCount: Int { payload.count + 4 }
-
-    private var startCapacity: Int { packetSize - 1 - header.encodedCount }
-
-    /// Packets in the greedy cut at ``packetSize``.
-    public var packetCount: Int {
-        let rest = streamCount - startCapacity
-        return rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
-    }
+    @inlinable
+    public var streamCount: Int { bodyCount + 4 }
 
     /// The stream bytes packet `index` of the greedy cut carries.
+    @inlinable
     public func streamRange(ofPacket index: Int) throws(FramingError) -> Range<Int> {
         guard index >= 0, index < packetCount else { throw .packetIndexOutOfRange(index: index, count: packetCount) }
         if index == 0 { return 0..<min(startCapacity, streamCount) }
@@ -77,6 +88,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Writes packet `index` of the greedy cut into `out`, replacing its contents (keeping its storage).
+    @inlinable
     public func writePacket(index: Int, into out: inout [UInt8]) throws(FramingError) {
         let range = try streamRange(ofPacket: index)
         out.removeAll(keepingCapacity: true)
@@ -105,7 +117,7 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     /// Writes a non-Start packet carrying stream bytes from `offset` on, as many as fit, with sequence
     /// number `sequence` (taken modulo 8) and, with `explicitOffset`, the offset itself. Returns the stream
     /// bytes written; the packet has E set when they end the stream.
-    @discardableResult
+    @inlinable @discardableResult
     public func writePacket(
         fromStreamOffset offset: Int, sequence: Int, explicitOffset: Bool, into out: inout [UInt8]
     ) throws(FramingError) -> Range<Int> {
@@ -135,8 +147,8 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     }
 
     /// Appends the stream bytes at `range`: payload bytes read in place, then trailer bytes.
-    private func appendStream(_ range: Range<Int>, to out: inout [UInt8]) {
-        let bodyCount = payload.count
+    @inlinable
+    func appendStream(_ range: Range<Int>, to out: inout [UInt8]) {
         let bodyEnd = min(range.upperBound, bodyCount)
         if range.lowerBound < bodyEnd {
             payload.appendBytes(at: range.lowerBound..<bodyEnd, to: &out)

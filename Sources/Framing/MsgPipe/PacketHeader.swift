@@ -24,19 +24,23 @@ public struct PacketHeader: Equatable, Sendable {
         self.explicitOffset = explicitOffset
     }
 
-    /// Decodes the header byte and, with X set, the explicit offset.
-    public init(decoding reader: inout ByteReader) throws(FramingError) {
-        guard !reader.isAtEnd else { throw .emptyPacket }
-        let byte = try reader.readByte("header byte")
+    /// The header a lone header byte describes (its explicit offset, if X is set, is not read).
+    init(byte: UInt8) {
         isStart = byte & Self.startBit != 0
         isEnd = byte & Self.endBit != 0
         channel = (byte >> 3) & 0x03
         sequence = byte & 0x07
+        explicitOffset = nil
+    }
+
+    /// Decodes the header byte and, with X set, the explicit offset.
+    public init(decoding reader: inout ByteReader) throws(FramingError) {
+        guard !reader.isAtEnd else { throw .emptyPacket }
+        let byte = try reader.readByte("header byte")
+        self.init(byte: byte)
         if byte & Self.explicitBit != 0 {
             if isStart { throw .explicitOffsetOnStartPacket }
             explicitOffset = try reader.readULEB128("explicit offset")
-        } else {
-            explicitOffset = nil
         }
     }
 

@@ -84,6 +84,15 @@ struct SimulationEngineTests {
         #expect(simulator.statistics.packetsLostToDisconnect > 0)
     }
 
+    @Test func mtuExchangeRaisesThePacketSizeAfterTheFirstEventOfEachConnection() throws {
+        let configuration = BLELinkConfiguration(
+            linkLayerPayload: 251, attMTU: 247, connectionInterval: .milliseconds(20), initialATTMTU: 23)
+        let faults = SimulatedFaults(disconnectEvery: .seconds(1), reconnectDelay: .milliseconds(400))
+        let simulator = try Self.saturate(configuration, seconds: 2, faults: faults)
+        #expect(simulator.peripheral.connectionLog == ["up 20", "mtu 244", "down", "up 20", "mtu 244"])
+        #expect(simulator.central.packetSize == 244)
+    }
+
     @Test func timersFireAtTheirExactSimulatedTimeEvenBetweenEvents() throws {
         var peripheral = RecordingTestEndpoint()
         peripheral.timers = [.microseconds(12_345), .milliseconds(95), .seconds(3)]

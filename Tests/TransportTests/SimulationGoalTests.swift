@@ -31,7 +31,7 @@ struct SimulationGoalTests {
         #expect(report.efficiency >= 0.90, "efficiency \(report.efficiency): \(report.goodputKbps) of \(report.limitKbps) kbit/s")
     }
 
-    @Test(arguments: [fast, longInterval])
+    @Test(arguments: [fast, fastEncrypted, longInterval])
     func faultMixDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(link: BLELinkConfiguration) throws {
         let clean = try Self.transfer(link)
         let faulty = try Self.transfer(link, faults: Self.faults, seed: 2)
@@ -39,24 +39,39 @@ struct SimulationGoalTests {
         #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
     }
 
-    @Test func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput() throws {
-        let clean = try Self.transfer(Self.baseline)
-        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: 2, bytes: 64 << 10)
+    /// The baseline's fault-free run, shared by the seeds below (computed once).
+    static let cleanBaseline = Result { try transfer(baseline) }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(seed: UInt64) throws {
+        let clean = try Self.cleanBaseline.get()
+        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: seed)
+        #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
         withKnownIssue(
             """
-            TransportEndpoint (branch transport, 284da06) never completes a 32 KiB message at MTU 23 with 1% corrupt \
-            packets: the message is retried whole and 1,600+ packets rarely all arrive intact (reported to the lead)
-            """
+            TransportEndpoint (branch transport, 4865fe4) reaches 72-76 % (seeds 1-5) of its fault-free goodput at \
+            1M/LL 27/MTU 23/10 ms with the fault mix depending on the seed (goal: 75 %); reported to the lead
+            """,
+            isIntermittent: true
         ) {
-            #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
             #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
         }
     }
 
-    @Test(arguments: [baseline, fast])
-    func disconnectEveryTwoSecondsStillDeliversEveryMessageExactlyOnce(link: BLELinkConfiguration) throws {
+    /// Transfers long enough for several drops: 512 KiB take about 23 s on the baseline, 1 MiB 6.5 s on the fast link.
+    @Test(arguments: [(baseline, 512 << 10), (fast, 1 << 20)])
+    func disconnectEveryTwoSecondsStillDeliversEveryMessageExactlyOnce(link: BLELinkConfiguration, bytes: Int) throws {
         let faults = SimulatedFaults(disconnectEvery: .seconds(2), reconnectDelay: .milliseconds(350))
-        let report = try Self.transfer(link, faults: faults, seed: 3, bytes: 1 << 20)
+        let report = try Self.transfer(link, faults: faults, seed: 3, bytes: bytes)
+        #expect(report.link.disconnects >= 2)
+        #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
+    }
+
+    @Test func mtuExchangeOnEveryReconnectStillDeliversEveryMessageExactlyOnce() throws {
+        var link = Self.fast
+        link.initialATTMTU = 23
+        let faults = SimulatedFaults(disconnectEvery: .seconds(1), reconnectDelay: .milliseconds(350))
+        let report = try Self.transfer(link, faults: faults, seed: 4, bytes: 512 << 10)
         #expect(report.link.disconnects >= 2)
         #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
     }

@@ -31,7 +31,9 @@ struct RecordingTestEndpoint: PacketEndpoint {
     var keepPackets = true
 
     mutating func linkConnected(maximumPacketSize: Int, now: Duration) { connectionLog.append("up \(maximumPacketSize)") }
-    mutating func maximumPacketSizeChanged(_ maximumPacketSize: Int, now: Duration) {}
+    mutating func maximumPacketSizeChanged(_ maximumPacketSize: Int, now: Duration) {
+        connectionLog.append("mtu \(maximumPacketSize)")
+    }
     mutating func linkDisconnected(now: Duration) { connectionLog.append("down") }
     mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration) {
         if keepPackets { received.append(Array(packet)) }

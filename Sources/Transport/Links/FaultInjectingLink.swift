@@ -56,37 +56,29 @@ public final class FaultInjectingLink<Base: Link>: Link {
     public func close() async { await base.close() }
 
     private func plan(for packet: [UInt8], in state: inout State) -> Plan {
-        // Every decision draws the same number of values, so one fault does not shift the others.
-        let dropDraw = state.random.nextUnitInterval()
-        let duplicateDraw = state.random.nextUnitInterval()
-        let reorderDraw = state.random.nextUnitInterval()
-        let corruptDraw = state.random.nextUnitInterval()
-        let delayDraw = state.random.nextUnitInterval()
-        let position = state.random.next(below: max(1, packet.count))
-        let bit = UInt8(1) << UInt8(state.random.next(below: 8))
-        let delayPackets = 1 + state.random.next(below: faults.maximumDelayPackets)
-
+        let draw = PacketFaultDraw(
+            packetSize: packet.count, maximumDelay: faults.maximumDelayPackets, using: &state.random)
         var plan = Plan()
         let due = releaseDueHeldPackets(&state)
         state.statistics.packetsOffered += 1
-        if dropDraw < faults.drop {
+        if draw.loss < faults.drop {
             state.statistics.dropped += 1
         } else {
             var outgoing = packet
-            if corruptDraw < faults.corrupt, !outgoing.isEmpty {
-                outgoing[position] ^= bit
+            if draw.corrupt < faults.corrupt, !outgoing.isEmpty {
+                outgoing = draw.corrupting(outgoing)
                 state.statistics.corrupted += 1
             }
-            if reorderDraw < faults.reorder {
+            if draw.reorder < faults.reorder {
                 state.held.append(HeldPacket(packet: outgoing, remainingSends: 1))
                 state.statistics.reordered += 1
-            } else if delayDraw < faults.delay {
-                state.held.append(HeldPacket(packet: outgoing, remainingSends: delayPackets))
+            } else if draw.delay < faults.delay {
+                state.held.append(HeldPacket(packet: outgoing, remainingSends: draw.delayPackets))
                 state.statistics.delayed += 1
             } else {
                 plan.packets.append(outgoing)
             }
-            if duplicateDraw < faults.duplicate {
+            if draw.duplicate < faults.duplicate {
                 plan.packets.append(outgoing)
                 state.statistics.duplicated += 1
             }

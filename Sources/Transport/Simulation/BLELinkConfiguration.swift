@@ -17,12 +17,15 @@ public struct BLELinkConfiguration: Sendable, Equatable {
     public var controllerBufferPackets: Int
     /// Time kept free before the next anchor: the event ends when the next PDU pair would not fit before it.
     public var eventEndMargin: Duration
+    /// When set, each connection starts at this ATT MTU and switches to `attMTU` after its first event, as an
+    /// ATT MTU exchange does (endpoints see `maximumPacketSizeChanged`).
+    public var initialATTMTU: Int?
 
     /// A configuration; the defaults are the BLE 4.0 baseline (1M, LL 27, MTU 23), 30 ms interval.
     public init(
         phy: BLEPhy = .le1M, linkLayerPayload: Int = 27, attMTU: Int = 23,
         connectionInterval: Duration = .milliseconds(30), packetsPerEvent: Int? = nil, encrypted: Bool = false,
-        controllerBufferPackets: Int = 4, eventEndMargin: Duration = .microseconds(150)
+        controllerBufferPackets: Int = 4, eventEndMargin: Duration = .microseconds(150), initialATTMTU: Int? = nil
     ) {
         self.phy = phy
         self.linkLayerPayload = linkLayerPayload
@@ -32,6 +35,7 @@ public struct BLELinkConfiguration: Sendable, Equatable {
         self.encrypted = encrypted
         self.controllerBufferPackets = controllerBufferPackets
         self.eventEndMargin = eventEndMargin
+        self.initialATTMTU = initialATTMTU
     }
 
     /// Largest msgpipe packet: the ATT value of a notification or write command, `attMTU - 3`.
@@ -43,6 +47,9 @@ public struct BLELinkConfiguration: Sendable, Equatable {
             throw .invalidConfiguration("LL payload \(linkLayerPayload) is outside 27...251")
         }
         guard (23...517).contains(attMTU) else { throw .invalidConfiguration("ATT MTU \(attMTU) is outside 23...517") }
+        if let initialATTMTU, !(23...attMTU).contains(initialATTMTU) {
+            throw .invalidConfiguration("initial ATT MTU \(initialATTMTU) is outside 23...\(attMTU)")
+        }
         guard connectionInterval >= .microseconds(7_500), connectionInterval <= .seconds(4) else {
             throw .invalidConfiguration("connection interval \(connectionInterval) is outside 7.5 ms...4 s")
         }

@@ -32,6 +32,8 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
     private var transmitQueues = [LinkLayerQueue(), LinkLayerQueue()]
     private var heldForReorder: [[UInt8]?] = [nil, nil]
     private var scratch: [UInt8] = []
+    /// The packet size of the live connection (below the configured one until the MTU exchange).
+    private var maximumPacketSize: Int
 
     /// A simulator at time zero with both endpoints connected.
     public init(
@@ -47,6 +49,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         self.random = Xoshiro256StarStar(seed: seed)
         self.central = central
         self.peripheral = peripheral
+        self.maximumPacketSize = configuration.maximumPacketSize
         connect()
     }
 
@@ -89,6 +92,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
             return skipIdleEvents(from: anchor)
         }
         try runConnectionEvent(at: anchor)
+        if maximumPacketSize < configuration.maximumPacketSize, isConnected { exchangeMTU() }
         return true
     }
 
@@ -159,8 +163,8 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
     }
 
     private mutating func enqueueScratch(direction: Int) throws(SimulationError) {
-        guard scratch.count <= configuration.maximumPacketSize else {
-            throw .packetTooLarge(size: scratch.count, limit: configuration.maximumPacketSize)
+        guard scratch.count <= maximumPacketSize else {
+            throw .packetTooLarge(size: scratch.count, limit: maximumPacketSize)
         }
         transmitQueues[direction].append(scratch)
         statistics.packetsSent[direction] += 1
@@ -170,31 +174,24 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
 
     /// Applies the faults to a packet whose last fragment just arrived and hands the result to the receiver.
     private mutating func deliver(_ packet: [UInt8], direction: Int) {
-        // The same number of draws for every packet, so one fault does not shift the others.
-        let lossDraw = random.nextUnitInterval()
-        let duplicateDraw = random.nextUnitInterval()
-        let reorderDraw = random.nextUnitInterval()
-        let corruptDraw = random.nextUnitInterval()
-        let position = random.next(below: max(1, packet.count))
-        let bit = UInt8(1) << UInt8(random.next(below: 8))
-
+        let draw = PacketFaultDraw(packetSize: packet.count, maximumDelay: 1, using: &random)
         let released = heldForReorder[direction]
         heldForReorder[direction] = nil
-        if lossDraw < faults.loss {
+        if draw.loss < faults.loss {
             statistics.packetsLost += 1
         } else {
             var arriving = packet
-            if corruptDraw < faults.corrupt, !arriving.isEmpty {
-                arriving[position] ^= bit
+            if draw.corrupt < faults.corrupt, !arriving.isEmpty {
+                arriving = draw.corrupting(arriving)
                 statistics.packetsCorrupted += 1
             }
-            if reorderDraw < faults.reorder && released == nil {
+            if draw.reorder < faults.reorder && released == nil {
                 heldForReorder[direction] = arriving
                 statistics.packetsReordered += 1
             } else {
                 hand(arriving, direction: direction)
             }
-            if duplicateDraw < faults.duplicate {
+            if draw.duplicate < faults.duplicate {
                 hand(arriving, direction: direction)
                 statistics.packetsDuplicated += 1
             }
@@ -220,8 +217,16 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         isConnected = true
         nextAnchor = clock
         disconnectAt = faults.disconnectEvery.map { clock + nanoseconds($0) }
-        central.linkConnected(maximumPacketSize: configuration.maximumPacketSize, now: now)
-        peripheral.linkConnected(maximumPacketSize: configuration.maximumPacketSize, now: now)
+        maximumPacketSize = (configuration.initialATTMTU ?? configuration.attMTU) - 3
+        central.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
+        peripheral.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
+    }
+
+    /// The ATT MTU exchange completes: both endpoints may use the configured packet size from now on.
+    private mutating func exchangeMTU() {
+        maximumPacketSize = configuration.maximumPacketSize
+        central.maximumPacketSizeChanged(maximumPacketSize, now: now)
+        peripheral.maximumPacketSizeChanged(maximumPacketSize, now: now)
     }
 
     private mutating func disconnect() {

@@ -29,8 +29,8 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
 
     /// Queues a message; its outcome arrives as `sendCompleted`/`sendFailed` (and `responseReceived`).
     ///
-    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above the maximum message size or while the send
-    /// queue is full (check ``canSubmit``).
+    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above the maximum message size and
+    /// ``TransportError/sendQueueFull(limit:)`` while the send queue is full (check ``canSubmit``).
     public mutating func submit(
         _ body: [UInt8], options: SendOptions = SendOptions(), now: Duration
     ) throws(TransportError) -> SubmissionID {

@@ -6,6 +6,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case retriesExhausted(messageID: UInt32, retries: Int)
     /// The message is larger than the configured maximum.
     case messageTooLarge(size: Int, limit: Int)
+    /// The endpoint's send queue is full (check ``TransportEndpoint/canSubmit`` first).
+    case sendQueueFull(limit: Int)
     /// The peer refused the message for good.
     case rejectedByPeer(messageID: UInt32, reason: RejectionReason)
     /// A received deflated message did not inflate within the maximum message size (corrupt or a zip bomb).
@@ -32,6 +34,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .retriesExhausted(id, retries):
             "message \(id) failed: no progress after \(retries) retransmission timeouts"
         case let .messageTooLarge(size, limit): "message of \(size) bytes exceeds the maximum of \(limit)"
+        case let .sendQueueFull(limit): "the send queue is full (\(limit) messages)"
         case let .rejectedByPeer(id, reason):
             "the peer rejected message \(id): \(reason == .tooLarge ? "too large" : "it did not inflate")"
         case let .inflateFailed(id, limit):

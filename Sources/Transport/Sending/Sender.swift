@@ -45,7 +45,7 @@ struct Sender: Sendable {
         guard body.count <= configuration.maximumMessageSize else {
             throw .messageTooLarge(size: body.count, limit: configuration.maximumMessageSize)
         }
-        guard canSubmit else { throw .messageTooLarge(size: body.count, limit: 0) }
+        guard canSubmit else { throw .sendQueueFull(limit: configuration.maximumQueuedMessages) }
         var flags: MessageFlags = [.reliable]
         var carried = body
         if options.compress, let deflated = try Deflate.compress(body, level: configuration.compressionLevel) {

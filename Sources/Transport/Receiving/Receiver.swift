@@ -233,6 +233,18 @@ struct Receiver: Sendable {
         for candidate in [forward, forward - 8, forward + 8] where fits(candidate) {
             return candidate
         }
+        // A retransmission sent implicitly (PROTOCOL.md 3.5): one of the first two missing segments with this Q.
+        var found = 0
+        var scanned = 0
+        var missing = message.held.firstMissing()
+        while missing <= last, found < 2, scanned < 64 {
+            if missing & 7 == Int(header.sequence) {
+                if fits(missing) { return missing }
+                found += 1
+            }
+            scanned += 1
+            missing = message.held.firstMissing(from: missing + 1)
+        }
         return nil
     }
 

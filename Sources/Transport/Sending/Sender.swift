@@ -442,6 +442,15 @@ struct Sender: Sendable {
                 recordFlight(at: index, segment: 0, retransmission: true, now: now)
                 return true
             }
+            if messages[index].piece == nil, let segment = messages[index].retransmitQueue.first,
+                canResendImplicitly(at: index, segment: segment, packetSize: packetSize)
+            {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(segment)
+                writeImplicit(at: index, segment: segment, into: &buffer)
+                recordFlight(at: index, segment: segment, retransmission: true, now: now)
+                return true
+            }
             if messages[index].piece != nil || !messages[index].retransmitQueue.isEmpty {
                 writeExplicitPiece(at: index, into: &buffer, packetSize: packetSize, now: now)
                 return true
@@ -541,7 +550,15 @@ struct Sender: Sendable {
             writeExplicitPiece(at: index, into: &buffer, packetSize: packetSize, now: now, retransmission: false)
             return
         }
+        writeImplicit(at: index, segment: segment, into: &buffer)
+        messages[index].nextUnsent += 1
+        recordFlight(at: index, segment: segment, retransmission: false, now: now)
+    }
+
+    /// Writes segment `segment` as an implicitly indexed packet (PROTOCOL.md 3.2).
+    private func writeImplicit(at index: Int, segment: Int, into buffer: inout [UInt8]) {
         let message = messages[index]
+        guard let layout = message.layout else { return }
         let range = layout.range(of: segment)
         buffer.removeAll(keepingCapacity: true)
         PacketHeader(
@@ -552,8 +569,28 @@ struct Sender: Sendable {
             buffer.appendUInt16LittleEndian(
                 Checksum.packetCheck(messageID: message.messageID, streamOffset: range.lowerBound, packet: buffer[...]))
         }
-        messages[index].nextUnsent += 1
-        recordFlight(at: index, segment: segment, retransmission: false, now: now)
+    }
+
+    /// A lost segment of a checked message may go again as one implicit packet when the receiver will find it:
+    /// it is among the first two unacknowledged segments with its Q (the receiver's missing ones are a subset).
+    private func canResendImplicitly(at index: Int, segment: Int, packetSize: Int) -> Bool {
+        let message = messages[index]
+        guard message.isChecked, let layout = message.layout, segment > 0, packetSize >= layout.packetSize else {
+            return false
+        }
+        var before = 0
+        var scanned = 0
+        var unacked = message.acked.firstMissing()
+        while unacked < segment {
+            if unacked & 7 == segment & 7 {
+                before += 1
+                if before >= 2 { return false }
+            }
+            scanned += 1
+            if scanned >= 64 { return false }
+            unacked = message.acked.firstMissing(from: unacked + 1)
+        }
+        return unacked == segment
     }
 
     /// Writes stream bytes from the current piece on as an explicit-offset packet (PROTOCOL.md 3.2): it runs on

@@ -93,5 +93,11 @@ let package = Package(
             path: "Benchmarks/FramingBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "TransportBenchmarks",
+            dependencies: ["Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/TransportBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
     ]
 )

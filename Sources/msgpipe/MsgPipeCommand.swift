@@ -6,6 +6,6 @@ struct MsgPipeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msgpipe",
         abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
-        subcommands: [FrameCommand.self, DeframeCommand.self]
+        subcommands: [FrameCommand.self, DeframeCommand.self, BenchCommand.self]
     )
 }

@@ -1,0 +1,399 @@
+public import Logging
+import DequeModule
+
+/// Whole messages over any ``Link``, reliably: acknowledged sends, exactly-once in-order delivery,
+/// request/response, resume after reconnect (PROTOCOL.md section 3).
+///
+/// One driver task per link feeds link events into a ``TransportEndpoint``, writes what it produces
+/// (suspending while the link is not ready) and fires its timers on the clock, sleeping in between.
+public actor Transport {
+    private var endpoint: TransportEndpoint
+    private let options: TransportOptions
+    private let clock: TransportClock
+    private let logger: Logger?
+    private let closeLink: @Sendable () async -> Void
+    private var driver: Task<Void, Never>?
+    private var closed = false
+
+    private var buffer: [UInt8] = []
+    private var writerWaiter: CheckedContinuation<[UInt8]?, Never>?
+    private var timerWaiter: CheckedContinuation<Void, Never>?
+    private var timerSleepsUntil: Duration?
+    private var messageWaiter: CheckedContinuation<ReceivedMessage?, Never>?
+    private var submitWaiters = Deque<Waiter>()
+    private var requestGateWaiters = Deque<Waiter>()
+    private var requestInProgress = false
+    private var pending: [SubmissionID: Pending] = [:]
+    private var nextWaiterID: UInt64 = 0
+
+    private struct Pending {
+        var continuation: CheckedContinuation<[UInt8], any Error>
+        var isRequest: Bool
+    }
+
+    /// Starts a transport over `link`; it runs until ``close()`` or until the link's events finish.
+    public init<L: Link>(
+        link: L, options: TransportOptions = TransportOptions(), clock: some Clock<Duration> = ContinuousClock(),
+        logger: Logger? = nil
+    ) {
+        endpoint = TransportEndpoint(configuration: options.endpoint)
+        self.options = options
+        self.clock = TransportClock(clock)
+        self.logger = logger
+        closeLink = { await link.close() }
+        let events = link.events
+        let send: @Sendable ([UInt8]) async throws -> Void = { try await link.send($0) }
+        driver = nil
+        Task { await self.startDriver(events: events, send: send) }
+    }
+
+    private func startDriver<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
+        events: Events, send: @escaping @Sendable ([UInt8]) async throws -> Void
+    ) {
+        guard !closed, driver == nil else { return }
+        driver = Task { [self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events { await self.handle(event) }
+                    await self.close()
+                }
+                group.addTask { await self.writeLoop(send: send) }
+                group.addTask { await self.timerLoop() }
+                await group.waitForAll()
+            }
+        }
+    }
+
+    // MARK: Public API
+
+    /// Sends `message` and returns when the peer has acknowledged all of it.
+    ///
+    /// Throws ``TransportError`` after the retries or the `timeout`, ``TransportError/cancelled`` when the
+    /// calling task is cancelled (the message is then withdrawn at the peer), ``TransportError/closed``.
+    public func send(_ message: [UInt8], compress: Bool = false, timeout: Duration? = nil) async throws {
+        _ = try await submitAndWait(message, kind: .message, compress: compress, timeout: timeout)
+    }
+
+    /// Sends a request and returns the body of the peer's response, or throws after `timeout`
+    /// (``TransportError/responseTimedOut(requestID:)`` when the request arrived but no response came).
+    public func request(_ message: [UInt8], compress: Bool = false, timeout: Duration) async throws -> [UInt8] {
+        if options.sequentialRequests { try await enterRequestGate() }
+        defer { if options.sequentialRequests { leaveRequestGate() } }
+        return try await submitAndWait(message, kind: .request, compress: compress, timeout: timeout)
+    }
+
+    /// Answers `request` (a message with ``ReceivedMessage/isRequest``) with `response`.
+    public func respond(to request: ReceivedMessage, with response: [UInt8], compress: Bool = false) async throws {
+        _ = try await submitAndWait(
+            response, kind: .response(to: request.messageID), compress: compress, timeout: nil)
+    }
+
+    /// Serves requests one at a time, in arrival order, until the transport closes; other messages are
+    /// passed to `other`. The handler's error is logged and answered with an empty response.
+    public func serveRequests(
+        other: @Sendable (ReceivedMessage) async -> Void = { _ in },
+        _ handler: @Sendable (ReceivedMessage) async throws -> [UInt8]
+    ) async {
+        for await message in messages {
+            guard message.isRequest else {
+                await other(message)
+                continue
+            }
+            let response: [UInt8]
+            do {
+                response = try await handler(message)
+            } catch {
+                logger?.warning("request handler failed", metadata: ["request": "\(message.messageID)"])
+                response = []
+            }
+            do {
+                try await respond(to: message, with: response)
+            } catch {
+                logger?.warning("response not delivered: \(error)")
+            }
+        }
+    }
+
+    /// The messages the peer sends, each exactly once, in its order. Backpressured: while nobody reads,
+    /// the peer's sends wait. Single consumer; finishes when the transport closes.
+    public nonisolated var messages: Messages { Messages(transport: self) }
+
+    /// Closes the transport and its link: pending operations throw ``TransportError/closed``.
+    public func close() async {
+        guard !closed else { return }
+        closed = true
+        logger?.debug("transport closing")
+        for (_, entry) in pending { entry.continuation.resume(throwing: TransportError.closed) }
+        pending.removeAll()
+        while let waiter = submitWaiters.popFirst() { waiter.continuation.resume(throwing: TransportError.closed) }
+        while let waiter = requestGateWaiters.popFirst() {
+            waiter.continuation.resume(throwing: TransportError.closed)
+        }
+        messageWaiter?.resume(returning: nil)
+        messageWaiter = nil
+        writerWaiter?.resume(returning: nil)
+        writerWaiter = nil
+        timerWaiter?.resume()
+        timerWaiter = nil
+        driver?.cancel()
+        await closeLink()
+    }
+
+    // MARK: Submission
+
+    private func submitAndWait(
+        _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?
+    ) async throws -> [UInt8] {
+        guard !closed else { throw TransportError.closed }
+        try await waitForRoom()
+        let deadline = timeout.map { clock.now() + $0 }
+        let id = try endpoint.submit(
+            body, options: SendOptions(kind: kind, compress: compress, deadline: deadline), now: clock.now())
+        afterChange()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                if closed {
+                    continuation.resume(throwing: TransportError.closed)
+                } else if Task.isCancelled {
+                    continuation.resume(throwing: TransportError.cancelled)
+                    endpoint.cancel(id, error: .cancelled, now: clock.now())
+                    afterChange()
+                } else {
+                    pending[id] = Pending(continuation: continuation, isRequest: kind == .request)
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelSubmission(id) }
+        }
+    }
+
+    private func cancelSubmission(_ id: SubmissionID) {
+        guard pending[id] != nil else { return }
+        endpoint.cancel(id, error: .cancelled, now: clock.now())
+        afterChange()
+    }
+
+    private func waitForRoom() async throws {
+        while !endpoint.canSubmit {
+            try await suspend(in: .submit)
+            guard !closed else { throw TransportError.closed }
+        }
+    }
+
+    private func enterRequestGate() async throws {
+        while requestInProgress {
+            try await suspend(in: .requestGate)
+            guard !closed else { throw TransportError.closed }
+        }
+        requestInProgress = true
+    }
+
+    private func leaveRequestGate() {
+        requestInProgress = false
+        requestGateWaiters.popFirst()?.continuation.resume()
+    }
+
+    private enum WaitQueue { case submit, requestGate }
+    private typealias Waiter = (id: UInt64, continuation: CheckedContinuation<Void, any Error>)
+
+    private func append(_ waiter: Waiter, to queue: WaitQueue) {
+        switch queue {
+        case .submit: submitWaiters.append(waiter)
+        case .requestGate: requestGateWaiters.append(waiter)
+        }
+    }
+
+    private func remove(_ waiterID: UInt64, from queue: WaitQueue) -> Waiter? {
+        switch queue {
+        case .submit:
+            guard let index = submitWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+            return submitWaiters.remove(at: index)
+        case .requestGate:
+            guard let index = requestGateWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
+            return requestGateWaiters.remove(at: index)
+        }
+    }
+
+    /// Suspends in a FIFO of waiters, leaving it promptly with ``TransportError/cancelled`` on cancellation.
+    private func suspend(in queue: WaitQueue) async throws {
+        nextWaiterID += 1
+        let waiterID = nextWaiterID
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: TransportError.cancelled)
+                } else {
+                    append((waiterID, continuation), to: queue)
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelWaiter(waiterID, in: queue) }
+        }
+    }
+
+    private func cancelWaiter(_ waiterID: UInt64, in queue: WaitQueue) {
+        remove(waiterID, from: queue)?.continuation.resume(throwing: TransportError.cancelled)
+    }
+
+    // MARK: Receiving
+
+    fileprivate func nextMessage() async -> ReceivedMessage? {
+        if let message = endpoint.takeMessage() {
+            afterChange()
+            return message
+        }
+        guard !closed, messageWaiter == nil else { return nil }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<ReceivedMessage?, Never>) in
+            messageWaiter = continuation
+        }
+    }
+
+    // MARK: Driver
+
+    private func handle(_ event: LinkEvent) {
+        let now = clock.now()
+        switch event {
+        case let .connected(size):
+            logger?.debug("link connected", metadata: ["packetSize": "\(size)"])
+            endpoint.linkConnected(maximumPacketSize: size, now: now)
+        case let .maximumPacketSizeChanged(size):
+            endpoint.maximumPacketSizeChanged(size, now: now)
+        case let .packet(bytes):
+            endpoint.receive(bytes[...], now: now)
+        case let .disconnected(reason):
+            logger?.debug("link disconnected", metadata: ["reason": "\(reason)"])
+            endpoint.linkDisconnected(now: now)
+        }
+        afterChange()
+    }
+
+    /// Delivers the endpoint's events, hands a packet to a waiting writer, re-arms the timer.
+    private func afterChange() {
+        while let event = endpoint.pollEvent() { dispatch(event) }
+        if let writer = writerWaiter, endpoint.writeNextPacket(into: &buffer, now: clock.now()) {
+            writerWaiter = nil
+            writer.resume(returning: buffer)
+        }
+        if let waiter = messageWaiter, let message = endpoint.takeMessage() {
+            messageWaiter = nil
+            waiter.resume(returning: message)
+            while let event = endpoint.pollEvent() { dispatch(event) }
+        }
+        while endpoint.canSubmit, let waiter = submitWaiters.popFirst() { waiter.continuation.resume() }
+        if let timeout = endpoint.nextTimeout, let waiter = timerWaiter,
+            timerSleepsUntil.map({ timeout < $0 }) ?? true
+        {
+            timerWaiter = nil
+            waiter.resume()
+        }
+    }
+
+    private func dispatch(_ event: EndpointEvent) {
+        switch event {
+        case let .sendCompleted(id, messageID):
+            logger?.trace("message acknowledged", metadata: ["messageID": "\(messageID)"])
+            if let entry = pending[id], !entry.isRequest {
+                pending[id] = nil
+                entry.continuation.resume(returning: [])
+            }
+        case let .sendFailed(id, error):
+            logger?.debug("send failed: \(error)")
+            pending.removeValue(forKey: id)?.continuation.resume(throwing: error)
+        case let .responseReceived(id, response):
+            pending.removeValue(forKey: id)?.continuation.resume(returning: response.body)
+        case let .receiveFailed(error):
+            logger?.warning("receive failed: \(error)")
+        case .messageAvailable:
+            break
+        }
+    }
+
+    private func nextPacket() async -> [UInt8]? {
+        if closed { return nil }
+        if endpoint.writeNextPacket(into: &buffer, now: clock.now()) {
+            let packet = buffer
+            afterChange()
+            return packet
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<[UInt8]?, Never>) in
+            writerWaiter = continuation
+        }
+    }
+
+    private func writeLoop(send: @Sendable ([UInt8]) async throws -> Void) async {
+        while let packet = await nextPacket() {
+            do {
+                try await send(packet)
+            } catch let error as LinkError {
+                if error == .closed { break }
+                // Not connected or dropped: the endpoint learns it from the link's events and recovers.
+            } catch {
+                break
+            }
+        }
+    }
+
+    /// The earliest endpoint timeout; registers the timer loop as sleeping until then.
+    private func armTimer() -> (deadline: Duration?, closed: Bool) {
+        timerSleepsUntil = endpoint.nextTimeout
+        return (timerSleepsUntil, closed)
+    }
+
+    private func waitForEarlierTimeout() async {
+        guard !closed else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in timerWaiter = continuation }
+    }
+
+    private func releaseTimerWaiter() {
+        timerWaiter?.resume()
+        timerWaiter = nil
+    }
+
+    private func fireTimers() {
+        timerSleepsUntil = nil
+        let now = clock.now()
+        if let timeout = endpoint.nextTimeout, timeout <= now {
+            endpoint.handleTimeout(now: now)
+        }
+        afterChange()
+    }
+
+    private func timerLoop() async {
+        let sleepUntil = clock.sleepUntil
+        while true {
+            let (deadline, isClosed) = armTimer()
+            if isClosed || Task.isCancelled { return }
+            if let deadline {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { try? await sleepUntil(deadline) }
+                    group.addTask { await self.waitForEarlierTimeout() }
+                    await group.next()
+                    group.cancelAll()
+                    self.releaseTimerWaiter()
+                }
+            } else {
+                await waitForEarlierTimeout()
+            }
+            fireTimers()
+        }
+    }
+}
+
+extension Transport {
+    /// The received messages of a ``Transport`` (see ``Transport/messages``).
+    public struct Messages: AsyncSequence, Sendable {
+        public typealias Element = ReceivedMessage
+        public typealias Failure = Never
+        let transport: Transport
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let transport: Transport
+            public mutating func next() async -> ReceivedMessage? { await transport.nextMessage() }
+            public mutating func next(isolation actor: isolated (any Actor)?) async -> ReceivedMessage? {
+                await transport.nextMessage()
+            }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(transport: transport) }
+    }
+}

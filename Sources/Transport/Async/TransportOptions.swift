@@ -1,0 +1,12 @@
+/// Settings of a ``Transport``: the protocol limits plus request behaviour.
+public struct TransportOptions: Sendable {
+    /// Limits and timings of the underlying ``TransportEndpoint``.
+    public var endpoint = EndpointConfiguration()
+    /// Requests go out one at a time, each after the previous one's response (the seeds' command queue).
+    public var sequentialRequests = false
+
+    public init(endpoint: EndpointConfiguration = EndpointConfiguration(), sequentialRequests: Bool = false) {
+        self.endpoint = endpoint
+        self.sequentialRequests = sequentialRequests
+    }
+}

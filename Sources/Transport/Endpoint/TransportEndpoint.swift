@@ -1,0 +1,136 @@
+import DequeModule
+import Framing
+
+/// msgpipe's reliable message protocol as a sans-I/O state machine (PROTOCOL.md section 3).
+///
+/// Submit messages with ``submit(_:options:now:)``, drive it through ``PacketEndpoint``, read what happened
+/// with ``pollEvent()`` and take delivered messages with ``takeMessage()``: messages not taken keep the
+/// receiver's memory occupied, which makes the peer's sender wait (end-to-end backpressure).
+public struct TransportEndpoint: PacketEndpoint, Sendable {
+    public let configuration: EndpointConfiguration
+    private var sender: Sender
+    private var receiver: Receiver
+    private var events = Deque<EndpointEvent>()
+    public private(set) var maximumPacketSize: Int?
+
+    public init(configuration: EndpointConfiguration = EndpointConfiguration()) {
+        self.configuration = configuration
+        sender = Sender(configuration: configuration)
+        receiver = Receiver(configuration: configuration)
+    }
+
+    // MARK: Application API
+
+    /// True while another message can be submitted (the send queue has room).
+    public var canSubmit: Bool { sender.canSubmit }
+
+    /// True when nothing is queued, in flight, or waiting for a response on the sending side.
+    public var isSendIdle: Bool { sender.isIdle }
+
+    /// Queues a message; its outcome arrives as `sendCompleted`/`sendFailed` (and `responseReceived`).
+    ///
+    /// Throws ``TransportError/messageTooLarge(size:limit:)`` above the maximum message size and
+    /// ``TransportError/sendQueueFull(limit:)`` while the send queue is full (check ``canSubmit``).
+    public mutating func submit(
+        _ body: [UInt8], options: SendOptions = SendOptions(), now: Duration
+    ) throws(TransportError) -> SubmissionID {
+        try sender.submit(body, options: options)
+    }
+
+    /// Abandons a submitted message: it is reported as failed with `error` and cancelled at the peer.
+    public mutating func cancel(_ submission: SubmissionID, error: TransportError = .cancelled, now: Duration) {
+        sender.abandon(submission, error: error, now: now)
+    }
+
+    /// The next thing that happened, or nil.
+    public mutating func pollEvent() -> EndpointEvent? {
+        routeDeliveries()
+        if let event = events.popFirst() { return event }
+        if let event = sender.popEvent() { return event }
+        if let failure = receiver.popFailure() { return .receiveFailed(failure) }
+        return nil
+    }
+
+    /// The next message delivered by the peer, in order, exactly once; nil when none is waiting.
+    public mutating func takeMessage() -> ReceivedMessage? {
+        routeDeliveries()
+        return receiver.takeMessage()
+    }
+
+    /// Messages waiting in ``takeMessage()``.
+    public var availableMessages: Int { receiver.applicationQueue.count }
+
+    /// Bytes the receiving side holds (messages in progress, out of order, or not yet taken).
+    public var receiverBufferedBytes: Int { receiver.bufferedBytes }
+
+    /// Bytes the sending side holds for messages not yet finished.
+    public var senderBufferedBytes: Int { sender.bufferedBytes }
+
+    var senderSummary: String { sender.summary }
+    var receiverSummary: String { receiver.summary }
+
+    private mutating func routeDeliveries() {
+        while let message = receiver.popOutput() {
+            if message.correlationID != nil, sender.matchResponse(message) { continue }
+            if message.correlationID != nil { continue }  // a response nobody waits for any more
+            receiver.enqueueForApplication(message)
+            events.append(.messageAvailable)
+        }
+    }
+
+    // MARK: PacketEndpoint
+
+    public mutating func linkConnected(maximumPacketSize: Int, now: Duration) {
+        self.maximumPacketSize = maximumPacketSize
+        receiver.packetSize = maximumPacketSize
+        sender.connected(packetSize: maximumPacketSize, now: now)
+    }
+
+    public mutating func maximumPacketSizeChanged(_ maximumPacketSize: Int, now: Duration) {
+        self.maximumPacketSize = maximumPacketSize
+        receiver.packetSize = maximumPacketSize
+        sender.packetSize = maximumPacketSize
+    }
+
+    public mutating func linkDisconnected(now: Duration) {
+        maximumPacketSize = nil
+        sender.disconnected()
+    }
+
+    public mutating func receive(_ packet: ArraySlice<UInt8>, now: Duration) {
+        if packet.starts(with: ControlPacket.prefix) {
+            guard let control = TransportControl(decoding: packet) else {
+                sender.noteCorruption(now: now)
+                return
+            }
+            if !sender.handle(control, now: now) {
+                switch control {
+                case let .query(id): receiver.handleQuery(id)
+                case let .cancel(id): receiver.handleCancel(id)
+                default: break
+                }
+            }
+        } else {
+            receiver.receiveData(packet, now: now)
+        }
+        routeDeliveries()
+    }
+
+    public mutating func writeNextPacket(into buffer: inout [UInt8], now: Duration) -> Bool {
+        guard maximumPacketSize != nil else { return false }
+        return receiver.writeControl(into: &buffer) || sender.writeControl(into: &buffer)
+            || sender.writeData(into: &buffer, now: now)
+    }
+
+    public var nextTimeout: Duration? {
+        switch (sender.nextTimeout, receiver.nextTimeout) {
+        case let (.some(a), .some(b)): min(a, b)
+        case let (a, b): a ?? b
+        }
+    }
+
+    public mutating func handleTimeout(now: Duration) {
+        sender.handleTimeout(now: now)
+        receiver.handleTimeout(now: now)
+    }
+}

@@ -1,0 +1,52 @@
+/// Why a Transport operation failed.
+public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The message was not acknowledged within its deadline.
+    case deadlineExceeded(messageID: UInt32?)
+    /// The peer stopped answering: `retries` retransmission timeouts passed without progress.
+    case retriesExhausted(messageID: UInt32, retries: Int)
+    /// The message is larger than the configured maximum.
+    case messageTooLarge(size: Int, limit: Int)
+    /// The endpoint's send queue is full (check ``TransportEndpoint/canSubmit`` first).
+    case sendQueueFull(limit: Int)
+    /// The peer refused the message for good.
+    case rejectedByPeer(messageID: UInt32, reason: RejectionReason)
+    /// A received deflated message did not inflate within the maximum message size (corrupt or a zip bomb).
+    case inflateFailed(messageID: UInt32, limit: Int)
+    /// Deflating an outgoing message failed inside zlib.
+    case deflateFailed(code: Int32)
+    /// No response to the request arrived before its deadline.
+    case responseTimedOut(requestID: UInt32)
+    /// The send was cancelled by the caller before the peer acknowledged it.
+    case cancelled
+    /// The transport is closed.
+    case closed
+    /// The link reported a failure.
+    case link(LinkError)
+    /// The link's packets are smaller than Transport's minimum.
+    case packetSizeTooSmall(size: Int, minimum: Int)
+    /// The request handler failed; carries its description.
+    case handlerFailed(String)
+
+    public var description: String {
+        switch self {
+        case let .deadlineExceeded(id):
+            "message \(id.map(String.init) ?? "(not started)") was not acknowledged before its deadline"
+        case let .retriesExhausted(id, retries):
+            "message \(id) failed: no progress after \(retries) retransmission timeouts"
+        case let .messageTooLarge(size, limit): "message of \(size) bytes exceeds the maximum of \(limit)"
+        case let .sendQueueFull(limit): "the send queue is full (\(limit) messages)"
+        case let .rejectedByPeer(id, reason):
+            "the peer rejected message \(id): \(reason == .tooLarge ? "too large" : "it did not inflate")"
+        case let .inflateFailed(id, limit):
+            "message \(id) did not inflate within \(limit) bytes (corrupt or a zip bomb)"
+        case let .deflateFailed(code): "zlib deflate failed with code \(code)"
+        case let .responseTimedOut(id): "no response to request \(id) before its deadline"
+        case .cancelled: "the send was cancelled"
+        case .closed: "the transport is closed"
+        case let .link(error): error.description
+        case let .packetSizeTooSmall(size, minimum):
+            "the link's packet size \(size) is below Transport's minimum of \(minimum)"
+        case let .handlerFailed(message): "the request handler failed: \(message)"
+        }
+    }
+}

@@ -1,0 +1,420 @@
+import DequeModule
+import Framing
+
+/// The receiving half of a ``TransportEndpoint``: reassembly, acknowledgements, in-order exactly-once
+/// delivery, admission within memory bounds.
+struct Receiver: Sendable {
+    enum ChannelState: Sendable, Equatable {
+        case idle
+        case open(UInt32)
+        case refused(UInt32)
+        case failed(UInt32)
+    }
+
+    /// How a message id ended: delivered, or skipped with the answer to repeat to the sender.
+    enum Resolution: Sendable {
+        case delivered(ReceivedMessage)
+        case skipped(TransportControl)
+    }
+
+    /// Ids further ahead of the next one to deliver are ignored (they cannot come from a correct sender).
+    static let idWindow: UInt32 = 4096
+    static let controlQueueLimit = 64
+    static let rememberedOutcomes = 64
+
+    let configuration: EndpointConfiguration
+    private(set) var channels = [ChannelState](repeating: .idle, count: 4)
+    private(set) var open: [IncomingMessage] = []
+    private(set) var nextDeliveryID: UInt32 = 1
+    private var ahead: [UInt32: Resolution] = [:]
+    private var aheadHeld = 0
+    private var outcomes: [UInt32: TransportControl] = [:]
+    private var outcomeOrder = Deque<UInt32>()
+    private var controls = Deque<TransportControl>()
+    private(set) var output = Deque<ReceivedMessage>()
+    private(set) var applicationQueue = Deque<ReceivedMessage>()
+    private(set) var bufferedBytes = 0
+    private var busyOutstanding = false
+    private var startMissingCounts = [0, 0, 0, 0]
+    private(set) var failures = Deque<TransportError>()
+    var packetSize = SegmentLayout.minimumPacketSize
+
+    init(configuration: EndpointConfiguration) {
+        self.configuration = configuration
+    }
+
+    var messagesHeld: Int { open.count + aheadHeld + applicationQueue.count }
+
+    private func hasRoom(for streamLength: Int) -> Bool {
+        messagesHeld < configuration.maximumMessagesInProgress
+            && bufferedBytes + streamLength <= configuration.maximumBufferedBytes
+    }
+
+    // MARK: Application side
+
+    mutating func popOutput() -> ReceivedMessage? { output.popFirst() }
+    mutating func popFailure() -> TransportError? { failures.popFirst() }
+
+    mutating func enqueueForApplication(_ message: ReceivedMessage) {
+        applicationQueue.append(message)
+        bufferedBytes += message.body.count
+    }
+
+    /// The next delivered message for the application; taking it frees room (and may send `ready`).
+    mutating func takeMessage() -> ReceivedMessage? {
+        guard let message = applicationQueue.popFirst() else { return nil }
+        bufferedBytes -= message.body.count
+        if busyOutstanding && (hasRoom(for: 0) || applicationQueue.isEmpty) {
+            busyOutstanding = false
+            enqueue(.ready)
+        }
+        return message
+    }
+
+    // MARK: Packets
+
+    mutating func receiveData(_ packet: ArraySlice<UInt8>, now: Duration) {
+        var reader = ByteReader(packet)
+        guard let header = try? PacketHeader(decoding: &reader) else { return }
+        if header.isStart {
+            receiveStart(packet, header: header, body: reader.remaining, now: now)
+        } else {
+            receiveSegment(packet, header: header, data: reader.remaining, now: now)
+        }
+    }
+
+    private mutating func receiveStart(
+        _ packet: ArraySlice<UInt8>, header packetHeader: PacketHeader, body: ArraySlice<UInt8>, now: Duration
+    ) {
+        guard packetHeader.sequence == 0, body.count >= 2 + SegmentLayout.checkSize else { return }
+        var reader = ByteReader(body.dropLast(SegmentLayout.checkSize))
+        guard let header = MessageHeader.decodeTransport(&reader), header.flags.contains(.reliable),
+            Checksum.packetCheck(messageID: header.messageID, streamOffset: 0, packet: packet.dropLast(2))
+                == packet.trailingUInt16LE
+        else {
+            noteCorruption()
+            return
+        }
+        let data = reader.remaining
+        let id = header.messageID
+        let channel = Int(packetHeader.channel)
+        let checked = header.flags.contains(.checked)
+        if let answer = resolvedAnswer(id) {
+            enqueue(answer)
+            return
+        }
+        if let index = openIndex(id) {
+            if checked && !open[index].isChecked {
+                dropOpen(at: index)
+            } else {
+                open[index].store(segment: 0, data: data)
+                return
+            }
+        }
+        guard id &- nextDeliveryID < Self.idWindow else { return }
+        switch channels[channel] {
+        case let .open(other):
+            if let index = openIndex(other) { dropOpen(at: index) }
+        case let .failed(failed) where failed == id && !checked:
+            return
+        default:
+            break
+        }
+        guard Int(header.length) <= configuration.maximumMessageSize else {
+            channels[channel] = .idle
+            resolve(id, .skipped(.rejected(messageID: id, reason: .tooLarge)))
+            enqueue(.rejected(messageID: id, reason: .tooLarge))
+            return
+        }
+        let streamLength = Int(header.length) + 4
+        let mustAdmit = id == nextDeliveryID && applicationQueue.isEmpty
+        guard hasRoom(for: streamLength) || mustAdmit else {
+            channels[channel] = .refused(id)
+            busyOutstanding = true
+            enqueue(.busy(messageID: id))
+            return
+        }
+        guard
+            let layout = SegmentLayout(
+                streamLength: streamLength, packetSize: packet.count, headerSize: header.encodedCount,
+                checked: checked),
+            layout.count == 1 ? packetHeader.isEnd : !packetHeader.isEnd,
+            data.count == layout.range(of: 0).count
+        else { return }
+        var message = IncomingMessage(header: header, channel: channel, layout: layout)
+        message.store(segment: 0, data: data)
+        open.append(message)
+        bufferedBytes += streamLength
+        channels[channel] = .open(id)
+        startMissingCounts[channel] = 0
+        finishIfComplete(at: open.count - 1, now: now)
+    }
+
+    private mutating func receiveSegment(
+        _ packet: ArraySlice<UInt8>, header: PacketHeader, data body: ArraySlice<UInt8>, now: Duration
+    ) {
+        let channel = Int(header.channel)
+        guard case let .open(id) = channels[channel], let index = openIndex(id) else {
+            if channels[channel] == .idle {
+                startMissingCounts[channel] += 1
+                if startMissingCounts[channel] % 8 == 1 { enqueue(.startMissing(channel: channel)) }
+            }
+            return
+        }
+        var message = open[index]
+        let previousHighest = message.highest
+        let layout = message.layout
+        if let rawOffset = header.explicitOffset {
+            // Explicit-offset packets always carry the check (PROTOCOL.md 3.3).
+            let offset = Int(rawOffset)
+            guard body.count > SegmentLayout.checkSize,
+                Checksum.packetCheck(messageID: id, streamOffset: offset, packet: packet.dropLast(2))
+                    == packet.trailingUInt16LE
+            else {
+                noteCorruption()
+                return
+            }
+            let data = body.dropLast(SegmentLayout.checkSize)
+            guard offset + data.count <= layout.streamLength,
+                header.isEnd == (offset + data.count == layout.streamLength)
+            else { return }
+            // The bytes may run over several segments.
+            var position = offset
+            while position < offset + data.count {
+                let segment = layout.segment(containing: position)
+                let range = layout.range(of: segment)
+                let end = min(range.upperBound, offset + data.count)
+                let start = data.startIndex + (position - offset)
+                message.store(
+                    segment: segment, offset: position - range.lowerBound,
+                    data: data[start ..< start + (end - position)])
+                position = end
+            }
+        } else {
+            let checkSize = message.isChecked ? SegmentLayout.checkSize : 0
+            guard body.count > checkSize else { return }
+            let data = body.dropLast(checkSize)
+            guard let segment = placeImplicit(packet, data: data, header: header, message: message) else { return }
+            message.store(segment: segment, data: data)
+        }
+        message.packetsSinceAcknowledgement += 1
+        if message.highest > previousHighest + 1 { message.acknowledgeNow = true }
+        if message.acknowledgementDueAt == nil { message.acknowledgementDueAt = now + configuration.acknowledgementDelay }
+        open[index] = message
+        finishIfComplete(at: index, now: now)
+    }
+
+    /// The segment index of an implicitly indexed packet (PROTOCOL.md 3.2), or nil when it fits nowhere.
+    private func placeImplicit(
+        _ packet: ArraySlice<UInt8>, data: ArraySlice<UInt8>, header: PacketHeader, message: IncomingMessage
+    ) -> Int? {
+        let layout = message.layout
+        let last = layout.count - 1
+        let fits = { (segment: Int) -> Bool in
+            guard segment >= 1, segment <= last, segment & 7 == Int(header.sequence),
+                (segment == last) == header.isEnd, layout.range(of: segment).count == data.count
+            else { return false }
+            return !message.isChecked
+                || Checksum.packetCheck(
+                    messageID: message.header.messageID, streamOffset: layout.range(of: segment).lowerBound,
+                    packet: packet.dropLast(2))
+                    == packet.trailingUInt16LE
+        }
+        if header.isEnd { return fits(last) ? last : nil }
+        let next = message.highest + 1
+        let distance = (Int(header.sequence) - next) & 7
+        if !message.isChecked {
+            let segment = distance <= 5 ? next + distance : next + distance - 8
+            return fits(segment) ? segment : nil
+        }
+        // Checked: the check confirms the index. Only the three nearest candidates are tried: every further
+        // candidate would add a 2^-16 chance of taking a corrupted packet for a missing segment.
+        let forward = next + distance
+        for candidate in [forward, forward - 8, forward + 8] where fits(candidate) {
+            return candidate
+        }
+        // A retransmission sent implicitly (PROTOCOL.md 3.5): one of the first two missing segments with this Q.
+        var found = 0
+        var scanned = 0
+        var missing = message.held.firstMissing()
+        while missing <= last, found < 2, scanned < 64 {
+            if missing & 7 == Int(header.sequence) {
+                if fits(missing) { return missing }
+                found += 1
+            }
+            scanned += 1
+            missing = message.held.firstMissing(from: missing + 1)
+        }
+        return nil
+    }
+
+    private mutating func finishIfComplete(at index: Int, now: Duration) {
+        guard open[index].isComplete else { return }
+        let message = open.remove(at: index)
+        bufferedBytes -= message.layout.streamLength
+        let id = message.header.messageID
+        let length = Int(message.header.length)
+        let stored = message.stream[length...]
+        let crc = UInt32(stored[length]) | UInt32(stored[length + 1]) << 8
+            | UInt32(stored[length + 2]) << 16 | UInt32(stored[length + 3]) << 24
+        guard CRC32.checksum(message.stream[..<length]) == crc else {
+            channels[message.channel] = .failed(id)
+            enqueue(.checkFailed(messageID: id))
+            return
+        }
+        channels[message.channel] = .idle
+        var body = Array(message.stream[..<length])
+        if message.header.flags.contains(.deflate) {
+            guard let inflated = Deflate.decompress(body[...], limit: configuration.maximumMessageSize) else {
+                failures.append(.inflateFailed(messageID: id, limit: configuration.maximumMessageSize))
+                resolve(id, .skipped(.rejected(messageID: id, reason: .inflateFailed)))
+                enqueue(.rejected(messageID: id, reason: .inflateFailed))
+                return
+            }
+            body = inflated
+        }
+        enqueue(.complete(messageID: id))
+        resolve(
+            id,
+            .delivered(
+                ReceivedMessage(
+                    messageID: id, body: body, isRequest: message.header.flags.contains(.request),
+                    correlationID: message.header.correlationID)))
+    }
+
+    /// A packet failed its check: the link corrupts, so unchecked messages in progress would fail their CRC.
+    /// They are dropped now and the sender is asked to restart them checked (PROTOCOL.md 3.3).
+    private mutating func noteCorruption() {
+        for index in open.indices.reversed() where !open[index].isChecked {
+            let id = open[index].header.messageID
+            let channel = open[index].channel
+            dropOpen(at: index)
+            channels[channel] = .failed(id)
+            enqueue(.checkFailed(messageID: id))
+        }
+    }
+
+    // MARK: Ordering and duplicates
+
+    private mutating func resolve(_ id: UInt32, _ resolution: Resolution) {
+        guard id == nextDeliveryID else {
+            guard ahead[id] == nil else { return }
+            ahead[id] = resolution
+            if case let .delivered(message) = resolution {
+                aheadHeld += 1
+                bufferedBytes += message.body.count
+            }
+            return
+        }
+        apply(id, resolution)
+        nextDeliveryID &+= 1
+        while let next = ahead.removeValue(forKey: nextDeliveryID) {
+            if case let .delivered(message) = next {
+                aheadHeld -= 1
+                bufferedBytes -= message.body.count
+            }
+            apply(nextDeliveryID, next)
+            nextDeliveryID &+= 1
+        }
+    }
+
+    private mutating func apply(_ id: UInt32, _ resolution: Resolution) {
+        switch resolution {
+        case let .delivered(message):
+            output.append(message)
+        case let .skipped(answer):
+            outcomes[id] = answer
+            outcomeOrder.append(id)
+            if outcomeOrder.count > Self.rememberedOutcomes, let oldest = outcomeOrder.popFirst() {
+                outcomes[oldest] = nil
+            }
+        }
+    }
+
+    /// What to tell a sender about an id that is finished here; nil if it is not.
+    private func resolvedAnswer(_ id: UInt32) -> TransportControl? {
+        if nextDeliveryID &- id &- 1 < UInt32.max / 2 {  // id < nextDeliveryID (wrapping)
+            return outcomes[id] ?? .complete(messageID: id)
+        }
+        switch ahead[id] {
+        case .delivered: return .complete(messageID: id)
+        case let .skipped(answer): return answer
+        case nil: return nil
+        }
+    }
+
+    private func openIndex(_ id: UInt32) -> Int? { open.firstIndex { $0.header.messageID == id } }
+
+    private mutating func dropOpen(at index: Int) {
+        let message = open.remove(at: index)
+        bufferedBytes -= message.layout.streamLength
+        channels[message.channel] = .idle
+    }
+
+    // MARK: Control packets from the sender
+
+    mutating func handleQuery(_ id: UInt32) {
+        if let index = openIndex(id) {
+            open[index].acknowledgeNow = true
+        } else if let answer = resolvedAnswer(id) {
+            enqueue(answer)
+        } else if let channel = channels.firstIndex(of: .refused(id)) {
+            if hasRoom(for: 0) || (id == nextDeliveryID && applicationQueue.isEmpty) {
+                // Room now: the sender restarts the message from its Start.
+                channels[channel] = .idle
+                enqueue(.unknown(messageID: id))
+            } else {
+                enqueue(.busy(messageID: id))
+            }
+        } else if channels.contains(.failed(id)) {
+            enqueue(.checkFailed(messageID: id))
+        } else {
+            enqueue(.unknown(messageID: id))
+        }
+    }
+
+    mutating func handleCancel(_ id: UInt32) {
+        if let answer = resolvedAnswer(id) {
+            enqueue(answer)
+            return
+        }
+        if let index = openIndex(id) { dropOpen(at: index) }
+        for channel in channels.indices where channels[channel] == .refused(id) || channels[channel] == .failed(id) {
+            channels[channel] = .idle
+        }
+        if id &- nextDeliveryID < Self.idWindow { resolve(id, .skipped(.cancelled(messageID: id))) }
+        enqueue(.cancelled(messageID: id))
+    }
+
+    private mutating func enqueue(_ control: TransportControl) {
+        guard controls.count < Self.controlQueueLimit, !controls.contains(control) else { return }
+        controls.append(control)
+    }
+
+    // MARK: Output and timers
+
+    /// Writes the next control packet or due acknowledgement; false when there is none.
+    mutating func writeControl(into buffer: inout [UInt8]) -> Bool {
+        if let control = controls.popFirst() {
+            control.encode(into: &buffer)
+            return true
+        }
+        for index in open.indices
+        where open[index].acknowledgeNow || open[index].packetsSinceAcknowledgement >= configuration.acknowledgeEvery {
+            TransportControl.acknowledgement(open[index].acknowledgement(packetSize: packetSize)).encode(into: &buffer)
+            return true
+        }
+        return false
+    }
+
+    var nextTimeout: Duration? { open.compactMap(\.acknowledgementDueAt).min() }
+
+    mutating func handleTimeout(now: Duration) {
+        for index in open.indices {
+            if let due = open[index].acknowledgementDueAt, due <= now {
+                open[index].acknowledgeNow = true
+                open[index].acknowledgementDueAt = nil
+            }
+        }
+    }
+}

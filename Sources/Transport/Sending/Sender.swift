@@ -1,0 +1,657 @@
+import DequeModule
+import Framing
+
+/// The sending half of a ``TransportEndpoint``: segments, windows, acknowledgements, retransmissions, resume.
+struct Sender: Sendable {
+    /// Retransmit a missing segment once a packet sent this many packets later was acknowledged.
+    static let reorderTolerance: UInt64 = 3
+    /// First transmissions sent with an explicit index after a burst may have been lost.
+    static let explicitAfterGap = 3
+
+    let configuration: EndpointConfiguration
+    private(set) var messages: [OutgoingMessage] = []
+    private(set) var events = Deque<EndpointEvent>()
+    private var nextSubmission: UInt64 = 1
+    private var nextMessageID: UInt32 = 1
+    private var sequence: UInt64 = 0
+    private(set) var inFlight = 0
+    private var roundTrip: RoundTripEstimator
+    private var checkedMessagesLeft = 0
+    private var sentSegments = 0
+    private var lostSegments = 0
+    /// When each channel may carry a new message: packets of its previous message may still be on the way.
+    private var channelQuietUntil: [Duration] = [.zero, .zero, .zero, .zero]
+    var packetSize: Int?
+    /// The latest `now` seen, for bookkeeping in calls that carry no time.
+    var lastNow: Duration = .zero
+
+    init(configuration: EndpointConfiguration) {
+        self.configuration = configuration
+        roundTrip = RoundTripEstimator(
+            initial: configuration.initialRetransmissionTimeout,
+            minimum: configuration.minimumRetransmissionTimeout,
+            maximum: configuration.maximumRetransmissionTimeout)
+    }
+
+    var canSubmit: Bool { messages.count < configuration.maximumQueuedMessages }
+    var isIdle: Bool { messages.isEmpty }
+    var bufferedBytes: Int { messages.reduce(0) { $0 + $1.stream.count } }
+
+    mutating func popEvent() -> EndpointEvent? { events.popFirst() }
+
+    // MARK: Submission
+
+    mutating func submit(_ body: [UInt8], options: SendOptions) throws(TransportError) -> SubmissionID {
+        guard body.count <= configuration.maximumMessageSize else {
+            throw .messageTooLarge(size: body.count, limit: configuration.maximumMessageSize)
+        }
+        guard canSubmit else { throw .sendQueueFull(limit: configuration.maximumQueuedMessages) }
+        var flags: MessageFlags = [.reliable]
+        var carried = body
+        if options.compress, let deflated = try Deflate.compress(body, level: configuration.compressionLevel) {
+            carried = deflated
+            flags.insert(.deflate)
+        }
+        switch options.kind {
+        case .message: break
+        case .request: flags.insert(.request)
+        case .response: flags.insert(.response)
+        }
+        let id = SubmissionID(rawValue: nextSubmission)
+        nextSubmission += 1
+        messages.append(OutgoingMessage(submission: id, options: options, body: carried, flags: flags))
+        return id
+    }
+
+    /// Abandons a message: the caller is told `error`; a started message is cancelled at the receiver.
+    mutating func abandon(_ submission: SubmissionID, error: TransportError, now: Duration) {
+        guard let index = messages.firstIndex(where: { $0.submission == submission }) else { return }
+        events.append(.sendFailed(submission, error))
+        abandonMessage(at: index, now: now)
+    }
+
+    private mutating func abandonMessage(at index: Int, now: Duration) {
+        switch messages[index].phase {
+        case .queued, .awaitingResponse:
+            messages.remove(at: index)
+        case .cancelling:
+            break
+        case .sending, .resyncing, .parked:
+            clearFlights(at: index)
+            messages[index].phase = .cancelling
+            messages[index].cancelPending = true
+            messages[index].timeoutsWithoutProgress = 0
+            messages[index].timerAt = packetSize == nil ? nil : now + roundTrip.timeout()
+        }
+    }
+
+    // MARK: Connection
+
+    mutating func connected(packetSize: Int, now: Duration) {
+        self.packetSize = packetSize
+        for index in messages.indices where messages[index].holdsChannel {
+            // Ask what the receiver kept; data waits for the answer.
+            if messages[index].phase == .sending { messages[index].phase = .resyncing }
+            if messages[index].phase == .cancelling {
+                messages[index].cancelPending = true
+            } else {
+                messages[index].queryPending = true
+            }
+            messages[index].timerAt = now + roundTrip.timeout()
+        }
+    }
+
+    mutating func disconnected() {
+        packetSize = nil
+        for index in messages.indices where messages[index].holdsChannel {
+            clearFlights(at: index)
+            messages[index].queryPending = false
+            messages[index].querySequence = nil
+            messages[index].timerAt = nil
+        }
+    }
+
+    private mutating func clearFlights(at index: Int) {
+        inFlight -= messages[index].flights.count
+        messages[index].flights.removeAll()
+        messages[index].piece = nil
+    }
+
+    /// A packet from the peer failed its check: the link corrupts. The next messages go checked, and
+    /// unchecked messages in progress restart checked now rather than fail their CRC at the end.
+    mutating func noteCorruption(now: Duration) {
+        guard configuration.packetChecks == .adaptive else { return }
+        checkedMessagesLeft = 32
+        for index in messages.indices.reversed()
+        where messages[index].phase == .sending && !messages[index].isChecked {
+            restart(at: index, checked: true, now: now)
+        }
+    }
+
+    // MARK: Control packets from the receiver
+
+    /// Handles a control packet meant for the sending side; returns false when it is not one.
+    mutating func handle(_ control: TransportControl, now: Duration) -> Bool {
+        lastNow = max(lastNow, now)
+        switch control {
+        case let .acknowledgement(ack):
+            acknowledge(ack, now: now)
+        case let .complete(id):
+            guard let index = startedIndex(id) else { break }
+            completeMessage(at: index)
+        case let .cancelled(id):
+            if let index = startedIndex(id) { removeMessage(at: index) }
+        case let .unknown(id) where phase(of: id) == .cancelling:
+            if let index = startedIndex(id) { removeMessage(at: index) }
+        case let .unknown(id):
+            guard let index = startedIndex(id), messages[index].holdsChannel else { break }
+            restart(at: index, checked: messages[index].isChecked, now: now)
+        case let .checkFailed(id):
+            guard let index = startedIndex(id), messages[index].holdsChannel,
+                messages[index].phase != .cancelling
+            else { break }
+            checkedMessagesLeft = 32
+            restart(at: index, checked: true, now: now)
+        case let .busy(id):
+            guard let index = startedIndex(id), messages[index].phase != .cancelling,
+                messages[index].holdsChannel
+            else { break }
+            clearFlights(at: index)
+            messages[index].phase = .parked
+            messages[index].queryPending = false
+            messages[index].timerAt = now + configuration.busyProbeInterval
+        case .ready:
+            for index in messages.indices.reversed() where messages[index].phase == .parked {
+                restart(at: index, checked: messages[index].isChecked, now: now)
+            }
+        case let .startMissing(channel):
+            guard
+                let index = messages.firstIndex(where: {
+                    $0.channel == channel && $0.phase == .sending && !$0.heardFromReceiver
+                })
+            else { break }
+            let recent = messages[index].flights.contains {
+                $0.segment == 0 && now - $0.sentAt < roundTrip.timeout() / 2
+            }
+            if !recent { messages[index].startResendPending = true }
+        case let .rejected(id, reason):
+            guard let index = startedIndex(id) else { break }
+            if messages[index].phase != .cancelling {
+                events.append(.sendFailed(messages[index].submission, .rejectedByPeer(messageID: id, reason: reason)))
+            }
+            removeMessage(at: index)
+        case .query, .cancel:
+            return false
+        }
+        return true
+    }
+
+    private func phase(of id: UInt32) -> OutgoingMessage.Phase? {
+        startedIndex(id).map { messages[$0].phase }
+    }
+
+    private func startedIndex(_ id: UInt32) -> Int? {
+        messages.firstIndex { $0.isStarted && $0.messageID == id }
+    }
+
+    private mutating func completeMessage(at index: Int) {
+        let message = messages[index]
+        clearFlights(at: index)
+        releaseChannel(of: message, now: nil)
+        if message.phase == .cancelling || message.phase == .awaitingResponse {
+            if message.phase == .cancelling { removeMessage(at: index) }
+            return
+        }
+        events.append(.sendCompleted(message.submission, messageID: message.messageID))
+        if message.options.kind == .request {
+            messages[index].phase = .awaitingResponse
+            messages[index].timerAt = nil
+        } else {
+            removeMessage(at: index)
+        }
+        if checkedMessagesLeft > 0 { checkedMessagesLeft -= 1 }
+    }
+
+    private mutating func removeMessage(at index: Int, now: Duration? = nil) {
+        clearFlights(at: index)
+        releaseChannel(of: messages[index], now: now)
+        messages.remove(at: index)
+    }
+
+    /// Keeps a finished message's channel unused for a retransmission timeout, so that its late packets
+    /// (retransmissions still on the way, duplicates) cannot be taken for the next message's.
+    private mutating func releaseChannel(of message: OutgoingMessage, now: Duration?) {
+        guard message.holdsChannel else { return }
+        channelQuietUntil[message.channel] = (now ?? lastNow) + roundTrip.timeout()
+    }
+
+    /// Sends the message again from its Start (the receiver holds nothing of it), checked if asked.
+    private mutating func restart(at index: Int, checked: Bool, now: Duration) {
+        clearFlights(at: index)
+        if checked { messages[index].flags.insert(.checked) }
+        guard buildLayout(at: index, packetSize: packetSize) else {
+            events.append(
+                .sendFailed(
+                    messages[index].submission,
+                    .packetSizeTooSmall(size: packetSize ?? 0, minimum: SegmentLayout.minimumPacketSize)))
+            messages.remove(at: index)
+            return
+        }
+        messages[index].resetTransmission()
+        messages[index].nextUnsent = 1
+        messages[index].startResendPending = true
+        messages[index].phase = .sending
+        messages[index].queryPending = false
+        messages[index].timeoutsWithoutProgress = 0
+        messages[index].timerAt = packetSize == nil ? nil : now + roundTrip.timeout()
+    }
+
+    private mutating func acknowledge(_ ack: Acknowledgement, now: Duration) {
+        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout,
+            ack.checked == messages[index].isChecked
+        else { return }
+        let phase = messages[index].phase
+        guard phase == .sending || phase == .resyncing else { return }
+        var message = messages[index]
+        message.heardFromReceiver = true
+        var progressed = false
+        let cumulative = min(Int(ack.cumulative), layout.count)
+        var segment = message.acked.firstMissing()
+        while segment < cumulative {
+            if message.acked.insert(segment) { progressed = true }
+            segment = message.acked.firstMissing(from: segment + 1)
+        }
+        for bit in 0 ..< ack.bitmap.count * 8 where ack.isHeldInBitmap(Int(ack.bitmapStart) + bit) {
+            let held = Int(ack.bitmapStart) + bit
+            guard held < layout.count else { break }
+            if message.acked.insert(held) { progressed = true }
+        }
+        // Drop confirmed flights, learn the RTT from first transmissions.
+        var sample: Duration?
+        var remaining = Deque<Flight>()
+        for flight in message.flights {
+            if message.acked.contains(flight.segment) {
+                message.highestAckedSequence = max(message.highestAckedSequence, flight.sequence)
+                if !flight.isRetransmission { sample = now - flight.sentAt }
+            } else {
+                remaining.append(flight)
+            }
+        }
+        if let sample { roundTrip.addSample(sample) }
+        // Declare lost what the receiver reports missing although later packets arrived.
+        var kept = Deque<Flight>()
+        for flight in remaining {
+            let overtaken = flight.sequence + Self.reorderTolerance < message.highestAckedSequence
+            let beforeQuery = message.querySequence.map { flight.sequence <= $0 } ?? false
+            if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
+                message.enqueueRetransmit(flight.segment)
+                lostSegments += 1
+            } else {
+                kept.append(flight)
+            }
+        }
+        inFlight -= message.flights.count - kept.count
+        message.flights = kept
+        if phase == .resyncing {
+            // Resume: everything sent before and not confirmed goes again.
+            message.phase = .sending
+            message.piece = nil
+            for missing in 0 ..< message.nextUnsent
+            where !message.acked.contains(missing) && !message.flights.contains(where: { $0.segment == missing }) {
+                message.enqueueRetransmit(missing)
+            }
+            message.explicitBudget = Self.explicitAfterGap
+        }
+        message.querySequence = nil
+        if progressed {
+            message.timeoutsWithoutProgress = 0
+            message.timerAt = now + roundTrip.timeout()
+        }
+        messages[index] = message
+    }
+
+    // MARK: Responses
+
+    /// Hands a received response to its waiting request; false when no request waits for it.
+    mutating func matchResponse(_ response: ReceivedMessage) -> Bool {
+        guard let correlation = response.correlationID,
+            let index = messages.firstIndex(where: {
+                $0.isStarted && $0.messageID == correlation && $0.options.kind == .request
+            })
+        else { return false }
+        let message = messages[index]
+        if message.phase == .awaitingResponse || message.phase == .sending || message.phase == .resyncing {
+            if message.phase != .awaitingResponse {
+                events.append(.sendCompleted(message.submission, messageID: message.messageID))
+            }
+            events.append(.responseReceived(message.submission, response))
+            removeMessage(at: index)
+            return true
+        }
+        return false
+    }
+
+    // MARK: Timers
+
+    var nextTimeout: Duration? {
+        var earliest: Duration?
+        for message in messages {
+            for candidate in [message.timerAt, message.phase == .cancelling ? nil : message.options.deadline] {
+                if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
+            }
+        }
+        if messages.contains(where: { $0.phase == .queued }) {
+            let used = Set(messages.filter(\.holdsChannel).map(\.channel))
+            let quietEnds = (0 ..< 4).filter { !used.contains($0) }.map { channelQuietUntil[$0] }
+            if let candidate = quietEnds.min(), candidate > lastNow, earliest.map({ candidate < $0 }) ?? true {
+                earliest = candidate
+            }
+        }
+        return earliest
+    }
+
+    mutating func handleTimeout(now: Duration) {
+        lastNow = max(lastNow, now)
+        var index = 0
+        while index < messages.count {
+            let message = messages[index]
+            if message.phase != .cancelling, let deadline = message.options.deadline, deadline <= now {
+                let error: TransportError =
+                    message.phase == .awaitingResponse
+                    ? .responseTimedOut(requestID: message.messageID)
+                    : .deadlineExceeded(messageID: message.isStarted ? message.messageID : nil)
+                events.append(.sendFailed(message.submission, error))
+                abandonMessage(at: index, now: now)
+                continue
+            }
+            if let timer = message.timerAt, timer <= now {
+                if !expireTimer(at: index, now: now) { continue }
+            }
+            index += 1
+        }
+    }
+
+    /// Returns false when the message was removed.
+    private mutating func expireTimer(at index: Int, now: Duration) -> Bool {
+        switch messages[index].phase {
+        case .parked:
+            messages[index].queryPending = true
+            messages[index].timerAt = now + configuration.busyProbeInterval
+            return true
+        case .queued, .awaitingResponse:
+            messages[index].timerAt = nil
+            return true
+        case .sending, .resyncing, .cancelling:
+            messages[index].timeoutsWithoutProgress += 1
+            let retries = messages[index].timeoutsWithoutProgress
+            if retries > configuration.maximumRetries {
+                if messages[index].phase != .cancelling {
+                    events.append(
+                        .sendFailed(
+                            messages[index].submission,
+                            .retriesExhausted(messageID: messages[index].messageID, retries: retries - 1)))
+                }
+                removeMessage(at: index)
+                return false
+            }
+            if messages[index].phase == .cancelling {
+                messages[index].cancelPending = true
+            } else {
+                messages[index].queryPending = true
+                messages[index].explicitBudget = Self.explicitAfterGap
+            }
+            messages[index].timerAt = now + roundTrip.timeout(backoff: retries)
+            return true
+        }
+    }
+
+    // MARK: Output
+
+    /// Writes a pending `query` or `cancel`; false when there is none.
+    mutating func writeControl(into buffer: inout [UInt8]) -> Bool {
+        guard packetSize != nil else { return false }
+        for index in messages.indices {
+            if messages[index].cancelPending {
+                messages[index].cancelPending = false
+                TransportControl.cancel(messageID: messages[index].messageID).encode(into: &buffer)
+                return true
+            }
+            if messages[index].queryPending {
+                messages[index].queryPending = false
+                messages[index].querySequence = sequence
+                TransportControl.query(messageID: messages[index].messageID).encode(into: &buffer)
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Writes the next data packet: a Start resend, a retransmission, or a first transmission.
+    mutating func writeData(into buffer: inout [UInt8], now: Duration) -> Bool {
+        lastNow = max(lastNow, now)
+        guard let packetSize, inFlight < configuration.sendWindow else { return false }
+        for index in messages.indices where messages[index].phase == .sending {
+            while let first = messages[index].retransmitQueue.first, messages[index].acked.contains(first) {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(first)
+            }
+            if messages[index].startResendPending {
+                messages[index].startResendPending = false
+                buffer.removeAll(keepingCapacity: true)
+                buffer.append(contentsOf: messages[index].startPacket)
+                recordFlight(at: index, segment: 0, retransmission: true, now: now)
+                return true
+            }
+            if messages[index].piece == nil, let segment = messages[index].retransmitQueue.first,
+                canResendImplicitly(at: index, segment: segment, packetSize: packetSize)
+            {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(segment)
+                writeImplicit(at: index, segment: segment, into: &buffer)
+                recordFlight(at: index, segment: segment, retransmission: true, now: now)
+                return true
+            }
+            if messages[index].piece != nil || !messages[index].retransmitQueue.isEmpty {
+                writeExplicitPiece(at: index, into: &buffer, packetSize: packetSize, now: now)
+                return true
+            }
+        }
+        // First transmissions: one message at a time, in submission order.
+        if let index = messages.firstIndex(where: { $0.phase == .sending && !$0.firstPassDone }) {
+            writeFirstTransmission(at: index, into: &buffer, packetSize: packetSize, now: now)
+            return true
+        }
+        guard let index = messages.firstIndex(where: { $0.phase == .queued }),
+            messages.count(where: \.holdsChannel) < min(configuration.maximumConcurrentMessages, 4)
+        else { return false }
+        guard startMessage(at: index, packetSize: packetSize, now: now) else { return false }
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: messages[index].startPacket)
+        recordFlight(at: index, segment: 0, retransmission: false, now: now)
+        messages[index].nextUnsent = 1
+        return true
+    }
+
+    private mutating func startMessage(at index: Int, packetSize: Int, now: Duration) -> Bool {
+        guard let channel = freeChannel(now: now) else { return false }
+        messages[index].messageID = nextMessageID
+        nextMessageID &+= 1
+        if nextMessageID == 0 { nextMessageID = 1 }
+        messages[index].channel = channel
+        if wantsChecks(packetSize: packetSize) { messages[index].flags.insert(.checked) }
+        messages[index].phase = .sending
+        guard buildLayout(at: index, packetSize: packetSize) else {
+            events.append(
+                .sendFailed(
+                    messages[index].submission,
+                    .packetSizeTooSmall(size: packetSize, minimum: SegmentLayout.minimumPacketSize)))
+            messages.remove(at: index)
+            return false
+        }
+        messages[index].resetTransmission()
+        messages[index].timerAt = now + roundTrip.timeout()
+        return true
+    }
+
+    /// The free channel that has been quiet longest, if any is free and quiet at `now`.
+    private func freeChannel(now: Duration) -> Int? {
+        let used = Set(messages.filter(\.holdsChannel).map(\.channel))
+        return (0 ..< 4).filter { !used.contains($0) && channelQuietUntil[$0] <= now }
+            .min { channelQuietUntil[$0] < channelQuietUntil[$1] }
+    }
+
+    private func wantsChecks(packetSize: Int) -> Bool {
+        switch configuration.packetChecks {
+        case .never: false
+        case .always: true
+        case .adaptive:
+            packetSize >= 200 || checkedMessagesLeft > 0 || (sentSegments > 64 && lostSegments * 7 > sentSegments)
+        }
+    }
+
+    /// Builds the Start packet and segment layout for the message's current flags at `packetSize`.
+    @discardableResult
+    private mutating func buildLayout(at index: Int, packetSize: Int? = nil) -> Bool {
+        var message = messages[index]
+        let size = packetSize ?? message.layout?.packetSize ?? self.packetSize ?? 0
+        let header = MessageHeader(
+            messageID: message.messageID, length: UInt32(message.bodyLength), flags: message.flags,
+            correlationID: message.correlationID)
+        guard size >= SegmentLayout.minimumPacketSize,
+            let layout = SegmentLayout(
+                streamLength: message.stream.count, packetSize: size, headerSize: header.encodedCount,
+                checked: message.isChecked)
+        else { return false }
+        var start: [UInt8] = []
+        start.reserveCapacity(size)
+        PacketHeader(isStart: true, isEnd: layout.count == 1, channel: UInt8(message.channel), sequence: 0)
+            .encode(into: &start)
+        header.encode(into: &start)
+        start.append(contentsOf: message.stream[layout.range(of: 0)])
+        start.appendUInt16LittleEndian(
+            Checksum.packetCheck(messageID: message.messageID, streamOffset: 0, packet: start[...]))
+        message.layout = layout
+        message.startPacket = start
+        message.acked = SegmentSet(capacity: layout.count)
+        message.queuedForRetransmit = SegmentSet(capacity: layout.count)
+        messages[index] = message
+        return true
+    }
+
+    private mutating func writeFirstTransmission(
+        at index: Int, into buffer: inout [UInt8], packetSize: Int, now: Duration
+    ) {
+        let segment = messages[index].nextUnsent
+        guard let layout = messages[index].layout else { return }
+        if messages[index].explicitBudget > 0 || packetSize < layout.packetSize {
+            if messages[index].explicitBudget > 0 { messages[index].explicitBudget -= 1 }
+            messages[index].nextUnsent += 1
+            messages[index].piece = (segment, 0)
+            writeExplicitPiece(at: index, into: &buffer, packetSize: packetSize, now: now, retransmission: false)
+            return
+        }
+        writeImplicit(at: index, segment: segment, into: &buffer)
+        messages[index].nextUnsent += 1
+        recordFlight(at: index, segment: segment, retransmission: false, now: now)
+    }
+
+    /// Writes segment `segment` as an implicitly indexed packet (PROTOCOL.md 3.2).
+    private func writeImplicit(at index: Int, segment: Int, into buffer: inout [UInt8]) {
+        let message = messages[index]
+        guard let layout = message.layout else { return }
+        let range = layout.range(of: segment)
+        buffer.removeAll(keepingCapacity: true)
+        PacketHeader(
+            isStart: false, isEnd: segment == layout.count - 1, channel: UInt8(message.channel), sequence: segment
+        ).encode(into: &buffer)
+        buffer.append(contentsOf: message.stream[range])
+        if message.isChecked {
+            buffer.appendUInt16LittleEndian(
+                Checksum.packetCheck(messageID: message.messageID, streamOffset: range.lowerBound, packet: buffer[...]))
+        }
+    }
+
+    /// A lost segment of a checked message may go again as one implicit packet when the receiver will find it:
+    /// it is among the first two unacknowledged segments with its Q (the receiver's missing ones are a subset).
+    private func canResendImplicitly(at index: Int, segment: Int, packetSize: Int) -> Bool {
+        let message = messages[index]
+        guard message.isChecked, let layout = message.layout, segment > 0, packetSize >= layout.packetSize else {
+            return false
+        }
+        var before = 0
+        var scanned = 0
+        var unacked = message.acked.firstMissing()
+        while unacked < segment {
+            if unacked & 7 == segment & 7 {
+                before += 1
+                if before >= 2 { return false }
+            }
+            scanned += 1
+            if scanned >= 64 { return false }
+            unacked = message.acked.firstMissing(from: unacked + 1)
+        }
+        return unacked == segment
+    }
+
+    /// Writes stream bytes from the current piece on as an explicit-offset packet (PROTOCOL.md 3.2): it runs on
+    /// into the following segments while they are due too (queued retransmissions or, when sending first
+    /// transmissions explicitly, unsent segments).
+    private mutating func writeExplicitPiece(
+        at index: Int, into buffer: inout [UInt8], packetSize: Int, now: Duration, retransmission: Bool = true
+    ) {
+        if messages[index].piece == nil, let next = messages[index].retransmitQueue.popFirst() {
+            messages[index].queuedForRetransmit.remove(next)
+            messages[index].piece = (next, 0)
+        }
+        guard let (segment, offset) = messages[index].piece, let layout = messages[index].layout else { return }
+        let streamOffset = layout.range(of: segment).lowerBound + offset
+        // Explicit-offset packets always carry the check: a corrupted offset would misplace bytes far away.
+        let checkSize = SegmentLayout.checkSize
+        let limit = streamOffset + max(packetSize - 1 - ULEB128.encodedCount(UInt32(streamOffset)) - checkSize, 1)
+        var current = segment
+        var touched = [segment]
+        var end = min(layout.range(of: current).upperBound, limit)
+        while end == layout.range(of: current).upperBound, end < limit {
+            if messages[index].retransmitQueue.first == current + 1 {
+                messages[index].retransmitQueue.removeFirst()
+                messages[index].queuedForRetransmit.remove(current + 1)
+            } else if !retransmission, messages[index].nextUnsent == current + 1,
+                current + 1 < layout.count
+            {
+                messages[index].nextUnsent += 1
+            } else {
+                break
+            }
+            current += 1
+            touched.append(current)
+            end = min(layout.range(of: current).upperBound, limit)
+        }
+        let currentRange = layout.range(of: current)
+        messages[index].piece = end < currentRange.upperBound ? (current, end - currentRange.lowerBound) : nil
+        let message = messages[index]
+        buffer.removeAll(keepingCapacity: true)
+        PacketHeader(
+            isStart: false, isEnd: end == layout.streamLength, channel: UInt8(message.channel), sequence: segment,
+            explicitOffset: UInt32(streamOffset)
+        ).encode(into: &buffer)
+        buffer.append(contentsOf: message.stream[streamOffset ..< end])
+        buffer.appendUInt16LittleEndian(
+            Checksum.packetCheck(messageID: message.messageID, streamOffset: streamOffset, packet: buffer[...]))
+        for segment in touched {
+            recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
+        }
+    }
+
+    private mutating func recordFlight(at index: Int, segment: Int, retransmission: Bool, now: Duration) {
+        sequence += 1
+        messages[index].flights.append(
+            Flight(segment: segment, sequence: sequence, sentAt: now, isRetransmission: retransmission))
+        inFlight += 1
+        sentSegments += 1
+        if sentSegments > 1 << 14 {
+            sentSegments /= 2
+            lostSegments /= 2
+        }
+        if messages[index].timerAt == nil { messages[index].timerAt = now + roundTrip.timeout() }
+    }
+}

@@ -1,0 +1,84 @@
+import Testing
+@testable import Transport
+
+/// Issue 3's goals for the real Transport (TransportEndpoint) over the BLE air-time simulator.
+@Suite("Simulation goals for Transport")
+struct SimulationGoalTests {
+    static let baseline = BLELinkConfiguration(
+        phy: .le1M, linkLayerPayload: 27, attMTU: 23, connectionInterval: .milliseconds(10))
+    static let fast = BLELinkConfiguration(
+        phy: .le2M, linkLayerPayload: 251, attMTU: 247, connectionInterval: .microseconds(7_500))
+    static let fastEncrypted = BLELinkConfiguration(
+        phy: .le2M, linkLayerPayload: 251, attMTU: 247, connectionInterval: .microseconds(7_500), encrypted: true)
+    static let longInterval = BLELinkConfiguration(
+        phy: .le1M, linkLayerPayload: 251, attMTU: 247, connectionInterval: .milliseconds(30))
+
+    static let faults = SimulatedFaults(loss: 0.05, duplicate: 0.02, reorder: 0.02, corrupt: 0.01)
+
+    static func transfer(
+        _ link: BLELinkConfiguration, faults: SimulatedFaults = .none, seed: UInt64 = 1, bytes: Int = 256 << 10
+    ) throws -> TransferReport {
+        let messageSize = 32 << 10
+        let scenario = TransferScenario(
+            link: link, faults: faults, seed: seed, messageSize: messageSize, messageCount: bytes / messageSize)
+        return try SimulatedTransfer.run(scenario, sender: TransportEndpoint(), receiver: TransportEndpoint())
+    }
+
+    @Test(arguments: [baseline, fast, fastEncrypted, longInterval])
+    func faultFreeEfficiencyIsAtLeast90Percent(link: BLELinkConfiguration) throws {
+        let report = try Self.transfer(link)
+        #expect(report.isExactlyOnceInOrder)
+        #expect(report.efficiency >= 0.90, "efficiency \(report.efficiency): \(report.goodputKbps) of \(report.limitKbps) kbit/s")
+    }
+
+    @Test(arguments: [fast, fastEncrypted, longInterval])
+    func faultMixDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(link: BLELinkConfiguration) throws {
+        let clean = try Self.transfer(link)
+        let faulty = try Self.transfer(link, faults: Self.faults, seed: 2)
+        #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
+        #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
+    }
+
+    /// The baseline's fault-free run, shared by the seeds below (computed once).
+    static let cleanBaseline = Result { try transfer(baseline) }
+
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func faultMixOnTheBaselineLinkDeliversExactlyOnceAtThreeQuartersOfFaultFreeGoodput(seed: UInt64) throws {
+        let clean = try Self.cleanBaseline.get()
+        let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: seed)
+        #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
+        withKnownIssue(
+            """
+            TransportEndpoint (branch transport, 4865fe4) reaches 72-76 % (seeds 1-5) of its fault-free goodput at \
+            1M/LL 27/MTU 23/10 ms with the fault mix depending on the seed (goal: 75 %); reported to the lead
+            """,
+            isIntermittent: true
+        ) {
+            #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
+        }
+    }
+
+    /// Transfers long enough for several drops: 512 KiB take about 23 s on the baseline, 1 MiB 6.5 s on the fast link.
+    @Test(arguments: [(baseline, 512 << 10), (fast, 1 << 20)])
+    func disconnectEveryTwoSecondsStillDeliversEveryMessageExactlyOnce(link: BLELinkConfiguration, bytes: Int) throws {
+        let faults = SimulatedFaults(disconnectEvery: .seconds(2), reconnectDelay: .milliseconds(350))
+        let report = try Self.transfer(link, faults: faults, seed: 3, bytes: bytes)
+        #expect(report.link.disconnects >= 2)
+        #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
+    }
+
+    @Test func mtuExchangeOnEveryReconnectStillDeliversEveryMessageExactlyOnce() throws {
+        var link = Self.fast
+        link.initialATTMTU = 23
+        let faults = SimulatedFaults(disconnectEvery: .seconds(1), reconnectDelay: .milliseconds(350))
+        let report = try Self.transfer(link, faults: faults, seed: 4, bytes: 512 << 10)
+        #expect(report.link.disconnects >= 2)
+        #expect(report.isExactlyOnceInOrder, "\(report.messagesDelivered) of \(report.messagesSent) delivered")
+    }
+
+    @Test func benchRunsAreDeterministicPerSeed() throws {
+        let one = try Self.transfer(Self.fast, faults: Self.faults, seed: 9, bytes: 64 << 10)
+        let two = try Self.transfer(Self.fast, faults: Self.faults, seed: 9, bytes: 64 << 10)
+        #expect(one == two)
+    }
+}

@@ -6,6 +6,6 @@ struct MsgPipeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msgpipe",
         abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
-        subcommands: []
+        subcommands: [ScanCommand.self, LabProbeCommand.self]
     )
 }

@@ -1,0 +1,99 @@
+#!/bin/bash
+# lab-test.sh - msgpipe's guest-side lab suite: runs INSIDE the blelab VM (Scripts/lab.sh starts it with
+# `Scripts/blelab.sh -o OUT -- Scripts/lab-test.sh`), from the repository root, against the real kernel
+# Bluetooth stack: hci0 (A) and hci1 (B) are two virtual LE controllers on one virtual air.
+# Prints "ok - NAME" / "not ok - NAME" per check, logs to $BLELAB_OUT, and ends with "N passed, N failed".
+set -u
+A=$BLELAB_ADDR_A; B=$BLELAB_ADDR_B; OUT=$BLELAB_OUT
+MSGPIPE=${MSGPIPE:-$PWD/.build/debug/msgpipe}
+LABBIN=${LABBIN:-$PWD/.build/lab}
+SERVICE=12345678-1234-5678-1234-56789abcdef0
+PASSED=0; FAILED=0
+: > "$OUT/results.txt"
+
+up() { cut -d' ' -f1 /proc/uptime; }
+result() {  # result NAME STATUS
+	if [ "$2" = 0 ]; then PASSED=$((PASSED + 1)); echo "ok - $1" | tee -a "$OUT/results.txt"
+	else FAILED=$((FAILED + 1)); echo "not ok - $1" | tee -a "$OUT/results.txt"; fi
+}
+# expect NAME LOGFILE PATTERN... : passes when every pattern occurs in LOGFILE
+expect() {
+	local name=$1 file=$2 p ok=0; shift 2
+	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file:"; sed 's/^/   | /' "$file" | tail -20; ok=1; }; done
+	result "$name" $ok
+}
+# no_links: waits until neither controller has an LE link (an idle link lingers ~2 s after its last socket)
+no_links() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(hcitool -i hci0 con | grep -c LE)" = 0 ] && [ "$(hcitool -i hci1 con | grep -c LE)" = 0 ] && return 0
+		sleep 0.2
+	done
+	echo "   links still up after 20 s"; return 1
+}
+stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+
+btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
+echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
+
+# 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
+"$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
+sleep 0.5
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to "$A" > "$OUT/t1.log" 2>&1
+expect "swift L2CAP central exchanges MTU and reads from the C ATT server" "$OUT/t1.log" \
+	"connected to $A" "server MTU 185" "hello-from-att-server"
+
+# 2. The ATT channel of hci0 is held by att_server: a clear error with the remedy, exit status 2.
+timeout 60 "$MSGPIPE" lab-probe serve --adapter hci0 > "$OUT/t2.log" 2>&1; echo "exit $?" >> "$OUT/t2.log"
+expect "a busy ATT channel is reported with the remedy" "$OUT/t2.log" "already in use" "stop bluetoothd" "exit 2"
+stop $SRV
+no_links
+
+# 3. Swift peripheral on hci0 (Add Advertising: name + 128-bit service); msgpipe scan on hci1 lists it.
+"$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-lab --service "$SERVICE" --connections 2 \
+	> "$OUT/serve_a.log" 2>&1 & PROBE=$!
+sleep 1
+timeout 60 "$MSGPIPE" scan --adapter hci1 --name msgpipe-lab --timeout 6 --json > "$OUT/t3.json" 2> "$OUT/t3.err"
+cat "$OUT/t3.json" "$OUT/t3.err" > "$OUT/t3.log"
+expect "msgpipe scan on hci1 lists hci0's advertised name, service, RSSI and distance" "$OUT/t3.log" \
+	"\"address\":\"$A\"" '"name":"msgpipe-lab"' "\"services\":\\[\"${SERVICE^^}\"\\]" '"rssi":-?[0-9]+' \
+	'"distanceMetres":'
+timeout 60 "$MSGPIPE" scan --adapter hci1 --service FFF0 --timeout 3 > "$OUT/t3b.log" 2>&1; echo "exit $?" >> "$OUT/t3b.log"
+expect "msgpipe scan filtered by an absent service finds nothing (exit 1)" "$OUT/t3b.log" "exit 1"
+
+# 4. BlueZ's gatttool (hci1) reads handle 3 from the Swift peripheral (connection 1 of 2).
+timeout 60 gatttool -i hci1 -b "$A" -t public --char-read -a 0x0003 > "$OUT/t4.log" 2>&1
+expect "gatttool reads from the Swift L2CAP peripheral" "$OUT/t4.log" "6d 73 67 70 69 70 65"
+
+# 5. Swift central connects by advertised name (scan, then connect): advertising came back after gatttool left.
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to msgpipe-lab > "$OUT/t5.log" 2>&1
+expect "swift central finds the peripheral by name after it re-advertised, and exchanges MTU" "$OUT/t5.log" \
+	"connected to $A" "server MTU 185" "msgpipe-lab-probe"
+wait $PROBE; echo "exit $?" >> "$OUT/serve_a.log"
+expect "swift peripheral served two centrals in turn" "$OUT/serve_a.log" \
+	"connection from $B" "RX 02 f7 00" "RX 0a 03 00" "exit 0"
+no_links
+
+# 6. Reverse roles: Swift peripheral on hci1, Swift central on hci0 by address.
+"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-lab-b --connections 1 > "$OUT/serve_b.log" 2>&1 & PROBE=$!
+sleep 1
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" > "$OUT/t6.log" 2>&1
+expect "reverse roles: swift central on hci0 -> swift peripheral on hci1" "$OUT/t6.log" \
+	"connected to $B" "server MTU 185"
+stop $PROBE
+no_links
+
+# 7. Security medium (SMP Just Works, needs the lab's pairing agent: BLELAB_AUTOCONFIRM=1).
+if [ -e "$OUT/.blelab/autoconfirm.log" ]; then
+	"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-sec --security medium > "$OUT/serve_sec.log" 2>&1 & PROBE=$!
+	sleep 1
+	timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" --security medium > "$OUT/t7.log" 2>&1
+	expect "security medium: the link pairs and the ATT exchange works encrypted" "$OUT/t7.log" \
+		"connected to $B" "server MTU 185" "msgpipe-lab-probe"
+	stop $PROBE
+fi
+
+stop $MON
+echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
+echo "$PASSED passed, $FAILED failed" | tee -a "$OUT/results.txt"
+[ "$FAILED" = 0 ]

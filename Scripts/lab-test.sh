@@ -32,13 +32,19 @@ no_links() {
 	echo "   links still up after 20 s"; return 1
 }
 stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+# wait_for FILE PATTERN: until PATTERN shows up in FILE (a peer is ready), at most 60 s (slow emulated CPU)
+wait_for() {
+	local until=$((SECONDS + 60))
+	while [ $SECONDS -lt $until ]; do grep -qE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
+	echo "   gave up waiting for /$2/ in $1"; return 1
+}
 
 btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
 echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 
 # 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
 "$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
-sleep 0.5
+wait_for "$OUT/att_server.log" "listening"
 timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to "$A" > "$OUT/t1.log" 2>&1
 expect "swift L2CAP central exchanges MTU and reads from the C ATT server" "$OUT/t1.log" \
 	"connected to $A" "server MTU 185" "hello-from-att-server"
@@ -52,7 +58,7 @@ no_links
 # 3. Swift peripheral on hci0 (Add Advertising: name + 128-bit service); msgpipe scan on hci1 lists it.
 "$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-lab --service "$SERVICE" --connections 2 \
 	> "$OUT/serve_a.log" 2>&1 & PROBE=$!
-sleep 1
+wait_for "$OUT/serve_a.log" "advertising"
 timeout 60 "$MSGPIPE" scan --adapter hci1 --name msgpipe-lab --timeout 6 --json > "$OUT/t3.json" 2> "$OUT/t3.err"
 cat "$OUT/t3.json" "$OUT/t3.err" > "$OUT/t3.log"
 expect "msgpipe scan on hci1 lists hci0's advertised name, service, RSSI and distance" "$OUT/t3.log" \
@@ -76,7 +82,7 @@ no_links
 
 # 6. Reverse roles: Swift peripheral on hci1, Swift central on hci0 by address.
 "$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-lab-b --connections 1 > "$OUT/serve_b.log" 2>&1 & PROBE=$!
-sleep 1
+wait_for "$OUT/serve_b.log" "advertising"
 timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" > "$OUT/t6.log" 2>&1
 expect "reverse roles: swift central on hci0 -> swift peripheral on hci1" "$OUT/t6.log" \
 	"connected to $B" "server MTU 185"
@@ -86,7 +92,7 @@ no_links
 # 7. Security medium (SMP Just Works, needs the lab's pairing agent: BLELAB_AUTOCONFIRM=1).
 if [ -e "$OUT/.blelab/autoconfirm.log" ]; then
 	"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-sec --security medium > "$OUT/serve_sec.log" 2>&1 & PROBE=$!
-	sleep 1
+	wait_for "$OUT/serve_sec.log" "advertising"
 	timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" --security medium > "$OUT/t7.log" 2>&1
 	expect "security medium: the link pairs and the ATT exchange works encrypted" "$OUT/t7.log" \
 		"connected to $B" "server MTU 185" "msgpipe-lab-probe"

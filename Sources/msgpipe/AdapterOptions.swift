@@ -57,6 +57,40 @@ struct AdapterOptions: ParsableArguments {
     }
 }
 
+extension AdapterOptions {
+    /// Peripheral accept loop for async commands (`listen --adapter`): advertises `name` with `service`, and
+    /// for each central calls `serve` with the connected ATT socket (which `serve` owns and must close, e.g.
+    /// through `ATTBearer(adopting:)`); when `serve` returns, advertising restarts and the next central is
+    /// accepted. Returns after `connections` centrals (nil: never); blocking calls run on their own thread.
+    func acceptConnections(
+        service: AdvertisedServiceUUID?, connections: Int? = nil,
+        serve: (ConnectedATTSocket) async throws -> Void
+    ) async throws {
+        let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
+            try makePeripheral(service: service)
+        }
+        defer { peripheral.stop() }
+        var served = 0
+        while connections.map({ served < $0 }) ?? true {
+            let next = try await BlockingCall.run { () throws(BluetoothError) in
+                try peripheral.nextConnection()?.handOver()
+            }
+            guard let next else { return }
+            served += 1
+            try await serve(next)
+        }
+    }
+
+    /// Central connect for async commands (`send --to`): the connected ATT socket, owned by the caller.
+    func connectedSocket(
+        service: AdvertisedServiceUUID?, onRetry: @escaping @Sendable (BluetoothError, Double) -> Void = { _, _ in }
+    ) async throws(BluetoothError) -> ConnectedATTSocket {
+        try await BlockingCall.run { () throws(BluetoothError) in
+            try connectAsCentral(service: service, onRetry: onRetry).handOver()
+        }
+    }
+}
+
 /// Unbuffered line output of the Bluetooth commands (a line shows up at once, even when piped).
 enum BluetoothDiagnostics {
     /// One diagnostic line on stderr.

@@ -59,3 +59,26 @@ struct KernelErrorTests {
         #expect(error.description.contains(phrase))
     }
 }
+
+/// Detecting another listener on the ATT channel from the kernel's debugfs L2CAP table.
+struct KernelATTChannelOwnerTests {
+    static let address = BluetoothAddress("00:AA:01:00:00:00")!
+
+    @Test func listenerOnTheAdapterOrOnAnyAddressHoldsTheChannel() {
+        let own = "00:AA:01:00:00:00 (1) 00:00:00:00:00:00 (0) 4 0 0x0004 0x0000 672 0 1 0\n"
+        let any = "00:00:00:00:00:00 (1) 00:00:00:00:00:00 (0) 4 0 0x0004 0x0000 672 0 1 0\n"
+        #expect(ATTChannelOwner.tableHasListener(own, on: Self.address))
+        #expect(ATTChannelOwner.tableHasListener(any, on: Self.address))
+    }
+
+    @Test func connectedChannelsOtherCIDsAndOtherAdaptersDoNot() {
+        let table = """
+            00:AA:01:00:00:00 (1) 00:AA:01:01:00:01 (1) 1 0 0x0004 0x0004 672 23 1 0
+            00:AA:01:00:00:00 (1) 00:00:00:00:00:00 (0) 4 128 0x0040 0x0000 672 0 1 0
+            00:AA:01:01:00:01 (1) 00:00:00:00:00:00 (0) 4 0 0x0004 0x0000 672 0 1 0
+            garbage
+            """
+        #expect(!ATTChannelOwner.tableHasListener(table, on: Self.address))
+        #expect(!ATTChannelOwner.tableHasListener("", on: Self.address))
+    }
+}

@@ -118,8 +118,8 @@ struct KernelManagementCodecTests {
 
     @Test func controllerInfoDecodesAddressSettingsAndName() throws {
         var parameters: [UInt8] = [0x00, 0x00, 0x00, 0x01, 0xAA, 0x00, 0x09, 0x3F, 0x00]
-        parameters.appendLittleEndian(UInt32(0x0000_0FFF))
-        parameters.appendLittleEndian(UInt32(0x0000_0601))  // powered, LE, advertising
+        parameters.appendManagementField(UInt32(0x0000_0FFF))
+        parameters.appendManagementField(UInt32(0x0000_0601))  // powered, LE, advertising
         parameters += [0, 0, 0] + Array("A".utf8) + [UInt8](repeating: 0, count: 248) + [UInt8](repeating: 0, count: 11)
         let info = try ControllerInfo(decoding: parameters[...])
         #expect(info.address == Self.addressA)

@@ -22,9 +22,9 @@ public struct ManagementCommand: Equatable, Sendable, CustomStringConvertible {
     public func encoded() -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(6 + parameters.count)
-        out.appendLittleEndian(opcode)
-        out.appendLittleEndian(controllerIndex)
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: parameters.count))
+        out.appendManagementField(opcode)
+        out.appendManagementField(controllerIndex)
+        out.appendManagementField(UInt16(truncatingIfNeeded: parameters.count))
         out.append(contentsOf: parameters)
         return out
     }
@@ -99,9 +99,9 @@ public struct ManagementCommand: Equatable, Sendable, CustomStringConvertible {
         timeout: UInt16 = 0, advertisingData: [UInt8], scanResponse: [UInt8]
     ) -> ManagementCommand {
         var parameters: [UInt8] = [instance]
-        parameters.appendLittleEndian(flags.rawValue)
-        parameters.appendLittleEndian(duration)
-        parameters.appendLittleEndian(timeout)
+        parameters.appendManagementField(flags.rawValue)
+        parameters.appendManagementField(duration)
+        parameters.appendManagementField(timeout)
         parameters.append(UInt8(truncatingIfNeeded: advertisingData.count))
         parameters.append(UInt8(truncatingIfNeeded: scanResponse.count))
         parameters += advertisingData + scanResponse

@@ -120,14 +120,14 @@ public struct DeviceFound: Equatable, Sendable {
     /// The packet bytes of this event on `controllerIndex` (for tests and simulators).
     public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
         var out: [UInt8] = []
-        out.appendLittleEndian(UInt16(0x0012))
-        out.appendLittleEndian(controllerIndex)
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: 14 + eir.count))
+        out.appendManagementField(UInt16(0x0012))
+        out.appendManagementField(controllerIndex)
+        out.appendManagementField(UInt16(truncatingIfNeeded: 14 + eir.count))
         out += peer.address.littleEndianBytes
         out.append(peer.type.rawValue)
         out.append(UInt8(bitPattern: rssi))
-        out.appendLittleEndian(flags)
-        out.appendLittleEndian(UInt16(truncatingIfNeeded: eir.count))
+        out.appendManagementField(flags)
+        out.appendManagementField(UInt16(truncatingIfNeeded: eir.count))
         out += eir
         return out
     }

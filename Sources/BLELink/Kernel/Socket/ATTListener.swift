@@ -2,7 +2,8 @@ import CBluetooth
 import Glibc
 
 /// The peripheral side: a listening L2CAP socket on the ATT fixed channel of one adapter.
-/// Only one process per adapter can hold it (bluetoothd does when running).
+/// Only the first listener gets the centrals, so a channel held by another process (bluetoothd, when it
+/// runs) is refused up front with ``BluetoothError/attChannelInUse(adapter:)``.
 public struct ATTListener: ~Copyable, Sendable {
     private let socket: SocketDescriptor
     /// The adapter it listens on, for messages.
@@ -13,6 +14,7 @@ public struct ATTListener: ~Copyable, Sendable {
         address: BluetoothAddress, adapterName: String, security: L2CAPSecurityLevel = .low
     ) throws(BluetoothError) {
         let socket = try openBluetoothSocket(type: Int32(SOCK_SEQPACKET.rawValue), protocol: BTPROTO_L2CAP)
+        try ATTChannelOwner.requireFree(address: address, adapterName: adapterName)
         try L2CAPCalls.bind(
             socket.rawValue, L2CAPSocketAddress.make(address: address, type: .lePublic), adapter: adapterName)
         try L2CAPCalls.setSecurity(socket.rawValue, security)

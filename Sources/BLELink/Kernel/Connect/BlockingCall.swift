@@ -1,0 +1,60 @@
+import Glibc
+
+/// Runs a blocking kernel call (accept, connect, scan) on a thread of its own and resumes the caller when it
+/// returns, so async code never blocks a cooperative thread on Bluetooth I/O.
+public enum BlockingCall {
+    /// Runs `body` on a new detached thread; returns or throws what `body` did.
+    public static func run<T: Sendable>(
+        _ body: @escaping @Sendable () throws(BluetoothError) -> T
+    ) async throws(BluetoothError) -> T {
+        let result: Result<T, BluetoothError> = await withCheckedContinuation { continuation in
+            let job = Job {
+                do throws(BluetoothError) {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+            var thread = pthread_t()
+            let context = Unmanaged.passRetained(job).toOpaque()
+            let status = pthread_create(&thread, nil, { raw in
+                guard let raw else { return nil }
+                Unmanaged<Job>.fromOpaque(raw).takeRetainedValue().work()
+                return nil
+            }, context)
+            if status == 0 {
+                pthread_detach(thread)
+            } else {
+                Unmanaged<Job>.fromOpaque(context).release()
+                continuation.resume(returning: .failure(
+                    .system(call: "pthread_create", errno: status, message: String(cString: strerror(status)))))
+            }
+        }
+        return try result.get()
+    }
+
+    private final class Job: Sendable {
+        let work: @Sendable () -> Void
+        init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+    }
+}
+
+/// A connected ATT socket handed over by value: the receiver owns `fileDescriptor` and must close it
+/// (C's `ATTBearer(adopting:)` does).
+public struct ConnectedATTSocket: Sendable, Equatable {
+    public var fileDescriptor: Int32
+    public var peer: BluetoothPeer
+
+    public init(fileDescriptor: Int32, peer: BluetoothPeer) {
+        self.fileDescriptor = fileDescriptor
+        self.peer = peer
+    }
+}
+
+extension L2CAPConnection {
+    /// Gives up ownership of the socket: the returned value's descriptor must be closed by the receiver.
+    public consuming func handOver() -> ConnectedATTSocket {
+        let peer = self.peer
+        return ConnectedATTSocket(fileDescriptor: socket.release(), peer: peer)
+    }
+}

@@ -1,0 +1,6 @@
+import Testing
+@testable import BLELink
+
+@Test func moduleLinks() {
+    #expect(String(describing: BLELink.self).isEmpty == false)
+}

@@ -20,7 +20,7 @@ fi
 t1=$(now)
 swift build --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
 mkdir -p .build/lab
-for peer in att_server att_client; do
+for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"
 done
 t2=$(now)

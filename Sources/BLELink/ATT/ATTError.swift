@@ -24,6 +24,8 @@ public enum ATTError: Error, Sendable, Equatable, CustomStringConvertible {
     case disconnected(reason: String)
     /// The bearer was closed locally.
     case closed
+    /// The waiting task was cancelled; nothing was sent.
+    case cancelled
     /// A system call on the bearer failed.
     case io(operation: String, errno: Int32)
 
@@ -43,6 +45,7 @@ public enum ATTError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .protocolViolation(message): "ATT protocol violation: \(message)"
         case let .disconnected(reason): "ATT bearer disconnected: \(reason)"
         case .closed: "ATT bearer closed"
+        case .cancelled: "ATT operation cancelled"
         case let .io(operation, errno): "ATT bearer \(operation) failed with errno \(errno)"
         }
     }

@@ -26,6 +26,9 @@ public final class GATTClient: Sendable {
     /// The ATT_MTU in effect: 23 until ``exchangeMTU(_:)``.
     public var mtu: Int { core.state.withLock { $0.mtu } }
 
+    /// Why the client stopped working (disconnect, timeout, close), if it did.
+    public var failure: ATTError? { core.state.withLock { $0.failure } }
+
     /// Closes the bearer; pending and later requests fail with ``ATTError/closed``.
     public func close() { core.close() }
 

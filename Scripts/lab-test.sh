@@ -124,6 +124,34 @@ expect "raw ATT baseline: $BYTES bytes of Write Commands arrive" "$OUT/t9.log" "
 grep -h "goodput" "$OUT/t9.log" | sed 's/^/   /'
 btmgmt --index 0 advertising off > /dev/null 2>&1
 
+no_links
+
+# 10. The msgpipe GATT service (GATTLink + GATT server over ATTBearer on the kernel's ATT channel):
+#     BlueZ's gatttool on hci1 discovers it, its characteristics and descriptors, reads info, writes RX.
+MSVC=4d500001-8c5d-4e2b-9f1a-6d7367706970
+"$MSGPIPE" lab-probe gatt-serve --adapter hci0 --name msgpipe-gatt --connections 6 > "$OUT/gatt_serve.log" 2>&1 & GATT=$!
+wait_for "$OUT/gatt_serve.log" "advertising"
+gt() { timeout 60 gatttool -i hci1 -b "$A" -t public "$@"; }
+{ echo "-- primary"; gt --primary; echo "-- characteristics"; gt --characteristics; echo "-- descriptors"; gt --char-desc; } > "$OUT/t10.log" 2>&1
+INFO=$(sed -n 's/.*char value handle = \(0x[0-9a-f]*\), uuid = 4d500004.*/\1/p' "$OUT/t10.log" | head -1)
+RX=$(sed -n 's/.*char value handle = \(0x[0-9a-f]*\), uuid = 4d500002.*/\1/p' "$OUT/t10.log" | head -1)
+{ echo "-- read info $INFO"; gt --char-read -a "${INFO:-0x0000}"; echo "-- write RX $RX"; gt --char-write-req -a "${RX:-0x0000}" -n 6869; } >> "$OUT/t10.log" 2>&1
+expect "gatttool discovers the msgpipe service, its characteristics and descriptors" "$OUT/t10.log" \
+	"uuid: $MSVC" "uuid = 4d500002-" "uuid = 4d500003-" "uuid = 4d500004-" "uuid = 00002902-"
+expect "gatttool reads the info characteristic and writes RX" "$OUT/t10.log" \
+	"Characteristic value/descriptor: 01 01 " "written successfully"
+
+# 11. Goodput of our GATT stack (GATT client -> GATTLink server, Write Commands at ATT_MTU 247) against the
+#     raw C baseline of check 9, over the same virtual link.
+timeout 300 "$MSGPIPE" lab-probe gatt-send --adapter hci1 --to msgpipe-gatt --bytes "$BYTES" > "$OUT/t11.log" 2>&1
+wait $GATT; echo "serve exit $?" >> "$OUT/gatt_serve.log"
+cat "$OUT/gatt_serve.log" >> "$OUT/t11.log"
+expect "the GATT stack moves $BYTES bytes through GATTLink; the writes showed up as RX packets" "$OUT/t11.log" \
+	"goodput [0-9]+ bytes/s" "RX packet 68 69" "received $BYTES bytes" "serve exit 0"
+RAW=$(sed -n 's/.*goodput \([0-9]*\) bytes.*/\1/p' "$OUT/t9.log" | head -1)
+OURS=$(sed -n 's/.*goodput \([0-9]*\) bytes.*/\1/p' "$OUT/t11.log" | head -1)
+[ -n "$RAW" ] && [ -n "$OURS" ] && echo "   goodput: raw C $RAW B/s, msgpipe GATT stack $OURS B/s, ratio $(awk "BEGIN{printf \"%.2f\", $OURS/$RAW}")" | tee -a "$OUT/results.txt"
+
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
 echo "$PASSED passed, $FAILED failed" | tee -a "$OUT/results.txt"

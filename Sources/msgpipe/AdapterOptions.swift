@@ -63,12 +63,13 @@ extension AdapterOptions {
     /// through `ATTBearer(adopting:)`); when `serve` returns, advertising restarts and the next central is
     /// accepted. Returns after `connections` centrals (nil: never); blocking calls run on their own thread.
     func acceptConnections(
-        service: AdvertisedServiceUUID?, connections: Int? = nil,
+        service: AdvertisedServiceUUID?, connections: Int? = nil, onAdvertising: (BLEPeripheral) -> Void = { _ in },
         serve: (ConnectedATTSocket) async throws -> Void
     ) async throws {
         let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
             try makePeripheral(service: service)
         }
+        onAdvertising(peripheral)
         defer { peripheral.stop() }
         var served = 0
         while connections.map({ served < $0 }) ?? true {

@@ -9,7 +9,7 @@ struct LabProbeCommand: ParsableCommand {
         commandName: "lab-probe",
         abstract: "Lab only: a minimal ATT peer on the kernel's L2CAP ATT channel.",
         shouldDisplay: false,
-        subcommands: [Serve.self, Connect.self])
+        subcommands: [Serve.self, Connect.self, LabGATTServe.self, LabGATTSend.self])
 
     /// Peripheral: advertise, accept `connections` centrals, answer Exchange MTU and Read of handle 3.
     struct Serve: ParsableCommand {

@@ -86,7 +86,7 @@ guest_main() {
 	for try in 1 2 3 4; do
 		btvirt $BTVIRT_ARGS >> "$CTL/btvirt.log" 2>&1 &
 		BTVIRT_PID=$!
-		local until=$((SECONDS + 12))
+		local until=$((SECONDS + (try == 1 ? 6 : 15)))
 		while [ $SECONDS -lt $until ]; do
 			[ "$(btmgmt info 2>/dev/null | grep -c '^hci[01]:')" = 2 ] && break 2
 			sleep 0.2

@@ -10,39 +10,42 @@ struct LabGATTServe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "gatt-serve")
 
     @OptionGroup var options: AdapterOptions
-    @Option(help: "Centrals to serve before exiting.") var connections: Int = 1
+    @Option(help: "Centrals to serve before exiting (0: no limit).") var connections: Int = 1
 
     func run() async throws {
         let profile = GATTServiceProfile.msgpipe
         let service = AdvertisedServiceUUID(profile.service.description)
         do {
-            try await options.acceptConnections(service: service, connections: connections, onAdvertising: {
+            try await options.acceptConnections(
+                service: service, connections: connections == 0 ? nil : connections, onAdvertising: {
                 BluetoothDiagnostics.emit("gatt: advertising '\($0.advertisement.localName)' on \($0.adapter)")
             }) { socket in
                 BluetoothDiagnostics.emit("gatt: connection from \(socket.peer)")
                 let bearer = try ATTBearer(adopting: socket.fileDescriptor)
                 let link = GATTLink(profile: profile)
-                let serving = Task {
-                    await link.serve(bearer, info: MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517))
-                }
-                var bytes = 0, packets = 0
-                var first: ContinuousClock.Instant?, last = ContinuousClock.now
-                events: for await event in link.events {
-                    switch event {
-                    case let .connected(size): BluetoothDiagnostics.emit("gatt: subscribed, packets up to \(size) bytes")
-                    case let .packet(packet):
-                        if first == nil { first = .now }
-                        last = .now
-                        bytes += packet.count
-                        packets += 1
-                        if packets <= 3 { BluetoothDiagnostics.emit("gatt: RX packet \(ATTProbe.hex(packet))") }
-                    case .maximumPacketSizeChanged: continue
-                    case let .disconnected(reason):
-                        BluetoothDiagnostics.emit("gatt: disconnected (\(reason))")
-                        break events
+                // The link reports .disconnected only after a central subscribed; serve() returning is what
+                // ends a connection, then close() finishes the event stream.
+                let counting = Task { () -> (bytes: Int, packets: Int, first: ContinuousClock.Instant?, last: ContinuousClock.Instant) in
+                    var bytes = 0, packets = 0
+                    var first: ContinuousClock.Instant?, last = ContinuousClock.now
+                    for await event in link.events {
+                        switch event {
+                        case let .connected(size): BluetoothDiagnostics.emit("gatt: subscribed, packets up to \(size) bytes")
+                        case let .packet(packet):
+                            if first == nil { first = .now }
+                            last = .now
+                            bytes += packet.count
+                            packets += 1
+                            if packets <= 3 { BluetoothDiagnostics.emit("gatt: RX packet \(ATTProbe.hex(packet))") }
+                        case .maximumPacketSizeChanged, .disconnected: continue
+                        }
                     }
+                    return (bytes, packets, first, last)
                 }
-                await serving.value
+                await link.serve(bearer, info: MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517))
+                BluetoothDiagnostics.emit("gatt: disconnected")
+                await link.close()
+                let (bytes, packets, first, last) = await counting.value
                 let seconds = first.map { Self.seconds($0.duration(to: last)) } ?? 0
                 BluetoothDiagnostics.emit("gatt: received \(bytes) bytes in \(packets) packets over \(seconds) s")
             }

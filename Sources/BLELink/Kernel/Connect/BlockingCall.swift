@@ -8,34 +8,19 @@ public enum BlockingCall {
         _ body: @escaping @Sendable () throws(BluetoothError) -> T
     ) async throws(BluetoothError) -> T {
         let result: Result<T, BluetoothError> = await withCheckedContinuation { continuation in
-            let job = Job {
+            let status = DetachedThread.spawn {
                 do throws(BluetoothError) {
                     continuation.resume(returning: .success(try body()))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }
             }
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(job).toOpaque()
-            let status = pthread_create(&thread, nil, { raw in
-                guard let raw else { return nil }
-                Unmanaged<Job>.fromOpaque(raw).takeRetainedValue().work()
-                return nil
-            }, context)
-            if status == 0 {
-                pthread_detach(thread)
-            } else {
-                Unmanaged<Job>.fromOpaque(context).release()
+            if status != 0 {
                 continuation.resume(returning: .failure(
                     .system(call: "pthread_create", errno: status, message: String(cString: strerror(status)))))
             }
         }
         return try result.get()
-    }
-
-    private final class Job: Sendable {
-        let work: @Sendable () -> Void
-        init(_ work: @escaping @Sendable () -> Void) { self.work = work }
     }
 }
 

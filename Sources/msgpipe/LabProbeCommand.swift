@@ -15,17 +15,19 @@ struct LabProbeCommand: ParsableCommand {
     struct Serve: ParsableCommand {
         @OptionGroup var options: AdapterOptions
         @Option(help: "Service UUID to advertise.") var service: String = "12345678-1234-5678-1234-56789abcdef0"
-        @Option(help: "Centrals to serve before exiting.") var connections: Int = 1
+        @Option(help: "Centrals to serve before exiting (0: no limit).") var connections: Int = 1
 
         func run() throws {
             do {
                 let peripheral = try options.makePeripheral(service: AdvertisedServiceUUID(service))
                 BluetoothDiagnostics.emit("probe: advertising '\(options.name)' on \(peripheral.adapter)")
-                for _ in 0..<connections {
+                var served = 0
+                while connections == 0 || served < connections {
+                    served += 1
                     guard let connection = try peripheral.nextConnection() else { break }
                     BluetoothDiagnostics.emit("probe: connection from \(connection.peer)")
-                    let served = ATTProbe.serve(connection.socket.rawValue)
-                    BluetoothDiagnostics.emit("probe: peer gone after \(served) PDUs")
+                    let pdus = ATTProbe.serve(connection.socket.rawValue)
+                    BluetoothDiagnostics.emit("probe: peer gone after \(pdus) PDUs")
                 }
                 peripheral.stop()
             } catch {

@@ -36,7 +36,7 @@ struct LabGATTServe: AsyncParsableCommand {
                             last = .now
                             bytes += packet.count
                             packets += 1
-                            if packets <= 3 { BluetoothDiagnostics.emit("gatt: RX packet \(ATTProbe.hex(packet))") }
+                            if packets <= 3 { BluetoothDiagnostics.emit("gatt: RX packet \(ATTProbe.hex(Array(packet.prefix(16))))") }
                         case .maximumPacketSizeChanged, .disconnected: continue
                         }
                     }

@@ -52,10 +52,13 @@ public struct ScanFilter: Sendable, Equatable {
 /// LE discovery through the management interface (active scanning: advertising data and scan response
 /// arrive merged in one Device Found event).
 public enum Scanner {
+    /// Seconds between discovery restarts within one scan.
+    static let refreshInterval = 4.0
+
     /// Scans `adapter` for `duration` seconds, calling `onMatch` the first time each matching peer is seen
     /// (and again never); returns the matching peers sorted by RSSI, strongest first. With `stopAtFirstMatch`
-    /// it returns as soon as one peer matches. The kernel ends a discovery after ~10 s: it is restarted
-    /// until the duration is over.
+    /// it returns as soon as one peer matches. Discovery is restarted every ``refreshInterval`` seconds (and
+    /// whenever the kernel ends it, after ~10 s) until the duration is over.
     public static func scan(
         adapter: BluetoothAdapter, using management: ManagementSocket, duration: Double,
         filter: ScanFilter = ScanFilter(), stopAtFirstMatch: Bool = false,
@@ -69,7 +72,17 @@ public enum Scanner {
         let peerLimit = 4096
         try startDiscovery(adapter, management)
         defer { _ = try? management.execute(.stopDiscovery(adapter.index)) }
-        scanning: while let event = try management.nextEvent(until: deadline) {
+        var refreshAt = Deadline.after(seconds: refreshInterval)
+        var ownStops = 0
+        scanning: while !deadline.hasPassed {
+            if refreshAt.hasPassed {
+                // A new discovery resets the controller's duplicate filter: a peer whose first report came
+                // without its scan response (so without its name) gets another chance.
+                if (try? management.execute(.stopDiscovery(adapter.index))) != nil { ownStops += 1 }
+                try startDiscovery(adapter, management)
+                refreshAt = .after(seconds: refreshInterval)
+            }
+            guard let event = try management.nextEvent(until: min(deadline, refreshAt)) else { continue }
             guard event.controllerIndex == adapter.index else { continue }
             switch event.kind {
             case let .deviceFound(found):
@@ -82,7 +95,11 @@ public enum Scanner {
                     if stopAtFirstMatch { break scanning }
                 }
             case .discovering(_, active: false):
-                if !deadline.hasPassed { try startDiscovery(adapter, management) }
+                if ownStops > 0 {
+                    ownStops -= 1
+                } else if !deadline.hasPassed {
+                    try startDiscovery(adapter, management)  // the kernel ended it (~10 s): go on
+                }
             default:
                 continue
             }

@@ -61,7 +61,9 @@ public final class ManagementSocket {
 
     private func keep(_ event: ManagementEvent) throws(BluetoothError) {
         guard backlog.count < Self.backlogLimit else {
-            throw .malformedManagementPacket("more than \(Self.backlogLimit) events arrived while waiting for a reply")
+            throw .system(
+                call: "management socket", errno: ENOBUFS,
+                message: "more than \(Self.backlogLimit) events arrived while waiting for a command's reply")
         }
         backlog.append(event)
     }

@@ -14,6 +14,7 @@ public enum ATTConnector {
         let fd = socket.rawValue
         try L2CAPCalls.bind(fd, L2CAPSocketAddress.make(address: local, type: .lePublic), adapter: adapterName)
         try L2CAPCalls.setSecurity(fd, security)
+        L2CAPCalls.enlargeReceiveBuffer(fd)
         var remote = L2CAPSocketAddress.make(address: peer.address, type: peer.type)
         let result = withUnsafePointer(to: &remote) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

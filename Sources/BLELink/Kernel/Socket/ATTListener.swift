@@ -18,6 +18,7 @@ public struct ATTListener: ~Copyable, Sendable {
         try L2CAPCalls.bind(
             socket.rawValue, L2CAPSocketAddress.make(address: address, type: .lePublic), adapter: adapterName)
         try L2CAPCalls.setSecurity(socket.rawValue, security)
+        L2CAPCalls.enlargeReceiveBuffer(socket.rawValue)
         guard listen(socket.rawValue, 1) == 0 else {
             throw bluetoothError("listen(L2CAP ATT on \(adapterName))", errno: errno, adapter: adapterName)
         }
@@ -46,6 +47,7 @@ public struct ATTListener: ~Copyable, Sendable {
                 throw bluetoothError("accept(L2CAP ATT on \(adapterName))", errno: errno, adapter: adapterName)
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            L2CAPCalls.enlargeReceiveBuffer(fd)
             return L2CAPConnection(
                 socket: SocketDescriptor(adopting: fd), peer: L2CAPSocketAddress.peer(of: peerAddress))
         }

@@ -61,6 +61,20 @@ enum L2CAPCalls {
         guard result == 0 else { throw bluetoothError("setsockopt(BT_SECURITY \(level))", errno: errno) }
     }
 
+    /// The receive buffer asked for on ATT sockets. The ATT channel has no flow control: when a socket's
+    /// buffer is full the kernel drops incoming Write Commands and Notifications (seen in the lab: a third of a
+    /// burst lost). 2 MiB holds thousands of PDUs; SO_RCVBUFFORCE (CAP_NET_ADMIN) passes rmem_max.
+    static let receiveBufferBytes: Int32 = 2 << 20
+
+    /// Enlarges the receive buffer (best effort: a smaller buffer still works, it just drops sooner).
+    static func enlargeReceiveBuffer(_ fd: Int32) {
+        var size = receiveBufferBytes
+        let length = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, length)
+        }
+    }
+
     static func peerName(_ fd: Int32) throws(BluetoothError) -> BluetoothPeer {
         var address = sockaddr_l2()
         var length = socklen_t(MemoryLayout<sockaddr_l2>.size)

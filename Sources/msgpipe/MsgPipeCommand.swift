@@ -6,6 +6,12 @@ struct MsgPipeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "msgpipe",
         abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
-        subcommands: [FrameCommand.self, DeframeCommand.self, BenchCommand.self]
+        subcommands: [
+            FrameCommand.self,
+            DeframeCommand.self,
+            ScanCommand.self,
+            BenchCommand.self,
+            LabProbeCommand.self,
+        ]
     )
 }

@@ -1,0 +1,264 @@
+#!/bin/bash
+# blelab.sh - run a command inside a throw-away qemu VM with the real Linux Bluetooth stack and two virtual
+# LE controllers (BlueZ btvirt over hci_vhci). msgpipe's lab: see docs/LAB.md.
+#
+# The guest boots Debian's kernel (the linux-image-amd64 dependency, fetched with `apt-get download` and
+# unpacked, never installed) and sees this machine's root filesystem read-only over 9p with a tmpfs overlay,
+# so binaries built here run unchanged inside. OUTDIR is shared read-write at the same path.
+#
+# Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l2` running,
+#   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B"): powered, LE.
+#   env: BLELAB_ADDR_A / BLELAB_ADDR_B, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_OUT=OUTDIR
+#
+# Usage:
+#   Scripts/blelab.sh --setup                     apt packages, kernel, initramfs, pairing agent
+#   Scripts/blelab.sh [-o OUTDIR] [-t SECS] [--] CMD [ARGS...]
+#       runs CMD with bash in the guest, in the current directory; exits with CMD's status (125: VM failed)
+# Environment:
+#   BLELAB_DIR (default /tmp/blelab), BLELAB_ACCEL (tcg|kvm|auto), BLELAB_MEM (MiB, default 2048),
+#   BLELAB_BTVIRT (default "-L -l2"), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log)
+# Facts (kernel 6.1, BlueZ 5.66): run as root; kvm_pvm hosts cannot boot a stock kernel, so TCG is used;
+# btmgmt quits at stdin EOF (the guest command's stdin is the console, which never ends); an LE connect
+# completes only to a peer that advertises connectable; an advertising controller does not connect out.
+set -uo pipefail
+
+LAB=${BLELAB_DIR:-/tmp/blelab}
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+ROOT=$(dirname "$(dirname "$SELF")")
+PACKAGES="qemu-system-x86 bluez bluez-test-tools libbluetooth-dev busybox-static kmod cpio gcc libc6-dev"
+
+log() { echo "[blelab] $*" >&2; }
+
+kernel_version() {
+	local v
+	v=$(ls "$LAB"/kernel/boot/ 2>/dev/null | sed -n 's/^vmlinuz-//p' | sort -V | tail -1)
+	[ -n "$v" ] && echo "$v"
+}
+
+# ------------------------------------------------------------------------------------------ guest side --
+guest_main() {
+	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	export HOME=/root TERM=dumb LANG=C.UTF-8
+	local x OUT="" BTVIRT_ARGS="-L -l2" AUTOCONFIRM=0 i rc
+	mount -t proc proc /proc 2>/dev/null
+	mount -t sysfs sysfs /sys 2>/dev/null
+	mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
+	mkdir -p /dev/pts /dev/shm
+	mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
+	mount -t tmpfs tmpfs /dev/shm
+	mount -t tmpfs -o mode=0755 tmpfs /run
+	mkdir -p /run/lock /var/lib/bluetooth
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	stty -F /dev/console -onlcr 2>/dev/null
+	hostname blelab
+	ip link set lo up 2>/dev/null
+
+	for x in $(cat /proc/cmdline); do
+		case "$x" in
+		blelab.out=*) OUT=${x#blelab.out=} ;;
+		blelab.btvirt=*) BTVIRT_ARGS=$(echo "${x#blelab.btvirt=}" | tr ',' ' ') ;;
+		blelab.autoconfirm=*) AUTOCONFIRM=${x#blelab.autoconfirm=} ;;
+		blelab.lab=*) LAB=${x#blelab.lab=} ;;
+		esac
+	done
+	mkdir -p "$OUT"
+	if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=none out "$OUT"; then
+		echo "[blelab-guest] cannot mount the output share"; echo o > /proc/sysrq-trigger; sleep 10
+	fi
+	local CTL=$OUT/.blelab
+	echo "[blelab-guest] userspace up at $(cut -d' ' -f1 /proc/uptime)s"
+
+	local K; K=$(uname -r)
+	mkdir -p /lib/modules
+	[ -e /lib/modules/"$K" ] || ln -s "$LAB/kernel/lib/modules/$K" /lib/modules/"$K"
+	for m in bluetooth hci_vhci ecdh_generic cmac; do
+		modprobe "$m" || echo "[blelab-guest] modprobe $m failed"
+	done
+	if [ "$AUTOCONFIRM" = 1 ] && [ -x "$LAB/bin/mgmt_autoconfirm" ]; then
+		"$LAB/bin/mgmt_autoconfirm" > "$CTL/autoconfirm.log" 2>&1 &
+	fi
+
+	# Two LE-only controllers in one btvirt process: they share one virtual air. On a loaded host the
+	# emulated CPU is so slow that a controller's HCI Reset can time out during the kernel's setup
+	# ("hci0: Opcode 0x0c03 failed: -110"); such a controller never reaches mgmt ("Invalid Index") and
+	# cannot be revived: then btvirt is restarted, which recreates both controllers.
+	local BTVIRT_PID="" try
+	for try in 1 2 3 4; do
+		btvirt $BTVIRT_ARGS >> "$CTL/btvirt.log" 2>&1 &
+		BTVIRT_PID=$!
+		local until=$((SECONDS + (try == 1 ? 6 : 15)))
+		while [ $SECONDS -lt $until ]; do
+			[ "$(btmgmt info 2>/dev/null | grep -c '^hci[01]:')" = 2 ] && break 2
+			sleep 0.2
+		done
+		echo "[blelab-guest] controllers not ready after attempt $try ($(ls /sys/class/bluetooth | tr '\n' ' ')); restarting btvirt"
+		kill "$BTVIRT_PID"; wait "$BTVIRT_PID" 2>/dev/null
+		for i in $(seq 1 50); do [ -e /sys/class/bluetooth/hci0 ] || [ -e /sys/class/bluetooth/hci1 ] || break; sleep 0.1; done
+	done
+	{
+		btmgmt --index 0 le on; btmgmt --index 0 connectable on
+		btmgmt --index 0 advertising on; btmgmt --index 0 power on
+		btmgmt --index 1 le on; btmgmt --index 1 power on
+	} > "$CTL/btmgmt.log" 2>&1
+	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_OUT=$OUT
+	BLELAB_ADDR_A=$(btmgmt --index 0 info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1)
+	BLELAB_ADDR_B=$(btmgmt --index 1 info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1)
+	export BLELAB_ADDR_A BLELAB_ADDR_B
+	echo "[blelab-guest] A=hci0 $BLELAB_ADDR_A  B=hci1 $BLELAB_ADDR_B; command starts at $(cut -d' ' -f1 /proc/uptime)s"
+	echo "--------------------------------------------------------------------"
+	cd "$(cat "$CTL/cwd" 2>/dev/null || echo /)" 2>/dev/null || cd /
+	bash "$CTL/cmd.sh"
+	rc=$?
+	cd /
+	echo "--------------------------------------------------------------------"
+	echo "[blelab-guest] command exited with $rc at $(cut -d' ' -f1 /proc/uptime)s"
+	echo "$rc" > "$CTL/rc"
+	btmgmt --index 0 power off > /dev/null 2>&1
+	btmgmt --index 1 power off > /dev/null 2>&1
+	kill "$BTVIRT_PID" 2>/dev/null
+	sync
+	umount "$OUT" 2>/dev/null
+	echo o > /proc/sysrq-trigger
+	sleep 30
+}
+
+if [ "${1:-}" = "--guest-stage2" ]; then
+	guest_main
+	exit 0
+fi
+
+# ------------------------------------------------------------------------------------------- host side --
+build_initramfs() {
+	local K d f
+	K=$(kernel_version) || { log "no kernel in $LAB/kernel"; return 1; }
+	d=$LAB/initramfs.d
+	rm -rf "$d"
+	mkdir -p "$d"/{bin,mods,proc,sys,dev,lower,upper,newroot}
+	cp /bin/busybox "$d/bin/busybox"
+	modprobe -d "$LAB/kernel" -S "$K" -a --show-depends virtio_pci 9pnet_virtio 9p overlay |
+		awk '$1=="insmod"{print $2}' | awk '!seen[$0]++' > "$d/mods/list" || return 1
+	while read -r f; do
+		cp "$f" "$d/mods/"
+		basename "$f" >> "$d/mods/order"
+	done < "$d/mods/list"
+	rm "$d/mods/list"
+	cat > "$d/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+fail() { echo "[blelab-initramfs] $*"; echo o > /proc/sysrq-trigger; sleep 10; }
+for m in $(cat /mods/order); do insmod /mods/$m || echo "insmod $m failed"; done
+STAGE2=""
+for x in $(cat /proc/cmdline); do case "$x" in blelab.stage2=*) STAGE2=${x#blelab.stage2=} ;; esac; done
+mount -t 9p -o ro,trans=virtio,version=9p2000.L,msize=262144,cache=loose hostroot /lower || fail "9p mount failed"
+mount -t tmpfs -o mode=0755 tmpfs /upper
+mkdir -p /upper/u /upper/w
+mount -t overlay overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w /newroot || fail "overlay failed"
+mount --move /dev /newroot/dev
+umount /proc /sys
+exec switch_root /newroot /bin/bash "$STAGE2" --guest-stage2
+INIT
+	chmod 755 "$d/init"
+	(cd "$d" && find . | cpio -o -H newc --quiet | gzip -1) > "$LAB/initramfs.cpio.gz" || return 1
+	log "built $LAB/initramfs.cpio.gz for $K ($(wc -l < "$d/mods/order") modules)"
+}
+
+build_agent() {
+	mkdir -p "$LAB/bin"
+	gcc -O2 -Wall -o "$LAB/bin/mgmt_autoconfirm" "$ROOT/Tests/lab/mgmt_autoconfirm.c" -lbluetooth
+}
+
+setup() {
+	local need=() p pkg K
+	mkdir -p "$LAB/debs"
+	for p in $PACKAGES; do dpkg -s "$p" > /dev/null 2>&1 || need+=("$p"); done
+	if [ ${#need[@]} -gt 0 ]; then
+		log "installing ${need[*]}"
+		apt-get update -q || return 1
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" || return 1
+	fi
+	if [ -z "$(kernel_version)" ]; then
+		pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-/{print $2; exit}')
+		if [ -z "$pkg" ]; then
+			apt-get update -q || return 1
+			pkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/{print $2; exit}')
+		fi
+		[ -n "$pkg" ] || { log "cannot find the package linux-image-amd64 depends on"; return 1; }
+		log "downloading $pkg"
+		(cd "$LAB/debs" && apt-get download "$pkg") || return 1
+		dpkg -x "$LAB/debs/${pkg}"_*.deb "$LAB/kernel" || return 1
+		rm -f "$LAB/debs/${pkg}"_*.deb
+	fi
+	K=$(kernel_version)
+	[ -e "$LAB/kernel/lib/modules/$K/modules.dep" ] || depmod -b "$LAB/kernel" "$K" || return 1
+	build_agent || return 1
+	build_initramfs
+}
+
+choose_accel() {
+	local a=${BLELAB_ACCEL:-auto}
+	if [ "$a" = auto ]; then
+		a=tcg
+		# A stock kernel needs real VT-x/AMD-V; a kvm_pvm /dev/kvm only runs PVM guests (the VM hangs).
+		if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && ! [ -d /sys/module/kvm_pvm ]; then a=kvm; fi
+	fi
+	echo "$a"
+}
+
+main() {
+	local OUT=$PWD/blelab-out TMO=900 K ACCEL ACCEL_ARGS rc t0 t1
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--setup) setup; exit $? ;;
+		-o) OUT=$2; shift 2 ;;
+		-t) TMO=$2; shift 2 ;;
+		--) shift; break ;;
+		-h|--help) sed -n '2,/^set -uo/p' "$SELF" | grep '^#'; exit 0 ;;
+		*) break ;;
+		esac
+	done
+	[ $# -gt 0 ] || { log "no command given (see --help)"; exit 2; }
+	[ "$(id -u)" = 0 ] || { log "run as root (the guest needs the host's files and qemu's 9p as root)"; exit 2; }
+	if [ -z "$(kernel_version)" ] || ! [ -e "$LAB/initramfs.cpio.gz" ] || ! command -v qemu-system-x86_64 > /dev/null; then
+		setup || { log "setup failed"; exit 125; }
+	fi
+	if [ "$SELF" -nt "$LAB/initramfs.cpio.gz" ] || [ "$ROOT/Tests/lab/mgmt_autoconfirm.c" -nt "$LAB/bin/mgmt_autoconfirm" ]; then
+		build_agent && build_initramfs || exit 125
+	fi
+	K=$(kernel_version)
+	mkdir -p "$OUT/.blelab" || exit 125
+	OUT=$(readlink -f "$OUT")
+	LAB=$(readlink -f "$LAB")
+	case "$OUT$LAB$SELF" in *[[:space:]]*) log "OUTDIR, BLELAB_DIR and this script's path must not contain spaces"; exit 2 ;; esac
+	rm -f "$OUT/.blelab/rc"
+	printf '%q ' "$@" > "$OUT/.blelab/cmd.sh"
+	echo >> "$OUT/.blelab/cmd.sh"
+	pwd > "$OUT/.blelab/cwd"
+
+	ACCEL=$(choose_accel)
+	if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
+	local QUIET="quiet loglevel=1"
+	[ "${BLELAB_VERBOSE:-0}" = 1 ] && QUIET=""
+	local BTV=${BLELAB_BTVIRT:-"-L -l2"}
+	log "kernel $K, accel $ACCEL, out $OUT"
+	t0=$(date +%s.%N)
+	timeout "$TMO" qemu-system-x86_64 \
+		-nodefaults -no-user-config -no-reboot \
+		"${ACCEL_ARGS[@]}" -machine pc -m "${BLELAB_MEM:-2048}" -smp "$(nproc)" \
+		-display none -serial stdio \
+		-kernel "$LAB/kernel/boot/vmlinuz-$K" -initrd "$LAB/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 $QUIET blelab.stage2=$SELF blelab.out=$OUT blelab.btvirt=${BTV// /,} blelab.autoconfirm=${BLELAB_AUTOCONFIRM:-0} blelab.lab=$LAB" \
+		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$OUT",mount_tag=out,security_model=none,multidevs=remap
+	rc=$?
+	t1=$(date +%s.%N)
+	log "qemu exited ($rc) after $(awk "BEGIN{printf \"%.1f\", $t1-$t0}")s"
+	if [ -s "$OUT/.blelab/rc" ]; then exit "$(cat "$OUT/.blelab/rc")"; fi
+	log "the guest reported no exit status (timeout or crash)"
+	exit 125
+}
+
+main "$@"

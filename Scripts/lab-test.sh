@@ -1,0 +1,178 @@
+#!/bin/bash
+# lab-test.sh - msgpipe's guest-side lab suite: runs INSIDE the blelab VM (Scripts/lab.sh starts it with
+# `Scripts/blelab.sh -o OUT -- Scripts/lab-test.sh`), from the repository root, against the real kernel
+# Bluetooth stack: hci0 (A) and hci1 (B) are two virtual LE controllers on one virtual air.
+# Prints "ok - NAME" / "not ok - NAME" per check, logs to $BLELAB_OUT, and ends with "N passed, N failed".
+set -u
+A=$BLELAB_ADDR_A; B=$BLELAB_ADDR_B; OUT=$BLELAB_OUT
+MSGPIPE=${MSGPIPE:-$PWD/.build/debug/msgpipe}
+LABBIN=${LABBIN:-$PWD/.build/lab}
+SERVICE=12345678-1234-5678-1234-56789abcdef0
+PASSED=0; FAILED=0
+: > "$OUT/results.txt"
+
+up() { cut -d' ' -f1 /proc/uptime; }
+result() {  # result NAME STATUS
+	if [ "$2" = 0 ]; then PASSED=$((PASSED + 1)); echo "ok - $1" | tee -a "$OUT/results.txt"
+	else FAILED=$((FAILED + 1)); echo "not ok - $1" | tee -a "$OUT/results.txt"; fi
+}
+# expect NAME LOGFILE PATTERN... : passes when every pattern occurs in LOGFILE
+expect() {
+	local name=$1 file=$2 p ok=0; shift 2
+	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file:"; sed 's/^/   | /' "$file" | tail -20; ok=1; }; done
+	result "$name" $ok
+}
+# no_links: waits until neither controller has an LE link (an idle link lingers ~2 s after its last socket)
+no_links() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(hcitool -i hci0 con | grep -c LE)" = 0 ] && [ "$(hcitool -i hci1 con | grep -c LE)" = 0 ] && return 0
+		sleep 0.2
+	done
+	echo "   links still up after 20 s"; return 1
+}
+stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+# wait_bounded PID SECS: waits for PID's exit status, killing it after SECS (a wedged peer fails, not hangs)
+wait_bounded() {
+	( sleep "$2"; kill "$1" 2>/dev/null ) & local watchdog=$!
+	wait "$1"; local rc=$?
+	kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
+	return $rc
+}
+# wait_for FILE PATTERN: until PATTERN shows up in FILE (a peer is ready), at most 60 s (slow emulated CPU)
+wait_for() {
+	local until=$((SECONDS + 60))
+	while [ $SECONDS -lt $until ]; do grep -qE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
+	echo "   gave up waiting for /$2/ in $1"; return 1
+}
+
+btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
+echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
+
+# 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
+"$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
+wait_for "$OUT/att_server.log" "listening"
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to "$A" > "$OUT/t1.log" 2>&1
+expect "swift L2CAP central exchanges MTU and reads from the C ATT server" "$OUT/t1.log" \
+	"connected to $A" "server MTU 185" "hello-from-att-server"
+
+# 2. The ATT channel of hci0 is held by att_server: a clear error with the remedy, exit status 2.
+timeout 60 "$MSGPIPE" lab-probe serve --adapter hci0 > "$OUT/t2.log" 2>&1; echo "exit $?" >> "$OUT/t2.log"
+expect "a busy ATT channel is reported with the remedy" "$OUT/t2.log" "already in use" "stop bluetoothd" "exit 2"
+stop $SRV
+no_links
+
+# 3. Swift peripheral on hci0 (Add Advertising: name + 128-bit service); msgpipe scan on hci1 lists it.
+"$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-lab --service "$SERVICE" --connections 2 \
+	> "$OUT/serve_a.log" 2>&1 & PROBE=$!
+wait_for "$OUT/serve_a.log" "advertising"
+# A scan response can be missed (emulated CPU, duplicate filtering in the controller): one retry.
+for try in 1 2; do
+	timeout 60 "$MSGPIPE" scan --adapter hci1 --name msgpipe-lab --timeout 8 --json > "$OUT/t3.json" 2> "$OUT/t3.err" && break
+	echo "   scan attempt $try found nothing"
+done
+cat "$OUT/t3.json" "$OUT/t3.err" > "$OUT/t3.log"
+expect "msgpipe scan on hci1 lists hci0's advertised name, service, RSSI and distance" "$OUT/t3.log" \
+	"\"address\":\"$A\"" '"name":"msgpipe-lab"' "\"services\":\\[\"${SERVICE^^}\"\\]" '"rssi":-?[0-9]+' \
+	'"distanceMetres":'
+timeout 60 "$MSGPIPE" scan --adapter hci1 --service FFF0 --timeout 3 > "$OUT/t3b.log" 2>&1; echo "exit $?" >> "$OUT/t3b.log"
+expect "msgpipe scan filtered by an absent service finds nothing (exit 1)" "$OUT/t3b.log" "exit 1"
+
+# 4. BlueZ's gatttool (hci1) reads handle 3 from the Swift peripheral (connection 1 of 2).
+timeout 60 gatttool -i hci1 -b "$A" -t public --char-read -a 0x0003 > "$OUT/t4.log" 2>&1
+expect "gatttool reads from the Swift L2CAP peripheral" "$OUT/t4.log" "6d 73 67 70 69 70 65"
+
+# 5. Swift central connects by advertised name (scan, then connect): advertising came back after gatttool left.
+#    (Wait for gatttool's link to drop first, or the central may simply reuse that link.)
+no_links
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to msgpipe-lab > "$OUT/t5.log" 2>&1
+expect "swift central finds the peripheral by name after it re-advertised, and exchanges MTU" "$OUT/t5.log" \
+	"connected to $A" "server MTU 185" "msgpipe-lab-probe"
+wait_bounded $PROBE 60; echo "exit $?" >> "$OUT/serve_a.log"
+expect "swift peripheral served two centrals in turn" "$OUT/serve_a.log" \
+	"connection from $B" "RX 02 f7 00" "RX 0a 03 00" "exit 0"
+no_links
+
+# 6. Reverse roles: Swift peripheral on hci1, Swift central on hci0 by address.
+"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-lab-b --connections 1 > "$OUT/serve_b.log" 2>&1 & PROBE=$!
+wait_for "$OUT/serve_b.log" "advertising"
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" > "$OUT/t6.log" 2>&1
+expect "reverse roles: swift central on hci0 -> swift peripheral on hci1" "$OUT/t6.log" \
+	"connected to $B" "server MTU 185"
+stop $PROBE
+no_links
+
+# 7. Security medium (SMP Just Works, needs the lab's pairing agent: BLELAB_AUTOCONFIRM=1).
+if [ -e "$OUT/.blelab/autoconfirm.log" ]; then
+	"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-sec --security medium > "$OUT/serve_sec.log" 2>&1 & PROBE=$!
+	wait_for "$OUT/serve_sec.log" "advertising"
+	timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" --security medium > "$OUT/t7.log" 2>&1
+	expect "security medium: the link pairs and the ATT exchange works encrypted" "$OUT/t7.log" \
+		"connected to $B" "server MTU 185" "msgpipe-lab-probe"
+	stop $PROBE
+fi
+
+# 8. A hostile raw ATT client (malformed, truncated, oversized, out-of-order, seeded random PDUs) neither
+#    crashes nor wedges the Swift peripheral: it serves the next client.
+btmgmt --index 1 rm-adv 0 > /dev/null 2>&1
+no_links
+"$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-hostile --connections 0 > "$OUT/serve_h.log" 2>&1 & PROBE=$!
+wait_for "$OUT/serve_h.log" "advertising"
+timeout 120 "$LABBIN/att_hostile" "$B" "$A" 200 7 > "$OUT/t8.log" 2>&1
+no_links   # else the next client may reuse the hostile client's link (one ATT connection)
+timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to msgpipe-hostile >> "$OUT/t8.log" 2>&1
+kill -0 $PROBE 2>/dev/null && echo "serve still running" >> "$OUT/t8.log"
+stop $PROBE
+expect "a hostile raw ATT client neither crashes nor wedges the Swift peripheral" "$OUT/t8.log" \
+	"att_hostile: done" "server MTU 185" "serve still running"
+no_links
+
+# 9. Goodput baseline: the raw C sender (Write Commands at ATT_MTU 247) to a raw C sink over this virtual
+#    link. msgpipe send's goodput is to be reported against it (the controllers have no radio timing).
+btmgmt --index 0 advertising on > /dev/null 2>&1
+"$LABBIN/att_blast" sink "$A" > "$OUT/blast_sink.log" 2>&1 & SINK=$!
+wait_for "$OUT/blast_sink.log" "listening"
+BYTES=${LAB_BLAST_BYTES:-131072}
+timeout 300 "$LABBIN/att_blast" send "$B" "$A" "$BYTES" > "$OUT/t9.log" 2>&1
+wait_bounded $SINK 60; cat "$OUT/blast_sink.log" >> "$OUT/t9.log"
+expect "raw ATT baseline: $BYTES bytes of Write Commands arrive" "$OUT/t9.log" "goodput [0-9]+ bytes/s" "got $BYTES bytes"
+grep -h "goodput" "$OUT/t9.log" | sed 's/^/   /'
+btmgmt --index 0 advertising off > /dev/null 2>&1
+
+no_links
+
+# 10. The msgpipe GATT service (GATTLink + GATT server over ATTBearer on the kernel's ATT channel):
+#     BlueZ's gatttool on hci1 discovers it, its characteristics and descriptors, reads info, writes RX.
+MSVC=4d500001-8c5d-4e2b-9f1a-6d7367706970
+# gatttool runs back to back may share one LE link (it lingers ~2 s), i.e. one ATT connection: the server
+# serves any number of centrals (--connections 0) and is stopped at the end.
+"$MSGPIPE" lab-probe gatt-serve --adapter hci0 --name msgpipe-gatt --connections 0 > "$OUT/gatt_serve.log" 2>&1 & GATT=$!
+wait_for "$OUT/gatt_serve.log" "advertising"
+gt() { timeout 60 gatttool -i hci1 -b "$A" -t public "$@"; }
+{ echo "-- primary"; gt --primary; echo "-- characteristics"; gt --characteristics; echo "-- descriptors"; gt --char-desc; } > "$OUT/t10.log" 2>&1
+INFO=$(sed -n 's/.*char value handle = \(0x[0-9a-f]*\), uuid = 4d500004.*/\1/p' "$OUT/t10.log" | head -1)
+RX=$(sed -n 's/.*char value handle = \(0x[0-9a-f]*\), uuid = 4d500002.*/\1/p' "$OUT/t10.log" | head -1)
+{ echo "-- read info $INFO"; gt --char-read -a "${INFO:-0x0000}"; echo "-- write RX $RX"; gt --char-write-req -a "${RX:-0x0000}" -n 6869; } >> "$OUT/t10.log" 2>&1
+expect "gatttool discovers the msgpipe service, its characteristics and descriptors" "$OUT/t10.log" \
+	"uuid: $MSVC" "uuid = 4d500002-" "uuid = 4d500003-" "uuid = 4d500004-" "uuid = 00002902-"
+expect "gatttool reads the info characteristic and writes RX" "$OUT/t10.log" \
+	"Characteristic value/descriptor: 01 01 " "written successfully"
+
+# 11. Goodput of our GATT stack (GATT client -> GATTLink server, Write Commands at ATT_MTU 247) against the
+#     raw C baseline of check 9, over the same virtual link.
+no_links   # a fresh link: the server sees gatttool's connection end and advertises again
+timeout 300 "$MSGPIPE" lab-probe gatt-send --adapter hci1 --to msgpipe-gatt --bytes "$BYTES" > "$OUT/t11.log" 2>&1
+no_links
+wait_for "$OUT/gatt_serve.log" "received $BYTES bytes"
+stop $GATT
+cat "$OUT/gatt_serve.log" >> "$OUT/t11.log"
+expect "the GATT stack moves $BYTES bytes through GATTLink; the writes showed up as RX packets" "$OUT/t11.log" \
+	"goodput [0-9]+ bytes/s" "RX packet 68 69" "received $BYTES bytes"
+RAW=$(sed -n 's/.*goodput \([0-9]*\) bytes.*/\1/p' "$OUT/t9.log" | head -1)
+OURS=$(sed -n 's/.*goodput \([0-9]*\) bytes.*/\1/p' "$OUT/t11.log" | head -1)
+[ -n "$RAW" ] && [ -n "$OURS" ] && echo "   goodput: raw C $RAW B/s, msgpipe GATT stack $OURS B/s, ratio $(awk "BEGIN{printf \"%.2f\", $OURS/$RAW}")" | tee -a "$OUT/results.txt"
+
+stop $MON
+echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
+echo "$PASSED passed, $FAILED failed" | tee -a "$OUT/results.txt"
+[ "$FAILED" = 0 ]

@@ -1,0 +1,40 @@
+#!/bin/bash
+# lab.sh - msgpipe's lab run on the host: builds msgpipe and the C test peers, sets the VM lab up on first
+# use (Scripts/blelab.sh --setup: apt packages, Debian kernel, initramfs), runs the guest suite
+# Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
+# Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LAB=${BLELAB_DIR:-/tmp/blelab}
+OUT=${LAB_OUT:-$ROOT/.build/lab/out}
+now() { date +%s.%N; }
+secs() { awk "BEGIN{printf \"%.1f\", $2-$1}"; }
+fail() { echo "lab: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
+
+t0=$(now)
+if [ -z "$(ls "$LAB"/kernel/boot/vmlinuz-* 2>/dev/null)" ] || ! [ -e "$LAB/initramfs.cpio.gz" ] ||
+	! command -v qemu-system-x86_64 > /dev/null || ! command -v btmgmt > /dev/null; then
+	Scripts/blelab.sh --setup || fail "lab setup failed (Scripts/blelab.sh --setup)"
+fi
+t1=$(now)
+swift build --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
+mkdir -p .build/lab
+for peer in att_server att_client att_hostile att_blast; do
+	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"
+done
+t2=$(now)
+rm -rf "$OUT"; mkdir -p "$OUT"
+BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-900}" -- Scripts/lab-test.sh \
+	2>&1 | tee .build/lab/console.log
+rc=${PIPESTATUS[0]}
+t3=$(now)
+boot=$(sed -n 's/.*command starts at \([0-9.]*\)s.*/\1/p' .build/lab/console.log 2>/dev/null | head -1)
+echo "lab: setup $(secs "$t0" "$t1") s, build $(secs "$t1" "$t2") s, VM run $(secs "$t2" "$t3") s (guest boot to command: ${boot:-?} s)"
+line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$OUT/results.txt" 2>/dev/null | tail -1)
+if [ -z "$line" ]; then
+	fail "the guest suite reported no result (VM exit status $rc; logs in $OUT)"
+fi
+echo "lab: logs in $OUT"
+echo "$line"
+[ "$rc" = 0 ] && [[ "$line" == *" 0 failed" ]]

@@ -1,0 +1,121 @@
+/// A peer seen while scanning, with what its advertising data and scan response said.
+public struct DiscoveredPeer: Sendable, Equatable {
+    public var peer: BluetoothPeer
+    public var name: String?
+    /// The last RSSI reported, in dBm (127: unknown).
+    public var rssi: Int8
+    public var services: [AdvertisedServiceUUID]
+
+    public init(peer: BluetoothPeer, name: String? = nil, rssi: Int8, services: [AdvertisedServiceUUID] = []) {
+        self.peer = peer
+        self.name = name
+        self.rssi = rssi
+        self.services = services
+    }
+
+    /// The peer described by a Device Found event. Malformed advertising data keeps what parsed before the
+    /// fault (a peer's bad data never aborts a scan).
+    public init(_ found: DeviceFound) {
+        self.init(peer: found.peer, rssi: found.rssi)
+        merge(found)
+    }
+
+    /// Updates RSSI, and name and services when the event carries them.
+    public mutating func merge(_ found: DeviceFound) {
+        rssi = found.rssi
+        guard let data = try? found.advertisingData() else { return }
+        if let advertisedName = data.localName { name = advertisedName }
+        for uuid in (try? data.serviceUUIDs()) ?? [] where !services.contains(where: { $0.matches(uuid) }) {
+            services.append(uuid)
+        }
+    }
+}
+
+/// Which scan results to keep: all given conditions must hold (no conditions: everything).
+public struct ScanFilter: Sendable, Equatable {
+    public var service: AdvertisedServiceUUID?
+    /// Exact local name.
+    public var name: String?
+
+    public init(service: AdvertisedServiceUUID? = nil, name: String? = nil) {
+        self.service = service
+        self.name = name
+    }
+
+    public func matches(_ peer: DiscoveredPeer) -> Bool {
+        if let service, !peer.services.contains(where: { $0.matches(service) }) { return false }
+        if let name, peer.name != name { return false }
+        return true
+    }
+}
+
+/// LE discovery through the management interface (active scanning: advertising data and scan response
+/// arrive merged in one Device Found event).
+public enum Scanner {
+    /// Seconds between discovery restarts within one scan.
+    static let refreshInterval = 4.0
+
+    /// Scans `adapter` for `duration` seconds, calling `onMatch` the first time each matching peer is seen
+    /// (and again never); returns the matching peers sorted by RSSI, strongest first. With `stopAtFirstMatch`
+    /// it returns as soon as one peer matches. Discovery is restarted every ``refreshInterval`` seconds (and
+    /// whenever the kernel ends it, after ~10 s) until the duration is over.
+    public static func scan(
+        adapter: BluetoothAdapter, using management: ManagementSocket, duration: Double,
+        filter: ScanFilter = ScanFilter(), stopAtFirstMatch: Bool = false,
+        onMatch: (DiscoveredPeer) -> Void = { _ in }
+    ) throws(BluetoothError) -> [DiscoveredPeer] {
+        try adapter.requireReadyForLowEnergy()
+        let deadline = Deadline.after(seconds: duration)
+        var peers: [BluetoothPeer: DiscoveredPeer] = [:]
+        var reported: Set<BluetoothPeer> = []
+        /// Most distinct peers remembered in one scan: a bound on memory in a crowded room.
+        let peerLimit = 4096
+        try startDiscovery(adapter, management)
+        defer { _ = try? management.execute(.stopDiscovery(adapter.index)) }
+        var refreshAt = Deadline.after(seconds: refreshInterval)
+        var ownStops = 0
+        scanning: while !deadline.hasPassed {
+            if refreshAt.hasPassed {
+                // A new discovery resets the controller's duplicate filter: a peer whose first report came
+                // without its scan response (so without its name) gets another chance.
+                if (try? management.execute(.stopDiscovery(adapter.index))) != nil { ownStops += 1 }
+                try startDiscovery(adapter, management)
+                refreshAt = .after(seconds: refreshInterval)
+            }
+            guard let event = try management.nextEvent(until: min(deadline, refreshAt)) else { continue }
+            guard event.controllerIndex == adapter.index else { continue }
+            switch event.kind {
+            case let .deviceFound(found):
+                var peer = peers[found.peer] ?? DiscoveredPeer(peer: found.peer, rssi: found.rssi)
+                peer.merge(found)
+                if peers[found.peer] != nil || peers.count < peerLimit { peers[found.peer] = peer }
+                if filter.matches(peer), !reported.contains(peer.peer) {
+                    reported.insert(peer.peer)
+                    onMatch(peer)
+                    if stopAtFirstMatch { break scanning }
+                }
+            case .discovering(_, active: false):
+                if ownStops > 0 {
+                    ownStops -= 1
+                } else if !deadline.hasPassed {
+                    try startDiscovery(adapter, management)  // the kernel ended it (~10 s): go on
+                }
+            default:
+                continue
+            }
+        }
+        return reported.compactMap { peers[$0] }.sorted { ($0.rssi, $1.peer.address) > ($1.rssi, $0.peer.address) }
+    }
+
+    private static func startDiscovery(
+        _ adapter: BluetoothAdapter, _ management: ManagementSocket
+    ) throws(BluetoothError) {
+        do {
+            try management.execute(.startDiscovery(adapter.index))
+        } catch .commandFailed(_, .busy) {
+            // A discovery left running (by us or another tool): stop it and start ours.
+            _ = try? management.execute(.stopDiscovery(adapter.index))
+            try management.execute(.startDiscovery(adapter.index))
+        }
+    }
+}

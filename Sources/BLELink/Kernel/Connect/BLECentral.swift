@@ -1,0 +1,90 @@
+/// Whom a central connects to: an address (optionally "/random" for a random address type) or the local
+/// name a peripheral advertises.
+public enum CentralTarget: Sendable, Equatable, CustomStringConvertible {
+    case peer(BluetoothPeer)
+    case name(String)
+
+    /// "00:AA:01:00:00:00", "C0:11:22:33:44:55/random", or anything else as an advertised name.
+    public init(_ text: String) {
+        let parts = text.split(separator: "/", maxSplits: 1)
+        if let first = parts.first, let address = BluetoothAddress(first) {
+            let type: BluetoothAddressType = parts.count == 2 && parts[1] == "random" ? .leRandom : .lePublic
+            self = .peer(BluetoothPeer(address: address, type: type))
+        } else {
+            self = .name(text)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .peer(peer): peer.description
+        case let .name(name): "name '\(name)'"
+        }
+    }
+}
+
+/// The central role end to end: finds the peer (by scanning when given a name), connects the ATT channel
+/// with a timeout, and retries transient failures with backoff. Blocking; use from one thread.
+public final class BLECentral {
+    public let adapter: BluetoothAdapter
+    private let management: ManagementSocket
+    public var security: L2CAPSecurityLevel
+    /// Seconds one connect attempt may take.
+    public var connectTimeout: Double
+    /// Seconds a scan for a name may take.
+    public var scanTimeout: Double
+    public var backoff: ReconnectBackoff
+
+    /// Resolves the adapter and checks it is powered with LE.
+    public init(
+        adapter selector: AdapterSelector, security: L2CAPSecurityLevel = .low, connectTimeout: Double = 20,
+        scanTimeout: Double = 20, backoff: ReconnectBackoff = ReconnectBackoff()
+    ) throws(BluetoothError) {
+        let management = try ManagementSocket()
+        let adapter = try BluetoothAdapter.resolve(selector, using: management)
+        try adapter.requireReadyForLowEnergy()
+        self.management = management
+        self.adapter = adapter
+        self.security = security
+        self.connectTimeout = connectTimeout
+        self.scanTimeout = scanTimeout
+        self.backoff = backoff
+    }
+
+    /// The peer `target` names: itself, or the first peer advertising that name (optionally also `service`).
+    public func resolve(_ target: CentralTarget, service: AdvertisedServiceUUID? = nil) throws(BluetoothError) -> BluetoothPeer {
+        switch target {
+        case let .peer(peer):
+            return peer
+        case let .name(name):
+            let found = try Scanner.scan(
+                adapter: adapter, using: management, duration: scanTimeout,
+                filter: ScanFilter(service: service, name: name), stopAtFirstMatch: true)
+            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", seconds: scanTimeout) }
+            return first.peer
+        }
+    }
+
+    /// Resolves and connects, retrying transient failures (timeouts, peer not found) per ``backoff``;
+    /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once.
+    public func connect(
+        to target: CentralTarget, service: AdvertisedServiceUUID? = nil,
+        onRetry: (BluetoothError, Double) -> Void = { _, _ in }
+    ) throws(BluetoothError) -> L2CAPConnection {
+        var failures = 0
+        while true {
+            do throws(BluetoothError) {
+                let peer = try resolve(target, service: service)
+                return try ATTConnector.connect(
+                    from: adapter.address, adapterName: adapter.name, to: peer, timeout: connectTimeout,
+                    security: security)
+            } catch {
+                failures += 1
+                guard error.isTransient, failures < backoff.attempts else { throw error }
+                let delay = backoff.delay(afterFailures: failures)
+                onRetry(error, delay)
+                pause(seconds: delay)
+            }
+        }
+    }
+}

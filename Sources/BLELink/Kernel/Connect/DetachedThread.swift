@@ -1,0 +1,28 @@
+import Glibc
+
+/// Starts a detached POSIX thread that runs one closure: for blocking system calls kept off Swift's
+/// cooperative threads. (The bearer's poll thread and FileDescriptorWaiter spawn theirs the same way and could
+/// share this.)
+enum DetachedThread {
+    /// Runs `work` on a new detached thread; returns 0, or pthread_create's error number (then `work` never runs).
+    static func spawn(_ work: @escaping @Sendable () -> Void) -> Int32 {
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Work(work)).toOpaque()
+        let status = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<Work>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context)
+        if status == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<Work>.fromOpaque(context).release()
+        }
+        return status
+    }
+
+    private final class Work: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+}

@@ -1,0 +1,33 @@
+/// Exponential backoff between connection attempts: `initial`, doubled per failure, capped at `maximum`.
+public struct ReconnectBackoff: Sendable, Equatable {
+    public var initial: Double
+    public var maximum: Double
+    /// Attempts in total (the first one included) before giving up.
+    public var attempts: Int
+
+    public init(initial: Double = 0.5, maximum: Double = 8, attempts: Int = 5) {
+        self.initial = initial
+        self.maximum = maximum
+        self.attempts = attempts
+    }
+
+    /// Seconds to wait after `failures` consecutive failures (1 -> initial).
+    public func delay(afterFailures failures: Int) -> Double {
+        guard failures > 0 else { return 0 }
+        var delay = initial
+        for _ in 1..<min(failures, 64) where delay < maximum { delay *= 2 }
+        return min(delay, maximum)
+    }
+}
+
+extension BluetoothError {
+    /// True for failures that another attempt may fix (timeouts, a peer not yet advertising, a busy link);
+    /// false for configuration errors that only the user can fix.
+    public var isTransient: Bool {
+        switch self {
+        case .connectTimedOut, .peerNotFound, .commandTimedOut, .system: true
+        case let .commandFailed(_, status): status == .busy
+        default: false
+        }
+    }
+}

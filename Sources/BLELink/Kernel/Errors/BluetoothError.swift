@@ -1,0 +1,76 @@
+/// Why a call into the Linux Bluetooth stack (L2CAP sockets, the management interface) failed, or why bytes
+/// from it could not be decoded. Each `description` names the remedy and is printed by the CLI as is.
+public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `socket(AF_BLUETOOTH)` failed with EAFNOSUPPORT: the running kernel has no Bluetooth.
+    case kernelWithoutBluetooth
+    /// No controller matches the selector (`hciN` or an address), or the machine has none.
+    case noAdapter(selector: String)
+    /// The controller exists but is powered off.
+    case adapterDown(adapter: String)
+    /// The controller cannot do Low Energy, or LE is switched off.
+    case lowEnergyDisabled(adapter: String)
+    /// The kernel refused the operation for lack of privileges (EPERM/EACCES or mgmt "Permission Denied").
+    case permissionDenied(operation: String)
+    /// The ATT fixed channel of this adapter is already bound by another process (EADDRINUSE).
+    case attChannelInUse(adapter: String)
+    /// An LE connection did not complete within the timeout.
+    case connectTimedOut(peer: String, seconds: Double)
+    /// A scan for a peer advertising the given name or service found nothing.
+    case peerNotFound(query: String, seconds: Double)
+    /// A management command was answered with a non-success status.
+    case commandFailed(command: String, status: ManagementStatus)
+    /// The management interface did not answer a command in time.
+    case commandTimedOut(command: String)
+    /// Advertising could not be started, even after retries.
+    case advertisingFailed(attempts: Int, lastError: String)
+    /// A system call failed with `errno`.
+    case system(call: String, errno: Int32, message: String)
+    /// A management packet from the kernel was shorter than or inconsistent with its declared layout.
+    case malformedManagementPacket(String)
+    /// Advertising / EIR data did not parse (a length running past the end, an odd UUID list, ...).
+    case malformedAdvertisingData(String)
+    /// A user-supplied value (address, UUID, adapter name, security level) is not valid.
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .kernelWithoutBluetooth:
+            "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed with EAFNOSUPPORT); "
+                + "run inside the lab VM (Scripts/blelab.sh) or load the bluetooth module (modprobe bluetooth)"
+        case let .noAdapter(selector):
+            "no Bluetooth adapter \(selector.isEmpty ? "found" : "matches '\(selector)'"); "
+                + "list adapters with 'btmgmt info' or 'hciconfig -a', and check the controller is attached"
+        case let .adapterDown(adapter):
+            "Bluetooth adapter \(adapter) is powered off; power it on with 'btmgmt --index \(adapter.dropFirst(3)) power on'"
+        case let .lowEnergyDisabled(adapter):
+            "Bluetooth adapter \(adapter) has Low Energy switched off or unsupported; "
+                + "enable it with 'btmgmt --index \(adapter.dropFirst(3)) le on'"
+        case let .permissionDenied(operation):
+            "permission denied for \(operation): run as root or grant CAP_NET_ADMIN and CAP_NET_RAW "
+                + "(e.g. 'setcap cap_net_admin,cap_net_raw+eip $(command -v msgpipe)')"
+        case let .attChannelInUse(adapter):
+            "the ATT channel of \(adapter) is already in use by another process (probably bluetoothd); "
+                + "stop bluetoothd ('systemctl stop bluetooth') or the other ATT server, then retry"
+        case let .connectTimedOut(peer, seconds):
+            "LE connection to \(peer) did not complete within \(seconds) s; check that the peer is advertising "
+                + "connectable and in range, and that this adapter is not advertising itself"
+        case let .peerNotFound(query, seconds):
+            "no peer advertising \(query) was found within \(seconds) s; check that it is advertising "
+                + "(msgpipe scan) or pass its address with --to"
+        case let .commandFailed(command, status):
+            "Bluetooth management command \(command) failed: \(status)"
+        case let .commandTimedOut(command):
+            "Bluetooth management command \(command) got no answer from the kernel"
+        case let .advertisingFailed(attempts, lastError):
+            "advertising could not be started after \(attempts) attempts: \(lastError)"
+        case let .system(call, errno, message):
+            "\(call) failed: \(message) (errno \(errno))"
+        case let .malformedManagementPacket(reason):
+            "malformed Bluetooth management packet: \(reason)"
+        case let .malformedAdvertisingData(reason):
+            "malformed advertising data: \(reason)"
+        case let .invalidArgument(reason):
+            reason
+        }
+    }
+}

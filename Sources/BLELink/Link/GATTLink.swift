@@ -1,0 +1,191 @@
+public import Transport
+import Synchronization
+
+/// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX and receives the
+/// central's writes to RX; as central it sends with Write Commands to RX and receives TX notifications.
+///
+/// Packets are at most ATT_MTU - 3 bytes. Sends suspend while the bearer is not ready (its socket said
+/// EAGAIN), events are backpressured down to the socket. One link serves one connection at a time and
+/// may be given the next after `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
+public final class GATTLink: Link, Sendable {
+    public let events: BoundedAsyncQueue<LinkEvent>
+    public let profile: GATTServiceProfile
+
+    private enum Connection {
+        case peripheral(GATTServerConnection, tx: UInt16)
+        case central(GATTClient, rx: UInt16)
+    }
+
+    private struct State {
+        var connection: Connection?
+        var connected = false
+        var closed = false
+        var peerInfo: MsgPipeServiceInfo?
+    }
+
+    private let state = Mutex(State())
+
+    public init(profile: GATTServiceProfile = .msgpipe, eventCapacity: Int = 64) {
+        self.profile = profile
+        events = BoundedAsyncQueue(capacity: eventCapacity)
+    }
+
+    /// The peripheral's info characteristic as the central read it, if the profile has one.
+    public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
+
+    // MARK: - Peripheral
+
+    /// Serves the profile's service to the central on `bearer` until it disconnects. The link is connected
+    /// once the central subscribes to TX; its writes to RX become packets.
+    public func serve(_ bearer: ATTBearer, info: MsgPipeServiceInfo,
+                      configuration: GATTServer.Configuration = .init(), clock: ATTClock = .continuous) async {
+        let database = profile.makeDatabase(info: info)
+        guard let rx = database.valueHandle(of: profile.rx), let tx = database.valueHandle(of: profile.tx),
+              attach(.peripheral(GATTServerConnection(
+                  bearer: bearer, server: GATTServer(database: database, configuration: configuration), clock: clock),
+                  tx: tx)) else {
+            bearer.close()
+            return
+        }
+        guard case let .peripheral(connection, _)? = state.withLock({ $0.connection }) else { return }
+        let running = Task { await connection.run() }
+        var reason = "the central disconnected"
+        do throws(ATTError) {
+            for await event in connection.events {
+                switch event {
+                case let .server(.write(handle, value, _)) where handle == rx:
+                    try await events.send(.packet(value))
+                case let .server(.preparedWritesExecuted(writes)):
+                    for write in writes where write.handle == rx { try await events.send(.packet(write.value)) }
+                case let .server(.subscriptionChanged(handle, subscription)) where handle == tx:
+                    if !subscription.isEmpty, markConnected() {
+                        try await events.send(.connected(maximumPacketSize: connection.mtu - 3))
+                    }
+                case let .server(.mtuExchanged(mtu)):
+                    if state.withLock({ $0.connected }) { try await events.send(.maximumPacketSizeChanged(mtu - 3)) }
+                case let .disconnected(why):
+                    reason = why
+                default:
+                    continue
+                }
+            }
+        } catch {
+            connection.close()
+        }
+        await running.value
+        await detach(reason: reason)
+    }
+
+    // MARK: - Central
+
+    /// Sets up the central on `bearer`: MTU exchange, discovery of the profile's service, RX and TX, the
+    /// info characteristic (if any), and the TX subscription; then the link is connected.
+    public func connect(_ bearer: ATTBearer, mtu: Int = ATTOpcode.maximumMTU, clock: ATTClock = .continuous) async throws(ATTError) {
+        let client = GATTClient(bearer: bearer, clock: clock)
+        do throws(ATTError) {
+            let effective = try await client.exchangeMTU(mtu)
+            let service = try await client.discoverPrimaryService(profile.service)
+            let characteristics = try await client.discoverCharacteristics(of: service)
+            guard let rx = characteristics.first(where: { $0.uuid == profile.rx }) else { throw ATTError.notFound(profile.rx) }
+            guard let tx = characteristics.first(where: { $0.uuid == profile.tx }) else { throw ATTError.notFound(profile.tx) }
+            var info: MsgPipeServiceInfo?
+            if let infoUUID = profile.info, let characteristic = characteristics.first(where: { $0.uuid == infoUUID }) {
+                info = try? MsgPipeServiceInfo(decoding: try await client.read(characteristic.valueHandle))
+            }
+            try await client.subscribe(to: tx)
+            guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
+            state.withLock { $0.peerInfo = info }
+            _ = markConnected()
+            try await events.send(.connected(maximumPacketSize: effective - 3))
+            let txHandle = tx.valueHandle
+            Task {
+                do throws(ATTError) {
+                    for await notification in client.notifications where notification.handle == txHandle {
+                        try await events.send(.packet(notification.value))
+                    }
+                } catch {
+                    client.close()
+                }
+                await self.detach(reason: client.failure?.description ?? "the peripheral disconnected")
+            }
+        } catch {
+            client.close()
+            throw error
+        }
+    }
+
+    // MARK: - Link
+
+    public func send(_ packet: [UInt8]) async throws {
+        let connection = try state.withLock { state throws(LinkError) -> Connection in
+            if state.closed { throw .closed }
+            guard let connection = state.connection, state.connected else { throw .notConnected }
+            return connection
+        }
+        do throws(ATTError) {
+            switch connection {
+            case let .peripheral(server, tx):
+                try await server.notify(valueHandle: tx, value: packet[...])
+            case let .central(client, rx):
+                try await client.writeWithoutResponse(packet[...], to: rx)
+            }
+        } catch {
+            throw linkError(error)
+        }
+    }
+
+    public func close() async {
+        let connection = state.withLock { state in
+            state.closed = true
+            state.connected = false
+            return state.connection.take()
+        }
+        switch connection {
+        case let .peripheral(server, _)?: server.close()
+        case let .central(client, _)?: client.close()
+        case nil: break
+        }
+        events.finish()
+    }
+
+    // MARK: - State
+
+    private func attach(_ connection: Connection) -> Bool {
+        state.withLock { state in
+            guard !state.closed, state.connection == nil else { return false }
+            state.connection = connection
+            state.connected = false
+            return true
+        }
+    }
+
+    /// Marks the link connected; true if it was not before.
+    private func markConnected() -> Bool {
+        state.withLock { state in
+            defer { state.connected = true }
+            return !state.connected && state.connection != nil
+        }
+    }
+
+    private func detach(reason: String) async {
+        let wasConnected = state.withLock { state in
+            defer {
+                state.connection = nil
+                state.connected = false
+            }
+            return state.connected
+        }
+        if wasConnected { try? await events.send(.disconnected(reason: reason)) }
+    }
+
+    private func linkError(_ error: ATTError) -> any Error {
+        switch error {
+        case .cancelled: return CancellationError()
+        case .closed: return state.withLock { $0.closed } ? LinkError.closed : LinkError.disconnected(reason: "bearer closed")
+        case let .disconnected(reason): return LinkError.disconnected(reason: reason)
+        case .notSubscribed: return LinkError.notConnected
+        case let .valueTooLong(length, limit): return LinkError.packetTooLarge(size: length, limit: limit)
+        default: return LinkError.io(error.description)
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import BLELink
+import Glibc
+
+/// The Bluetooth options of every command that uses a local controller (`scan`, and `listen`/`send` over BLE).
+struct AdapterOptions: ParsableArguments {
+    @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
+    var adapter: String?
+
+    @Option(help: "The local name to advertise as a peripheral (listen).")
+    var name: String = "msgpipe"
+
+    @Option(help: "The peer to connect to as a central (send): ADDRESS, ADDRESS/random, or an advertised NAME.")
+    var to: String?
+
+    @Option(help: "Link security: low (plain), medium (encrypted, Just Works), high (authenticated).")
+    var security: String = "low"
+
+    @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")
+    var timeout: Double = 20
+
+    /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
+    var usesBluetooth: Bool { adapter != nil || to != nil }
+
+    func validate() throws {
+        _ = try selector()
+        _ = try securityLevel()
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
+
+    func securityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
+        guard let level = L2CAPSecurityLevel(rawValue: security) else {
+            throw .invalidArgument("--security must be low, medium or high, not '\(security)'")
+        }
+        return level
+    }
+
+    /// The peripheral role: binds the adapter's ATT channel and advertises `name` with `service`; call
+    /// `nextConnection()` on the result for each central (advertising restarts after every disconnect).
+    func makePeripheral(service: AdvertisedServiceUUID?) throws(BluetoothError) -> BLEPeripheral {
+        try BLEPeripheral(
+            adapter: try selector(), advertisement: Advertisement(localName: name, service: service),
+            security: try securityLevel())
+    }
+
+    /// The central role: resolves `--to` (scanning when it is a name), connects with the timeout, and retries
+    /// transient failures with backoff; returns the connected ATT socket and the peer.
+    func connectAsCentral(
+        service: AdvertisedServiceUUID?, onRetry: (BluetoothError, Double) -> Void = { _, _ in }
+    ) throws(BluetoothError) -> L2CAPConnection {
+        guard let to else { throw .invalidArgument("a central needs --to ADDRESS or --to NAME") }
+        let central = try BLECentral(
+            adapter: try selector(), security: try securityLevel(), connectTimeout: timeout, scanTimeout: timeout)
+        return try central.connect(to: CentralTarget(to), service: service, onRetry: onRetry)
+    }
+}
+
+extension AdapterOptions {
+    /// Peripheral accept loop for async commands (`listen --adapter`): advertises `name` with `service`, and
+    /// for each central calls `serve` with the connected ATT socket (which `serve` owns and must close, e.g.
+    /// through `ATTBearer(adopting:)`); when `serve` returns, advertising restarts and the next central is
+    /// accepted. Returns after `connections` centrals (nil: never); blocking calls run on their own thread.
+    func acceptConnections(
+        service: AdvertisedServiceUUID?, connections: Int? = nil, onAdvertising: (BLEPeripheral) -> Void = { _ in },
+        serve: (ConnectedATTSocket) async throws -> Void
+    ) async throws {
+        let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
+            try makePeripheral(service: service)
+        }
+        onAdvertising(peripheral)
+        defer { peripheral.stop() }
+        var served = 0
+        while connections.map({ served < $0 }) ?? true {
+            let next = try await BlockingCall.run { () throws(BluetoothError) in
+                try peripheral.nextConnection()?.handOver()
+            }
+            guard let next else { return }
+            served += 1
+            try await serve(next)
+        }
+    }
+
+    /// Central connect for async commands (`send --to`): the connected ATT socket, owned by the caller.
+    func connectedSocket(
+        service: AdvertisedServiceUUID?, onRetry: @escaping @Sendable (BluetoothError, Double) -> Void = { _, _ in }
+    ) async throws(BluetoothError) -> ConnectedATTSocket {
+        try await BlockingCall.run { () throws(BluetoothError) in
+            try connectAsCentral(service: service, onRetry: onRetry).handOver()
+        }
+    }
+}
+
+/// Unbuffered line output of the Bluetooth commands (a line shows up at once, even when piped).
+enum BluetoothDiagnostics {
+    /// One diagnostic line on stderr.
+    static func print(_ message: String) { write(message, to: 2) }
+
+    /// One data line on stdout.
+    static func emit(_ message: String) { write(message, to: 1) }
+
+    private static func write(_ message: String, to descriptor: Int32) {
+        var line = message + "\n"
+        line.withUTF8 { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    }
+}

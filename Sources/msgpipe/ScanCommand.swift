@@ -1,0 +1,109 @@
+import ArgumentParser
+import BLELink
+
+/// `msgpipe scan`: lists advertising LE peers with name, address, RSSI, services and estimated distance.
+struct ScanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "List nearby BLE peripherals (name, address, RSSI, services, estimated distance).",
+        discussion: """
+            Distance is the estimate d = 10^((|RSSI| - A) / (10 n)) metres, rough at best.
+            Exit status: 0 when at least one peer matched, 1 when none did, 2 on a Bluetooth error.
+            """)
+
+    @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
+    var adapter: String?
+
+    @Option(help: "Only peers advertising this service UUID (16-bit like 180D, or 128-bit).")
+    var service: String?
+
+    @Option(help: "Only peers advertising exactly this local name.")
+    var name: String?
+
+    @Option(help: "Seconds to scan.")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("reference-power"), help: "A: |RSSI| in dBm at 1 m, for the distance estimate.")
+    var referencePower: Double = 59
+
+    @Option(help: "n: the environment's attenuation factor, for the distance estimate.")
+    var attenuation: Double = 2.0
+
+    @Flag(help: "Print one JSON array of peers on stdout at the end instead of a line per peer.")
+    var json = false
+
+    func validate() throws {
+        if let service, AdvertisedServiceUUID(service) == nil {
+            throw ValidationError("--service '\(service)' is not a UUID (e.g. 180D or 12345678-1234-5678-1234-56789abcdef0)")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard attenuation > 0 else { throw ValidationError("--attenuation must be positive") }
+    }
+
+    func run() throws {
+        let estimate = DistanceEstimate(referencePower: referencePower, attenuation: attenuation)
+        let filter = ScanFilter(service: service.flatMap { AdvertisedServiceUUID($0) }, name: name)
+        let peers: [DiscoveredPeer]
+        do {
+            let management = try ManagementSocket()
+            let adapter = try BluetoothAdapter.resolve(try AdapterSelector(adapter), using: management)
+            BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
+            peers = try Scanner.scan(adapter: adapter, using: management, duration: timeout, filter: filter) { peer in
+                if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
+            }
+        } catch {
+            BluetoothDiagnostics.print("msgpipe scan: \(error)")
+            throw ExitCode(2)
+        }
+        if json { BluetoothDiagnostics.emit(ScanLine.json(peers, estimate: estimate)) }
+        if peers.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Formats scan results for people (one line per peer) and machines (JSON).
+enum ScanLine {
+    static func text(_ peer: DiscoveredPeer, estimate: DistanceEstimate) -> String {
+        let distance = estimate.metres(rssi: peer.rssi).map { "~\(rounded($0)) m" } ?? "? m"
+        let services = peer.services.map(\.description).joined(separator: ",")
+        return "\(peer.peer.address) \(peer.peer.type) rssi \(peer.rssi) dBm \(distance) "
+            + "name \(peer.name.map { "\"\($0)\"" } ?? "-") services \(services.isEmpty ? "-" : services)"
+    }
+
+    static func json(_ peers: [DiscoveredPeer], estimate: DistanceEstimate) -> String {
+        let items = peers.map { peer in
+            let distance = estimate.metres(rssi: peer.rssi).map { rounded($0) } ?? "null"
+            let services = peer.services.map { quoted($0.description) }.joined(separator: ",")
+            return "{\"address\":\(quoted(peer.peer.address.description)),\"addressType\":\(quoted(peer.peer.type.description)),"
+                + "\"name\":\(peer.name.map(quoted) ?? "null"),\"rssi\":\(peer.rssi),\"distanceMetres\":\(distance),"
+                + "\"services\":[\(services)]}"
+        }
+        return "[" + items.joined(separator: ",") + "]"
+    }
+
+    /// Two decimals, without Foundation.
+    static func rounded(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    /// A JSON string literal.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

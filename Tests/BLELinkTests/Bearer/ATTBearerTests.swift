@@ -1,0 +1,104 @@
+import Glibc
+import Testing
+@testable import BLELink
+
+/// Two bearers over `socketpair(AF_UNIX, SOCK_SEQPACKET)`: the same code that drives an L2CAP socket.
+func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {
+    let (a, b) = try SeqPacketSocket.pair()
+    return (try ATTBearer(adopting: a, receiveCapacity: receiveCapacity),
+            try ATTBearer(adopting: b, receiveCapacity: receiveCapacity))
+}
+
+@Suite struct ATTBearerTests {
+    @Test func pdusArriveWholeAndInOrder() async throws {
+        let (a, b) = try bearerPair()
+        defer { a.close(); b.close() }
+        for index in 0..<100 { try await a.send(Array(repeating: UInt8(index), count: index + 1)[...]) }
+        for index in 0..<100 {
+            #expect(await b.receive() == .pdu(Array(repeating: UInt8(index), count: index + 1)))
+        }
+    }
+
+    @Test func peerCloseIsDeliveredAfterQueuedPDUsThenTheStreamEnds() async throws {
+        let (a, b) = try bearerPair()
+        defer { b.close() }
+        try await a.send([1, 2, 3][...])
+        a.close()
+        #expect(await b.receive() == .pdu([1, 2, 3]))
+        guard case .disconnected = await b.receive() else {
+            Issue.record("expected a disconnect")
+            return
+        }
+        #expect(await b.receive() == nil)
+        #expect(throws: ATTError.self) { try b.trySend([1][...]) }
+    }
+
+    @Test func fullSocketMakesTrySendAnswerNotReadyAndSendWaitsForTheReader() async throws {
+        let (a, b) = try bearerPair(receiveCapacity: 4)
+        defer { a.close(); b.close() }
+        let packet = [UInt8](repeating: 0xAB, count: 200)
+        var accepted = 0
+        while try a.trySend(packet[...]) { accepted += 1 }
+        #expect(accepted > 4, "the kernel buffers some packets")
+        #expect(a.isReady == false)
+        let sender = Task { try await a.send(packet[...]) }
+        var received = 0
+        while received < accepted + 1 {
+            guard case .pdu(let pdu) = await b.receive() else { break }
+            #expect(pdu == packet)
+            received += 1
+        }
+        try await sender.value
+        #expect(received == accepted + 1)
+    }
+
+    @Test func cancellingAWaitingSendThrowsCancelledAndSendsNothing() async throws {
+        let (fd, peer) = try SeqPacketSocket.pair()
+        let a = try ATTBearer(adopting: fd)
+        defer { a.close(); Glibc.close(peer) }
+        let packet = [UInt8](repeating: 1, count: 100)
+        while try a.trySend(packet[...]) {}
+        let sender = Task { try await a.send([9][...]) }
+        sender.cancel()
+        await #expect(throws: ATTError.cancelled) { try await sender.value }
+    }
+
+    @Test func closeEndsAWaitingReceiveAndFailsSends() async throws {
+        let (a, b) = try bearerPair()
+        defer { b.close() }
+        let receiver = Task { await a.receive() }
+        a.close()
+        #expect(await receiver.value == nil)
+        #expect(throws: ATTError.closed) { try a.trySend([1][...]) }
+    }
+
+    @Test func oversizedPacketIsCutJustAboveTheLargestMTU() async throws {
+        let (fd, peer) = try SeqPacketSocket.pair()
+        let bearer = try ATTBearer(adopting: peer)
+        defer { bearer.close(); Glibc.close(fd) }
+        let huge = [UInt8](repeating: 7, count: 4000)
+        #expect(huge.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) } == 4000)
+        #expect(await bearer.receive() == .pdu(Array(huge.prefix(ATTOpcode.maximumMTU + 1))))
+    }
+
+    @Test func listenerAcceptsAConnectionOnAPath() async throws {
+        let path = "/tmp/msgpipe-att-test-\(getpid()).sock"
+        let listener = try SeqPacketSocket.listen(path: path)
+        defer { Glibc.close(listener); unlink(path) }
+        let accepting = Task { try await SeqPacketSocket.accept(listener) }
+        let client = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
+        let server = try ATTBearer(adopting: try await accepting.value)
+        defer { client.close(); server.close() }
+        try await client.send([0x0A, 0x03, 0x00][...])
+        #expect(await server.receive() == .pdu([0x0A, 0x03, 0x00]))
+    }
+
+    @Test func cancelledAcceptThrowsCancelled() async throws {
+        let path = "/tmp/msgpipe-att-test-cancel-\(getpid()).sock"
+        let listener = try SeqPacketSocket.listen(path: path)
+        defer { Glibc.close(listener); unlink(path) }
+        let accepting = Task { try await SeqPacketSocket.accept(listener) }
+        accepting.cancel()
+        await #expect(throws: ATTError.cancelled) { try await accepting.value }
+    }
+}

@@ -116,8 +116,8 @@ struct HeaderCodecTests {
         #expect(throws: FramingError.unsupportedVersion(2)) { try MessageHeader(decoding: &reader) }
         reader = ByteReader(bytes("12000105")[...])
         #expect(throws: FramingError.unknownMessageKind(2)) { try MessageHeader(decoding: &reader) }
-        reader = ByteReader(bytes("10200705")[...])
-        #expect(throws: FramingError.reservedFlags(0x20, messageID: 7)) { try MessageHeader(decoding: &reader) }
+        reader = ByteReader(bytes("10400705")[...])
+        #expect(throws: FramingError.reservedFlags(0x40, messageID: 7)) { try MessageHeader(decoding: &reader) }
     }
 }
 

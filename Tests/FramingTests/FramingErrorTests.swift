@@ -8,6 +8,8 @@ struct FramingErrorTests {
             "CRC mismatch in message 7 (trailer 0x3610a686, computed 0x00000001)"),
         (.unsupportedVersion(2), "unsupported version 2"),
         (.reservedFlags(0x80, messageID: 3), "reserved flag bits 0x80 set in message 3"),
+        (.checkedMessage(messageID: 4),
+            "message 4 carries Transport's per-packet checks; plain framing cannot read it (use msgpipe listen)"),
         (.messageTooLarge(messageID: 7, size: 100, limit: 10),
             "message 7 of 100 bytes exceeds the maximum message size of 10"),
         (.messageTooLarge(messageID: nil, size: 100, limit: 10),

@@ -108,12 +108,12 @@ struct ReassemblerTests {
         ])
     }
 
-    @Test("unknown version, unknown kind and reserved flags are reported and the message dropped")
+    @Test("unknown version, unknown kind, reserved flags and Transport-checked messages are reported and dropped")
     func headerViolations() throws {
         let packets = try msgpipePackets(payload, packetSize: 20, messageID: 7)
         for (byteIndex, value, expected) in [
             (1, UInt8(0x20), FramingError.unsupportedVersion(2)), (1, 0x13, .unknownMessageKind(3)),
-            (2, 0x80, .reservedFlags(0x80, messageID: 7)),
+            (2, 0x80, .reservedFlags(0x80, messageID: 7)), (2, 0x20, .checkedMessage(messageID: 7)),
         ] {
             var damaged = packets
             damaged[0][byteIndex] = value

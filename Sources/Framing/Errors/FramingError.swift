@@ -13,6 +13,9 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownMessageKind(UInt8)
     /// A message sets flag bits that version 1 reserves.
     case reservedFlags(UInt8, messageID: UInt32)
+    /// A message sets the `checked` flag: its packets carry Transport's per-packet checks (PROTOCOL 3.3),
+    /// which only a Transport receiver reads.
+    case checkedMessage(messageID: UInt32)
     /// A Start packet also sets the explicit-offset bit.
     case explicitOffsetOnStartPacket
     /// A control packet's header is not exactly the one section 2 prescribes.
@@ -72,6 +75,8 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unsupportedVersion(version): "unsupported version \(version)"
         case let .unknownMessageKind(kind): "unknown message kind \(kind)"
         case let .reservedFlags(bits, id): "reserved flag bits 0x\(String(bits, radix: 16)) set in message \(id)"
+        case let .checkedMessage(id):
+            "message \(id) carries Transport's per-packet checks; plain framing cannot read it (use msgpipe listen)"
         case .explicitOffsetOnStartPacket: "malformed packet: Start packet with an explicit offset"
         case let .malformedControlPacket(reason): "malformed control packet: \(reason)"
         case let .packetOutsideMessage(channel): "packet outside a message on channel \(channel)"

@@ -124,7 +124,9 @@ public struct MsgPipeReassembler: FrameDecoder {
         }
         let streamCount = Int(header.length) + 4
         let failure: FramingError? =
-            if Int(header.length) > limits.maximumMessageSize {
+            if header.flags.contains(.checked) {
+                .checkedMessage(messageID: id)
+            } else if Int(header.length) > limits.maximumMessageSize {
                 .messageTooLarge(messageID: id, size: Int(header.length), limit: limits.maximumMessageSize)
             } else if messagesInProgress >= limits.maximumMessagesInProgress {
                 .tooManyMessagesInProgress(messageID: id, limit: limits.maximumMessagesInProgress)

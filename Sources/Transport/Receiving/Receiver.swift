@@ -88,7 +88,7 @@ struct Receiver: Sendable {
     ) {
         guard packetHeader.sequence == 0, body.count >= 2 + SegmentLayout.checkSize else { return }
         var reader = ByteReader(body.dropLast(SegmentLayout.checkSize))
-        guard let header = MessageHeader.decodeTransport(&reader), header.flags.contains(.reliable),
+        guard let header = try? MessageHeader(decoding: &reader), header.flags.contains(.reliable),
             Checksum.packetCheck(messageID: header.messageID, streamOffset: 0, packet: packet.dropLast(2))
                 == packet.trailingUInt16LE
         else {

@@ -47,15 +47,7 @@ struct SimulationGoalTests {
         let clean = try Self.cleanBaseline.get()
         let faulty = try Self.transfer(Self.baseline, faults: Self.faults, seed: seed)
         #expect(faulty.isExactlyOnceInOrder, "\(faulty.messagesDelivered) of \(faulty.messagesSent) delivered")
-        withKnownIssue(
-            """
-            TransportEndpoint (branch transport, 4865fe4) reaches 72-76 % (seeds 1-5) of its fault-free goodput at \
-            1M/LL 27/MTU 23/10 ms with the fault mix depending on the seed (goal: 75 %); reported to the lead
-            """,
-            isIntermittent: true
-        ) {
-            #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
-        }
+        #expect(faulty.goodputKbps >= 0.75 * clean.goodputKbps, "\(faulty.goodputKbps) vs \(clean.goodputKbps) kbit/s")
     }
 
     /// Transfers long enough for several drops: 512 KiB take about 23 s on the baseline, 1 MiB 6.5 s on the fast link.

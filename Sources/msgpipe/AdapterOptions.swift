@@ -17,7 +17,7 @@ struct AdapterOptions: ParsableArguments {
     var security: String = "low"
 
     @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")
-    var timeout: Double = 20
+    var connectTimeout: Double = 20
 
     /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
     var usesBluetooth: Bool { adapter != nil || to != nil }
@@ -25,7 +25,7 @@ struct AdapterOptions: ParsableArguments {
     func validate() throws {
         _ = try selector()
         _ = try securityLevel()
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
     }
 
     func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
@@ -52,7 +52,7 @@ struct AdapterOptions: ParsableArguments {
     ) throws(BluetoothError) -> L2CAPConnection {
         guard let to else { throw .invalidArgument("a central needs --to ADDRESS or --to NAME") }
         let central = try BLECentral(
-            adapter: try selector(), security: try securityLevel(), connectTimeout: timeout, scanTimeout: timeout)
+            adapter: try selector(), security: try securityLevel(), connectTimeout: connectTimeout, scanTimeout: connectTimeout)
         return try central.connect(to: CentralTarget(to), service: service, onRetry: onRetry)
     }
 }

@@ -1,0 +1,105 @@
+import ArgumentParser
+import BLELink
+import Glibc
+import Transport
+
+/// Where the GATT link of `listen`, `send`, `request` and `serve` goes: a UNIX SEQPACKET socket
+/// (`--link unix:PATH`, the same ATT/GATT code without a radio) or a Bluetooth controller (`--adapter`,
+/// `--to`, ...), and which GATT service it speaks (`--profile`).
+struct LinkOptions: ParsableArguments {
+    @Option(help: "unix:PATH: GATT over a UNIX SEQPACKET socket at PATH instead of Bluetooth.")
+    var link: String?
+
+    @Option(help: "The GATT service: msgpipe, or nus (Nordic UART Service).")
+    var profile: String = "msgpipe"
+
+    @OptionGroup var bluetooth: AdapterOptions
+
+    /// The two kinds of link.
+    enum Endpoint: Equatable {
+        case unix(path: String)
+        case bluetooth
+    }
+
+    func validate() throws {
+        _ = try endpoint()
+        _ = try gattProfile()
+    }
+
+    func endpoint() throws(ValidationError) -> Endpoint {
+        guard let link else { return .bluetooth }
+        guard link.hasPrefix("unix:"), link.count > 5 else {
+            throw ValidationError("--link must be unix:PATH, not '\(link)' (for Bluetooth use --adapter/--to)")
+        }
+        if bluetooth.usesBluetooth {
+            throw ValidationError("--link unix:PATH and --adapter/--to exclude each other")
+        }
+        return .unix(path: String(link.dropFirst(5)))
+    }
+
+    func gattProfile() throws(ValidationError) -> GATTServiceProfile {
+        guard let profile = GATTServiceProfile.named(profile) else {
+            throw ValidationError("--profile must be msgpipe or nus, not '\(profile)'")
+        }
+        return profile
+    }
+
+    /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
+    var displayName: String { link ?? bluetooth.adapter ?? "the default adapter" }
+
+    // MARK: Peripheral (listen, serve)
+
+    /// The peripheral role: serves the profile on `link` to each connecting central in turn (one at a time),
+    /// until `connections` were served (nil: until cancelled). `onReady` runs once the socket listens or the
+    /// adapter advertises; `onConnection` with the peer's description for each central.
+    func serveConnections(
+        on link: GATTLink, info: MsgPipeServiceInfo, connections: Int? = nil,
+        onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in }
+    ) async throws {
+        switch try endpoint() {
+        case let .unix(path):
+            let listener = try SeqPacketSocket.listen(path: path)
+            defer { _ = Glibc.close(listener) }
+            onReady("listening on unix:\(path)")
+            var served = 0
+            while connections.map({ served < $0 }) ?? true {
+                let fd = try await SeqPacketSocket.accept(listener)
+                served += 1
+                onConnection("unix:\(path)")
+                await link.serve(try ATTBearer(adopting: fd), info: info)
+            }
+        case .bluetooth:
+            let profile = link.profile
+            try await bluetooth.acceptConnections(
+                service: AdvertisedServiceUUID(profile.service.description), connections: connections,
+                onAdvertising: { onReady("advertising '\($0.advertisement.localName)' on \($0.adapter)") }
+            ) { socket in
+                onConnection("\(socket.peer)")
+                await link.serve(try ATTBearer(adopting: socket.fileDescriptor), info: info)
+            }
+        }
+    }
+
+    // MARK: Central (send, request)
+
+    /// The central role: connects `link` to the peripheral (the socket at PATH, or `--to` over Bluetooth),
+    /// exchanges the MTU, discovers the profile and subscribes; returns the peer's description.
+    @discardableResult
+    func connect(
+        _ link: GATTLink, onRetry: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> String {
+        switch try endpoint() {
+        case let .unix(path):
+            let fd = try SeqPacketSocket.connect(path: path)
+            try await link.connect(try ATTBearer(adopting: fd))
+            return "unix:\(path)"
+        case .bluetooth:
+            let profile = link.profile
+            let socket = try await bluetooth.connectedSocket(
+                service: AdvertisedServiceUUID(profile.service.description),
+                onRetry: { error, delay in onRetry("\(error); retrying in \(delay) s") })
+            try await link.connect(try ATTBearer(adopting: socket.fileDescriptor))
+            return "\(socket.peer)"
+        }
+    }
+}

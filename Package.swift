@@ -84,7 +84,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
-            dependencies: ["BLELink", "Transport"],
+            dependencies: ["BLELink", "Transport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
         .executableTarget(

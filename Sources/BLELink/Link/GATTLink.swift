@@ -4,7 +4,7 @@ import Synchronization
 /// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX and receives the
 /// central's writes to RX; as central it sends with Write Commands to RX and receives TX notifications.
 ///
-/// Packets are at most ATT_MTU - 3 bytes. Sends suspend while the bearer is not ready (its socket said
+/// Packets are at most min(ATT_MTU - 3, 512) bytes: a notification or Write Command value is an attribute value. Sends suspend while the bearer is not ready (its socket said
 /// EAGAIN), events are backpressured down to the socket. One link serves one connection at a time and
 /// may be given the next after `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
 public final class GATTLink: Link, Sendable {
@@ -59,10 +59,12 @@ public final class GATTLink: Link, Sendable {
                     for write in writes where write.handle == rx { try await events.send(.packet(write.value)) }
                 case let .server(.subscriptionChanged(handle, subscription)) where handle == tx:
                     if !subscription.isEmpty, markConnected() {
-                        try await events.send(.connected(maximumPacketSize: connection.mtu - 3))
+                        try await events.send(.connected(maximumPacketSize: connection.maximumPushLength))
                     }
                 case let .server(.mtuExchanged(mtu)):
-                    if state.withLock({ $0.connected }) { try await events.send(.maximumPacketSizeChanged(mtu - 3)) }
+                    if state.withLock({ $0.connected }) {
+                        try await events.send(.maximumPacketSizeChanged(ATTOpcode.maximumValueLength(mtu: mtu)))
+                    }
                 case let .disconnected(why):
                     reason = why
                 default:
@@ -83,7 +85,7 @@ public final class GATTLink: Link, Sendable {
     public func connect(_ bearer: ATTBearer, mtu: Int = ATTOpcode.maximumMTU, clock: ATTClock = .continuous) async throws(ATTError) {
         let client = GATTClient(bearer: bearer, clock: clock)
         do throws(ATTError) {
-            let effective = try await client.exchangeMTU(mtu)
+            try await client.exchangeMTU(mtu)
             let service = try await client.discoverPrimaryService(profile.service)
             let characteristics = try await client.discoverCharacteristics(of: service)
             guard let rx = characteristics.first(where: { $0.uuid == profile.rx }) else { throw ATTError.notFound(profile.rx) }
@@ -96,7 +98,7 @@ public final class GATTLink: Link, Sendable {
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             state.withLock { $0.peerInfo = info }
             _ = markConnected()
-            try await events.send(.connected(maximumPacketSize: effective - 3))
+            try await events.send(.connected(maximumPacketSize: client.maximumWriteCommandLength))
             let txHandle = tx.valueHandle
             Task {
                 do throws(ATTError) {

@@ -35,6 +35,22 @@ struct LinkPair {
         await pair.close()
     }
 
+    @Test(arguments: [(23, 20), (185, 182), (247, 244), (515, 512), (517, 512)])
+    func packetSizeIsMTUMinusThreeButAt512AtMost(mtu: Int, packetSize: Int) async throws {
+        let pair = try await LinkPair(serverMTU: mtu)
+        #expect(await pair.central.events.next() == .connected(maximumPacketSize: packetSize))
+        #expect(await pair.peripheral.events.next() == .connected(maximumPacketSize: packetSize))
+        let largest = (0..<packetSize).map { UInt8(truncatingIfNeeded: $0) }
+        try await pair.central.send(largest)
+        try await pair.peripheral.send(largest)
+        #expect(await pair.peripheral.events.next() == .packet(largest))
+        #expect(await pair.central.events.next() == .packet(largest))
+        let limit = LinkError.packetTooLarge(size: packetSize + 1, limit: packetSize)
+        await #expect(throws: limit) { try await pair.central.send(largest + [0]) }
+        await #expect(throws: limit) { try await pair.peripheral.send(largest + [0]) }
+        await pair.close()
+    }
+
     @Test(arguments: [GATTServiceProfile.msgpipe, .nordicUART])
     func packetsRoundTripInOrderBothWays(_ profile: GATTServiceProfile) async throws {
         let pair = try await LinkPair(profile: profile)

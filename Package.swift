@@ -99,5 +99,11 @@ let package = Package(
             path: "Benchmarks/TransportBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "GATTLinkBenchmarks",
+            dependencies: ["BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/GATTLinkBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
     ]
 )

@@ -19,6 +19,8 @@ final class BearerCore: Sendable {
         var parked = false
         var sendFailure: ATTError?
         var closed = false
+        /// The thread closed the socket and the wake pipe: their numbers may already belong to other files.
+        var descriptorsClosed = false
     }
 
     /// The largest PDU kept: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
@@ -146,9 +148,14 @@ final class BearerCore: Sendable {
         wake()
     }
 
+    /// Wakes the poll thread. Under the lock, so it never writes to the pipe's number once the thread closed it
+    /// (the number may by then be another socket's, and the byte a PDU on it).
     private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        state.withLock { state in
+            guard !state.descriptorsClosed else { return }
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
     }
 
     // MARK: - The poll thread
@@ -185,7 +192,8 @@ final class BearerCore: Sendable {
                 state.withLock { $0.parked = true }
             }
         }
-        state.withLock { _ in
+        state.withLock { state in
+            state.descriptorsClosed = true
             Glibc.close(fd)
             Glibc.close(wakeRead)
             Glibc.close(wakeWrite)

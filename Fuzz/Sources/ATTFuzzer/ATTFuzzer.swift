@@ -111,14 +111,32 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     return 0
 }
 
-#if !FUZZING
+#if FUZZING
+/// libFuzzer's driver (`-sanitize=fuzzer` links it). SwiftPM renames an executable's entry point and aliases
+/// `main` to it, so libFuzzer's own `main` is never linked: this entry point starts the driver instead.
+@_silgen_name("LLVMFuzzerRunDriver")
+private func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+@main
+enum ATTFuzzerMain {
+    static func main() {
+        var argc = CommandLine.argc
+        var argv = CommandLine.unsafeArgv
+        exit(runFuzzerDriver(&argc, &argv) { data, size in fuzzOneInput(data, size) })
+    }
+}
+#else
 /// Without libFuzzer: runs each file named on the command line through the targets once (reproducing a crash).
 @main
 enum ATTFuzzerReplay {
     static func main() {
         for path in CommandLine.arguments.dropFirst() {
             guard let file = fopen(path, "rb") else {
-                fputs("ATTFuzzer: cannot open \(path)\n", stderr)
+                print("ATTFuzzer: cannot open \(path)")
                 exit(2)
             }
             var input: [UInt8] = []

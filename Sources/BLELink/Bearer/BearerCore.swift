@@ -207,6 +207,10 @@ final class BearerCore: Sendable {
             if count > 0 {
                 deliver(.pdu(Array(buffer[0..<min(count, buffer.count)])))
             } else if count == 0 {
+                guard peerShutDown() else {
+                    deliver(.pdu([]))  // a zero-length packet, not the end: the consumer ignores it
+                    continue
+                }
                 end("the peer closed the connection")
             } else {
                 switch errno {
@@ -216,6 +220,16 @@ final class BearerCore: Sendable {
                 }
             }
         }
+    }
+
+    /// `recv` returns 0 both for a zero-length packet and at the end of the stream; only the end comes with
+    /// POLLRDHUP (or POLLHUP) on UNIX and L2CAP sockets. (Empty packets the peer sent just before closing are
+    /// indistinguishable from the end, and so is what it queued after them.)
+    private func peerShutDown() -> Bool {
+        let readHangUp: Int16 = 0x2000  // POLLRDHUP, which Glibc's module does not export
+        var probe = pollfd(fd: fd, events: readHangUp, revents: 0)
+        guard poll(&probe, 1, 0) > 0 else { return false }
+        return probe.revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
     }
 
     private func end(_ reason: String) {

@@ -39,6 +39,18 @@ import Testing
         #expect(await raw.close().count == 1, "only the disconnect: no command was taken")
     }
 
+    @Test func emptyPacketsAreIgnoredNotTakenForTheEndOfTheConnection() async throws {
+        let (fd, peerFD) = try SeqPacketSocket.pair()
+        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: TestDatabase.server())
+        let running = Task { await server.run() }
+        for _ in 0..<3 { #expect(Glibc.send(peerFD, nil, 0, 0) == 0) }
+        let peer = try ATTBearer(adopting: peerFD)
+        try await peer.send(RawATTPeer.probe[...])
+        #expect(await peer.receive() == .pdu(RawATTPeer.probeAnswer))
+        peer.close()
+        await running.value
+    }
+
     @Test func handleZeroAndReversedRangesAreInvalidHandle() async throws {
         let raw = try RawATTPeer()
         let cases = [("0a 00 00", "01 0a 00 00 01"), ("0c 00 00 00 00", "01 0c 00 00 01"), ("12 00 00 01", "01 12 00 00 01"),

@@ -2,11 +2,13 @@ public import Transport
 import Synchronization
 
 /// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX (indications, one
-/// confirmed at a time, if the central enabled only those) and receives the central's writes to RX; as central it sends with Write Commands to RX and receives TX notifications.
+/// confirmed at a time, if the central enabled only those) and receives the central's writes to RX; as
+/// central it sends with Write Commands to RX and receives TX notifications.
 ///
-/// Packets are at most min(ATT_MTU - 3, 512) bytes: a notification or Write Command value is an attribute value. Sends suspend while the bearer is not ready (its socket said
-/// EAGAIN), events are backpressured down to the socket. One link serves one connection at a time and
-/// may be given the next after `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
+/// Packets are at most min(ATT_MTU - 3, 512) bytes (a notification or Write Command value is an attribute
+/// value). Sends suspend while the bearer is not ready (its socket said EAGAIN), events are backpressured
+/// down to the socket. One link serves one connection at a time and may be given the next after
+/// `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
 public final class GATTLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent>
     public let profile: GATTServiceProfile

@@ -6,10 +6,8 @@ import Testing
 @Suite struct GATTServerConformanceTests {
     /// What the server must do with a PDU that is just `opcode` (every request needs parameters).
     private static func expectedAnswer(toBare opcode: UInt8) -> [UInt8]? {
-        let pushesAndResponses: Set<UInt8> = [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19,
-                                              0x1B, 0x1D, 0x1E]
-        let requests: Set<UInt8> = [0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x0E, 0x10, 0x12, 0x16, 0x18]
-        if ATTOpcode.isCommand(opcode) || pushesAndResponses.contains(opcode) { return nil }  // ignored
+        guard GATTServerHostileTests.isAnswered(opcode) else { return nil }
+        let requests = Set(GATTServerHostileTests.requests.map { bytes($0)[0] })
         let code: UInt8 = requests.contains(opcode) ? 0x04 : 0x06  // Invalid PDU : Request Not Supported
         return [0x01, opcode, 0x00, 0x00, code]
     }

@@ -10,6 +10,7 @@ import Testing
     /// Smallest well-formed PDU of every request the server implements.
     static let requests = ["02 17 00", "04 01 00 ff ff", "06 01 00 ff ff 00 28", "08 01 00 ff ff 03 28", "0a 03 00",
                            "0c 03 00 00 00", "0e 03 00 0c 00", "10 01 00 ff ff 00 28", "12 07 00", "16 07 00 00 00", "18 00"]
+    /// Responses and pushes (only a server sends them) and the confirmation: the server answers none.
     static let pushesAndResponses: Set<UInt8> = [0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19,
                                                  0x1B, 0x1D, 0x1E]
 

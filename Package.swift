@@ -84,7 +84,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
-            dependencies: ["BLELink", "Transport"],
+            dependencies: ["BLELink", "Transport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
         .executableTarget(
@@ -97,6 +97,12 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: ["Transport", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/TransportBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "GATTLinkBenchmarks",
+            dependencies: ["BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/GATTLinkBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
     ]

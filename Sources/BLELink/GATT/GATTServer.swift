@@ -32,6 +32,8 @@ public struct GATTServer: Sendable {
     public let configuration: Configuration
     /// The ATT_MTU in effect: 23 until the MTU exchange, then the smaller of both sides' MTUs.
     public private(set) var mtu = ATTOpcode.defaultMTU
+    /// The longest notification or indication value at the current MTU: min(ATT_MTU - 3, 512).
+    public var maximumPushLength: Int { ATTOpcode.maximumValueLength(mtu: mtu) }
     /// True once the server detected a protocol violation or a transaction timeout: it answers nothing more.
     public private(set) var isFailed = false
 
@@ -89,7 +91,7 @@ public struct GATTServer: Sendable {
 
     /// Encodes a notification of `value` for the characteristic at `valueHandle` into `out` (replacing it).
     ///
-    /// Throws unless the client enabled notifications and `value` fits ATT_MTU - 3.
+    /// Throws unless the client enabled notifications and `value` fits ``maximumPushLength``.
     public func notification(valueHandle: UInt16, value: ArraySlice<UInt8>, into out: inout [UInt8]) throws(ATTError) {
         try checkPush(valueHandle: valueHandle, value: value, kind: .notifications)
         out.removeAll(keepingCapacity: true)
@@ -112,6 +114,10 @@ public struct GATTServer: Sendable {
         out.append(contentsOf: value)
         outstandingIndication = (valueHandle, now + configuration.transactionTimeout)
     }
+
+    /// The indication from ``indication(valueHandle:value:now:into:)`` was never sent (the send failed or was
+    /// cancelled): frees the slot and disarms its timer.
+    public mutating func withdrawIndication() { outstandingIndication = nil }
 
     /// Fires the indication transaction timer: past its deadline the bearer has failed.
     public mutating func handleTimeout(now: Duration) -> GATTServerEvent? {
@@ -377,7 +383,7 @@ public struct GATTServer: Sendable {
     private func checkPush(valueHandle: UInt16, value: ArraySlice<UInt8>, kind: GATTSubscription) throws(ATTError) {
         guard case let .characteristicValue(_, cccd?) = database[valueHandle]?.role else { throw .invalidHandle(valueHandle) }
         guard subscriptions[cccd]?.contains(kind) == true else { throw .notSubscribed(handle: valueHandle) }
-        guard value.count <= mtu - 3 else { throw .valueTooLong(length: value.count, limit: mtu - 3) }
+        guard value.count <= maximumPushLength else { throw .valueTooLong(length: value.count, limit: maximumPushLength) }
     }
 }
 

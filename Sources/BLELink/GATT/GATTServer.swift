@@ -327,6 +327,14 @@ public struct GATTServer: Sendable {
 
     private mutating func configure(_ cccd: GATTAttribute, _ valueHandle: UInt16,
                                     _ value: [UInt8]) throws(RequestFailure) -> GATTSubscription {
+        let requested = try subscription(requestedBy: value, of: cccd, valueHandle: valueHandle)
+        subscriptions[cccd.handle] = requested
+        return requested
+    }
+
+    /// What writing `value` to `cccd` asks for; throws the Error Response for a value it may not take.
+    private func subscription(requestedBy value: [UInt8], of cccd: GATTAttribute,
+                              valueHandle: UInt16) throws(RequestFailure) -> GATTSubscription {
         guard value.count == 2 else { throw RequestFailure(.invalidAttributeValueLength, handle: cccd.handle) }
         guard case let .characteristicValue(properties, _)? = database[valueHandle]?.role else {
             throw RequestFailure(.unlikelyError, handle: cccd.handle)
@@ -336,7 +344,6 @@ public struct GATTServer: Sendable {
         if properties.contains(.indicate) { supported.insert(.indications) }
         let requested = GATTSubscription(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
         guard supported.isSuperset(of: requested) else { throw RequestFailure(.cccdImproperlyConfigured, handle: cccd.handle) }
-        subscriptions[cccd.handle] = requested
         return requested
     }
 
@@ -365,15 +372,19 @@ public struct GATTServer: Sendable {
             if let index { writes[index].value = Array(value) } else { writes.append(GATTWrite(handle: part.handle, value: Array(value))) }
         }
         guard !writes.isEmpty else { return }
+        // All or nothing: every CCCD value is checked before anything is written.
+        var configurations: [(cccd: UInt16, GATTSubscription)] = []
+        for write in writes {
+            guard let attribute = database[write.handle], case let .clientConfiguration(valueHandle) = attribute.role else { continue }
+            configurations.append((write.handle, try subscription(requestedBy: write.value, of: attribute, valueHandle: valueHandle)))
+        }
+        for (cccd, subscription) in configurations { subscriptions[cccd] = subscription }
         var applied: [GATTWrite] = []
         for write in writes {
             guard let attribute = database[write.handle] else { continue }
-            if case let .clientConfiguration(valueHandle) = attribute.role {
-                _ = try configure(attribute, valueHandle, write.value)
-            } else {
-                store(write.value, in: attribute)
-                applied.append(write)
-            }
+            if case .clientConfiguration = attribute.role { continue }
+            store(write.value, in: attribute)
+            applied.append(write)
         }
         event = .preparedWritesExecuted(applied)
     }

@@ -84,6 +84,15 @@ import Testing
         #expect(server.exchange("0e 03 00 04").response == bytes("01 0e 00 00 04"), "an odd length is malformed")
     }
 
+    @Test func executeWriteIsAllOrNothing() {
+        var server = TestDatabase.server()
+        _ = server.exchange("16 0a 00 00 00 01 00")  // TX's CCCD: notifications, fine
+        _ = server.exchange("16 04 00 00 00 02 00")  // the battery's CCCD: indications it does not support
+        #expect(server.exchange("18 01") == (bytes("01 18 04 00 fd"), nil))
+        #expect(server.exchange("0a 0a 00").response == bytes("0b 00 00"), "the valid part was not applied either")
+        #expect(server.subscription(valueHandle: 9) == [])
+    }
+
     @Test func malformedConfirmationConfirmsNothing() throws {
         var server = TestDatabase.server()
         _ = server.exchange("12 0a 00 02 00")

@@ -4,7 +4,7 @@ import Synchronization
 /// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX and receives the
 /// central's writes to RX; as central it sends with Write Commands to RX and receives TX notifications.
 ///
-/// Packets are at most ATT_MTU - 3 bytes. Sends suspend while the bearer is not ready (its socket said
+/// Packets are at most ATT_MTU - 3 bytes (and at most 512, an attribute value's limit). Sends suspend while the bearer is not ready (its socket said
 /// EAGAIN), events are backpressured down to the socket. One link serves one connection at a time and
 /// may be given the next after `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
 public final class GATTLink: Link, Sendable {
@@ -59,10 +59,10 @@ public final class GATTLink: Link, Sendable {
                     for write in writes where write.handle == rx { try await events.send(.packet(write.value)) }
                 case let .server(.subscriptionChanged(handle, subscription)) where handle == tx:
                     if !subscription.isEmpty, markConnected() {
-                        try await events.send(.connected(maximumPacketSize: connection.mtu - 3))
+                        try await events.send(.connected(maximumPacketSize: Self.packetSize(mtu: connection.mtu)))
                     }
                 case let .server(.mtuExchanged(mtu)):
-                    if state.withLock({ $0.connected }) { try await events.send(.maximumPacketSizeChanged(mtu - 3)) }
+                    if state.withLock({ $0.connected }) { try await events.send(.maximumPacketSizeChanged(Self.packetSize(mtu: mtu))) }
                 case let .disconnected(why):
                     reason = why
                 default:
@@ -96,7 +96,7 @@ public final class GATTLink: Link, Sendable {
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             state.withLock { $0.peerInfo = info }
             _ = markConnected()
-            try await events.send(.connected(maximumPacketSize: effective - 3))
+            try await events.send(.connected(maximumPacketSize: Self.packetSize(mtu: effective)))
             let txHandle = tx.valueHandle
             Task {
                 do throws(ATTError) {
@@ -114,6 +114,10 @@ public final class GATTLink: Link, Sendable {
         }
     }
 
+    /// The largest packet at `mtu`: ATT_MTU - 3, but never above the 512 bytes an attribute value may hold
+    /// (at ATT_MTU 517 a 514-byte write would be refused by the server).
+    public static func packetSize(mtu: Int) -> Int { min(mtu - 3, ATTOpcode.maximumAttributeLength) }
+
     // MARK: - Link
 
     public func send(_ packet: [UInt8]) async throws {
@@ -128,6 +132,27 @@ public final class GATTLink: Link, Sendable {
                 try await server.notify(valueHandle: tx, value: packet[...])
             case let .central(client, rx):
                 try await client.writeWithoutResponse(packet[...], to: rx)
+            }
+        } catch {
+            throw linkError(error)
+        }
+    }
+
+    /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
+    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does). Plain
+    /// framing formats, which have no acknowledgements of their own, end a transfer with it.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        let connection = try state.withLock { state throws(LinkError) -> Connection in
+            if state.closed { throw .closed }
+            guard let connection = state.connection, state.connected else { throw .notConnected }
+            return connection
+        }
+        do throws(ATTError) {
+            switch connection {
+            case let .peripheral(server, tx):
+                try await server.indicate(valueHandle: tx, value: packet[...])
+            case let .central(client, rx):
+                try await client.write(packet, to: rx)
             }
         } catch {
             throw linkError(error)

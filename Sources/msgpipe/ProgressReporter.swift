@@ -13,25 +13,30 @@ final class ProgressReporter: Sendable {
     private let bar: ProgressBar?
     private let start = ContinuousClock.now
     private let interval: Duration
+    private let killAfterBytes: Int?
     private let state = Mutex(State())
 
     /// A reporter for `total` bytes; it draws nothing unless `enabled` and standard error is a terminal.
-    init(total: Int, enabled: Bool, interval: Duration = .milliseconds(100)) {
+    /// `killAfterBytes` (tests and the lab) ends the process with SIGKILL once that many bytes were sent.
+    init(total: Int, enabled: Bool, interval: Duration = .milliseconds(100), killAfterBytes: Int? = nil) {
         bar = enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar(total: total) : nil
         self.interval = interval
+        self.killAfterBytes = killAfterBytes
     }
 
     /// Counts `bytes` more sent and redraws when the last drawing is older than the interval.
     func add(_ bytes: Int) {
-        guard let bar else { return }
         let now = ContinuousClock.now
-        let line = state.withLock { state -> String? in
+        let (done, line) = state.withLock { state -> (Int, String?) in
             state.done += bytes
-            if let last = state.lastDrawn, last.duration(to: now) < interval { return nil }
+            guard let bar, state.lastDrawn.map({ $0.duration(to: now) >= interval }) ?? true else {
+                return (state.done, nil)
+            }
             state.lastDrawn = now
             state.drawn = true
-            return bar.render(done: state.done, elapsed: start.duration(to: now))
+            return (state.done, bar.render(done: state.done, elapsed: start.duration(to: now)))
         }
+        if let killAfterBytes, done >= killAfterBytes { kill(getpid(), SIGKILL) }
         if let line { draw("\r" + line + "\u{1B}[K") }
     }
 

@@ -46,6 +46,11 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "Log connections and Transport events on standard error.")
     var verbose = false
 
+    /// Test and lab hook: the process kills itself (SIGKILL, as `kill -9` would) once this many bytes went
+    /// out on the link, to prove a dead sender's partial message is handled.
+    @Option(name: .customLong("kill-after-bytes"), help: .hidden)
+    var killAfterBytes: Int?
+
     @Argument(help: "Files to send, one message each ('-' or none: standard input).")
     var files: [String] = []
 
@@ -68,7 +73,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
-        let progress = ProgressReporter(total: sizes.reduce(0, +), enabled: !json)
+        let progress = ProgressReporter(total: sizes.reduce(0, +), enabled: !json, killAfterBytes: killAfterBytes)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         let session = SendSession(
             link: link, format: format, profile: try link.gattProfile(), progress: progress, logger: logger,

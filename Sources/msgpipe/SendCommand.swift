@@ -75,6 +75,16 @@ struct SendCommand: AsyncParsableCommand {
         logger.logLevel = verbose ? .debug : .warning
         let progress = ProgressReporter(total: sizes.reduce(0, +), enabled: !json, killAfterBytes: killAfterBytes)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        if let deadline {
+            // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
+            // connect that hangs) ends in exit 2 as well. Transport and plain sends also check the deadline
+            // themselves to report which message was not acknowledged.
+            Task.detached {
+                try await Task.sleep(until: deadline + .milliseconds(500))
+                printError("not every message was acknowledged before --timeout")
+                Glibc.exit(SendExitCode.notAcknowledged.rawValue)
+            }
+        }
         let session = SendSession(
             link: link, format: format, profile: try link.gattProfile(), progress: progress, logger: logger,
             reconnects: reconnects, deadline: deadline)

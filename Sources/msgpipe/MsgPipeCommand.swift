@@ -9,6 +9,8 @@ struct MsgPipeCommand: AsyncParsableCommand {
         subcommands: [
             FrameCommand.self,
             DeframeCommand.self,
+            ListenCommand.self,
+            SendCommand.self,
             ScanCommand.self,
             BenchCommand.self,
             LabProbeCommand.self,

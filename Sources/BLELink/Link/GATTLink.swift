@@ -125,11 +125,7 @@ public final class GATTLink: Link, Sendable {
     // MARK: - Link
 
     public func send(_ packet: [UInt8]) async throws {
-        let connection = try state.withLock { state throws(LinkError) -> Connection in
-            if state.closed { throw .closed }
-            guard let connection = state.connection, state.connected else { throw .notConnected }
-            return connection
-        }
+        let connection = try currentConnection()
         do throws(ATTError) {
             switch connection {
             case let .peripheral(server, tx):
@@ -143,6 +139,31 @@ public final class GATTLink: Link, Sendable {
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
+    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does). Plain
+    /// framing formats, which have no acknowledgements of their own, end a transfer with it.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        let connection = try currentConnection()
+        do throws(ATTError) {
+            switch connection {
+            case let .peripheral(server, tx):
+                try await server.indicate(valueHandle: tx, value: packet[...])
+            case let .central(client, rx):
+                try await client.write(packet, to: rx)
+            }
+        } catch {
+            throw linkError(error)
+        }
+    }
+
+    private func currentConnection() throws(LinkError) -> Connection {
+        try state.withLock { state throws(LinkError) -> Connection in
+            if state.closed { throw .closed }
+            guard let connection = state.connection, state.connected else { throw .notConnected }
+            return connection
         }
     }
 

@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "Backpressure", targets: ["Backpressure"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "BLELink", targets: ["BLELink"]),
+        .library(name: "Secure", targets: ["Secure"]),
+        .library(name: "Exchange", targets: ["Exchange"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -22,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.27.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -44,6 +47,25 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // End-to-end encryption over Transport: pure Swift and swift-crypto, no OS API.
+        .target(
+            name: "Secure",
+            dependencies: [
+                "Framing", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // Request/response with an fsync'd idempotency journal and a command runner (uses Glibc).
+        .target(
+            name: "Exchange",
+            dependencies: [
+                "Framing", "Transport", "Secure",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         // ATT/GATT codecs and state machines, plus the kernel binding (the only libbluetooth user).
         .target(
             name: "BLELink",
@@ -57,7 +79,7 @@ let package = Package(
         .executableTarget(
             name: "msgpipe",
             dependencies: [
-                "Framing", "Transport", "BLELink",
+                "Framing", "Transport", "BLELink", "Secure", "Exchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -79,6 +101,21 @@ let package = Package(
             name: "TransportTests",
             dependencies: [
                 "Transport", "Framing", "Backpressure",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "SecureTests",
+            dependencies: [
+                "Secure", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ExchangeTests",
+            dependencies: [
+                "Exchange", "Secure", "Transport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

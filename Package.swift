@@ -63,6 +63,7 @@ let package = Package(
                 "Framing", "Transport", "Secure",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict),
 
@@ -115,7 +116,8 @@ let package = Package(
         .testTarget(
             name: "ExchangeTests",
             dependencies: [
-                "Exchange", "Secure", "Transport",
+                "Exchange", "Secure", "Transport", "Framing",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

@@ -12,6 +12,9 @@ struct MsgPipeCommand: AsyncParsableCommand {
             ScanCommand.self,
             BenchCommand.self,
             LabProbeCommand.self,
+            KeygenCommand.self,
+            RequestCommand.self,
+            ServeCommand.self,
         ]
     )
 }

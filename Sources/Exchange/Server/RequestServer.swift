@@ -53,7 +53,8 @@ public actor RequestServer {
             do {
                 try await channel.respond(to: message, with: response.encoded())
             } catch {
-                logger?.warning("response to \(report.id) not delivered: \(error) (a retry gets it from the journal)")
+                // Often the requester closed right after reading the response, before acknowledging it.
+                logger?.info("response to \(report.id) not acknowledged: \(error) (a retry gets it from the journal)")
             }
             onEvent(.handled(report))
         }

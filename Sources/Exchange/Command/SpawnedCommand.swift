@@ -20,6 +20,8 @@ struct SpawnedCommand {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        // Nothing of serve's but stderr reaches the command (no sockets, no inherited pipes).
+        _ = Self.addCloseFrom?(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -125,6 +127,13 @@ struct SpawnedCommand {
         while waitpid(processID, &status, 0) < 0, errno == EINTR {}
         return status
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34+), which its Swift overlay does not export.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+        return unsafeBitCast(
+            symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
 
     static func monotonicNanoseconds() -> UInt64 {
         var time = timespec()

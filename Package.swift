@@ -126,6 +126,14 @@ let package = Package(
             dependencies: ["BLELink", "Transport"],
             swiftSettings: strict),
 
+        // Examples of the library API (built by `swift build`, so CI proves they compile).
+        .executableTarget(
+            name: "PaymentTerminal", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            path: "Examples/PaymentTerminal", swiftSettings: strict),
+        .executableTarget(
+            name: "PaymentClient", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            path: "Examples/PaymentClient", swiftSettings: strict),
+
         .executableTarget(
             name: "FramingBenchmarks",
             dependencies: ["Framing", .product(name: "Benchmark", package: "package-benchmark")],
@@ -136,6 +144,12 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: ["Transport", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/TransportBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "SecureBenchmarks",
+            dependencies: ["Secure", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/SecureBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
     ]

@@ -193,7 +193,7 @@ cat "$OUT/secure_serve.log" >> "$OUT/t12.log"
 echo "plaintext on air: $(grep -ciE '70 ?61 ?79 ?20 ?31 ?32 ?2e ?35 ?30' "$OUT/btmon.txt")" >> "$OUT/t12.log"
 echo "commands run: $(wc -l < "$OUT/secure_ran" 2>/dev/null || echo 0)" >> "$OUT/t12.log"
 expect "encrypted request/serve between the controllers; a wrong key is refused and runs nothing" "$OUT/t12.log" \
-	"approved:pay 12.50 EUR" "^exit 0" "wrong key exit 6" '"status":"ok"' "handshake-failed" \
+	"approved:pay 12.50 EUR" "exit 0$" "wrong key exit 6" '"status":"ok"' "handshake-failed" \
 	"plaintext on air: 0" "commands run: 1"
 no_links
 

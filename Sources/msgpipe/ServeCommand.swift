@@ -5,6 +5,7 @@ import Exchange
 import Glibc
 import Logging
 import Secure
+import Synchronization
 import Transport
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
@@ -70,8 +71,11 @@ struct ServeCommand: AsyncParsableCommand {
         let info = MsgPipeServiceInfo(
             maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
         let (json, connections, link) = (json, connections, link)
+        let lifecycle = ServeLifecycle()
         let serving = Task {
             try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
+                lifecycle.sessionStarted()
+                defer { lifecycle.sessionEnded() }
                 logger.info("connection from \(peer)")
                 let transport = Transport(link: gattLink, logger: logger)
                 do {
@@ -85,21 +89,28 @@ struct ServeCommand: AsyncParsableCommand {
                 await transport.close()
             }
         }
-        let signals = Self.cancelOnTermination(serving)
+        let signals = Self.stopOnTermination(serving, lifecycle)
         defer { signals.forEach { $0.cancel() } }
         do {
             try await serving.value
         } catch where serving.isCancelled {
-            printError("stopped")
+            return  // a termination signal: ServeLifecycle exits once the connection in progress ended
         }
     }
 
-    /// SIGTERM and SIGINT cancel `task` (which kills a running command) instead of killing the process.
-    private static func cancelOnTermination(_ task: Task<Void, any Error>) -> [any DispatchSourceSignal] {
+    /// SIGTERM and SIGINT cancel `task`, which kills a running command's process group; the process exits
+    /// as soon as no connection is being served (the journal is durable at every point, so nothing is lost;
+    /// this also ends a Bluetooth accept that cannot be cancelled).
+    private static func stopOnTermination(
+        _ task: Task<Void, any Error>, _ lifecycle: ServeLifecycle
+    ) -> [any DispatchSourceSignal] {
         [SIGTERM, SIGINT].map { number in
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { task.cancel() }
+            source.setEventHandler {
+                task.cancel()
+                lifecycle.stop()
+            }
             source.resume()
             return source
         }
@@ -113,6 +124,35 @@ struct ServeCommand: AsyncParsableCommand {
         let directory = String(cString: path)
         printError("no --state DIR: the journal is in \(directory) and idempotency does not survive a restart")
         return directory
+    }
+}
+
+/// Whether `serve` is inside a connection, so a termination signal exits between connections (at once when
+/// idle, or when the current connection ends) and never in the middle of recording a request.
+final class ServeLifecycle: Sendable {
+    private let state = Mutex((sessions: 0, stopping: false))
+
+    func sessionStarted() { state.withLock { $0.sessions += 1 } }
+
+    func sessionEnded() {
+        let exitNow = state.withLock { state in
+            state.sessions -= 1
+            return state.stopping && state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    func stop() {
+        let exitNow = state.withLock { state in
+            state.stopping = true
+            return state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    private static func exitStopped() {
+        printError("stopped")
+        exit(0)
     }
 }
 

@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "Backpressure", targets: ["Backpressure"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "BLELink", targets: ["BLELink"]),
+        .library(name: "Secure", targets: ["Secure"]),
+        .library(name: "Exchange", targets: ["Exchange"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -22,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.27.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -44,6 +47,26 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // End-to-end encryption over Transport: pure Swift and swift-crypto, no OS API.
+        .target(
+            name: "Secure",
+            dependencies: [
+                "Framing", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // Request/response with an fsync'd idempotency journal and a command runner (uses Glibc).
+        .target(
+            name: "Exchange",
+            dependencies: [
+                "Framing", "Transport", "Secure",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+
         // ATT/GATT codecs and state machines, plus the kernel binding (the only libbluetooth user).
         .target(
             name: "BLELink",
@@ -57,7 +80,7 @@ let package = Package(
         .executableTarget(
             name: "msgpipe",
             dependencies: [
-                "Framing", "Transport", "BLELink",
+                "Framing", "Transport", "BLELink", "Secure", "Exchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -83,9 +106,33 @@ let package = Package(
             ],
             swiftSettings: strict),
         .testTarget(
+            name: "SecureTests",
+            dependencies: [
+                "Secure", "Transport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ExchangeTests",
+            dependencies: [
+                "Exchange", "Secure", "Transport", "Framing",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
             name: "BLELinkTests",
             dependencies: ["BLELink", "Transport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
+
+        // Examples of the library API (built by `swift build`, so CI proves they compile).
+        .executableTarget(
+            name: "PaymentTerminal", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            path: "Examples/PaymentTerminal", swiftSettings: strict),
+        .executableTarget(
+            name: "PaymentClient", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            path: "Examples/PaymentClient", swiftSettings: strict),
 
         .executableTarget(
             name: "FramingBenchmarks",
@@ -103,6 +150,12 @@ let package = Package(
             name: "GATTLinkBenchmarks",
             dependencies: ["BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/GATTLinkBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "SecureBenchmarks",
+            dependencies: ["Secure", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/SecureBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
     ]

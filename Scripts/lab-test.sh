@@ -238,6 +238,31 @@ if [ -n "$RAW" ] && [ -n "$SECS" ]; then
 	echo "   goodput: msgpipe send 1 MiB $SEND B/s vs raw C $RAW B/s, ratio $(awk "BEGIN{printf \"%.2f\", $SEND/$RAW}")" | tee -a "$OUT/results.txt"
 fi
 
+# 12. End-to-end encrypted request/serve between the controllers (issue 6): serve on hci0 with a pre-shared
+#     key runs a command; request on hci1 gets its output back sealed (the plaintext never shows in btmon's
+#     ATT dump); a client with another key gets exit 6 "not authenticated" and nothing runs for it.
+no_links
+SKEY="$OUT/secure.key"; OKEY="$OUT/secure_other.key"; rm -rf "$SKEY" "$OKEY" "$OUT/secure_state"
+"$MSGPIPE" keygen --out "$SKEY"; "$MSGPIPE" keygen --out "$OKEY"
+"$MSGPIPE" serve --adapter hci0 --name msgpipe-secure --key-file "$SKEY" --state "$OUT/secure_state" --json \
+	--exec 'echo ran >> '"$OUT/secure_ran"'; printf "approved:"; cat' > "$OUT/secure_serve.log" 2>&1 & SECURE=$!
+wait_for "$OUT/secure_serve.log" "advertising"
+printf 'pay 12.50 EUR' | timeout 150 "$MSGPIPE" request --adapter hci1 --to "$A" --key-file "$SKEY" --id lab-1 \
+	--timeout 120 > "$OUT/t12.log" 2>&1; echo "exit $?" >> "$OUT/t12.log"
+no_links
+printf 'pay 1.00 EUR' | timeout 150 "$MSGPIPE" request --adapter hci1 --to "$A" --key-file "$OKEY" --id lab-2 \
+	--timeout 120 >> "$OUT/t12.log" 2>&1; echo "wrong key exit $?" >> "$OUT/t12.log"
+no_links
+stop $SECURE
+sleep 1   # btmon writes its dump asynchronously
+cat "$OUT/secure_serve.log" >> "$OUT/t12.log"
+echo "plaintext on air: $(grep -ciE '70 ?61 ?79 ?20 ?31 ?32 ?2e ?35 ?30' "$OUT/btmon.txt")" >> "$OUT/t12.log"
+echo "commands run: $(wc -l < "$OUT/secure_ran" 2>/dev/null || echo 0)" >> "$OUT/t12.log"
+expect "encrypted request/serve between the controllers; a wrong key is refused and runs nothing" "$OUT/t12.log" \
+	"approved:pay 12.50 EUR" "exit 0$" "wrong key exit 6" '"status":"ok"' "handshake-failed" \
+	"plaintext on air: 0" "commands run: 1"
+no_links
+
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
 echo "$PASSED passed, $FAILED failed" | tee -a "$OUT/results.txt"

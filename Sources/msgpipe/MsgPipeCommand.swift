@@ -14,6 +14,9 @@ struct MsgPipeCommand: AsyncParsableCommand {
             ScanCommand.self,
             BenchCommand.self,
             LabProbeCommand.self,
+            KeygenCommand.self,
+            RequestCommand.self,
+            ServeCommand.self,
         ]
     )
 }

@@ -1,17 +1,24 @@
-/// Lowercase hex for `msgpipe frame` / `deframe`: one packet per line.
-enum Hex {
+/// Lowercase hex: one packet per line in `msgpipe frame` / `deframe`, keys and test vectors elsewhere.
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Appends the lowercase hex of `bytes` to `out`.
-    static func append(_ bytes: [UInt8], to out: inout [UInt8]) {
+    public static func append(_ bytes: some Sequence<UInt8>, to out: inout [UInt8]) {
         for byte in bytes {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0F)])
         }
     }
 
-    /// Decodes hex digits (either case) into `out`, replacing its contents; nil when `text` is not hex.
-    static func decode(_ text: ArraySlice<UInt8>, into out: inout [UInt8]) -> Bool {
+    /// The lowercase hex of `bytes` as a string.
+    public static func string(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        append(bytes, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes hex digits (either case) into `out`, replacing its contents; false when `text` is not hex.
+    public static func decode(_ text: ArraySlice<UInt8>, into out: inout [UInt8]) -> Bool {
         out.removeAll(keepingCapacity: true)
         guard text.count % 2 == 0 else { return false }
         var index = text.startIndex
@@ -21,6 +28,12 @@ enum Hex {
             index += 2
         }
         return true
+    }
+
+    /// The bytes of the hex digits in `text`, or nil when `text` is not hex.
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+        var out: [UInt8] = []
+        return decode(Array(text.utf8)[...], into: &out) ? out : nil
     }
 
     private static func value(_ digit: UInt8) -> UInt8? {

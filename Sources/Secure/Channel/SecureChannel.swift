@@ -1,0 +1,119 @@
+public import Logging
+public import Transport
+
+/// End-to-end encrypted messages over a ``Transport``: a handshake per connection
+/// (``initiate(over:credentials:timeout:logger:)`` on the central, ``accept(over:credentials:logger:)`` on
+/// the peripheral), then every message sealed with its own counter. Rejected messages are counted in
+/// ``statistics``; a rejected request is answered with a sealed alert so the peer does not wait.
+public actor SecureChannel {
+    private let transport: Transport
+    private var session: SecureSession
+    private let logger: Logger?
+
+    private init(transport: Transport, session: SecureSession, logger: Logger?) {
+        self.transport = transport
+        self.session = session
+        self.logger = logger
+    }
+
+    /// Runs the initiator's handshake. Throws ``SecureError/notAuthenticated(_:)`` when the peer holds
+    /// another key (and tells the peer so), other ``SecureError``s, or the transport's error.
+    public static func initiate(
+        over transport: Transport, credentials: SecureCredentials, limits: SecureLimits = SecureLimits(),
+        timeout: Duration, logger: Logger? = nil
+    ) async throws -> SecureChannel {
+        let handshake = ClientHandshake(credentials: credentials, limits: limits)
+        let reply = try await transport.request(handshake.hello, timeout: timeout)
+        do {
+            let (finish, session) = try handshake.finish(serverHello: reply)
+            try await transport.send(finish, timeout: timeout)
+            logger?.debug("secure session established", metadata: ["mode": "\(credentials.mode)"])
+            return SecureChannel(transport: transport, session: session, logger: logger)
+        } catch let error as SecureError {
+            if let alert = SecureAlert(error), alert != .unexpected {
+                try? await transport.send(HandshakeReject(alert).bytes, timeout: timeout)
+            }
+            throw error
+        }
+    }
+
+    /// Runs the responder's handshake on the first two messages of `transport`. Throws
+    /// ``SecureError/notAuthenticated(_:)`` when the client holds another key,
+    /// ``SecureError/closedDuringHandshake`` when the connection ends first.
+    public static func accept(
+        over transport: Transport, credentials: SecureCredentials, limits: SecureLimits = SecureLimits(),
+        logger: Logger? = nil
+    ) async throws -> SecureChannel {
+        var messages = transport.messages.makeAsyncIterator()
+        guard let hello = await messages.next() else { throw SecureError.closedDuringHandshake }
+        var handshake = ServerHandshake(credentials: credentials, limits: limits)
+        do {
+            guard hello.isRequest else { throw SecureError.handshakeFailed("ClientHello must be a request") }
+            try await transport.respond(to: hello, with: try handshake.respond(to: hello.body))
+        } catch let error as SecureError {
+            if hello.isRequest {
+                try? await transport.respond(to: hello, with: HandshakeReject(SecureAlert(error) ?? .malformed).bytes)
+            }
+            throw error
+        }
+        guard let finish = await messages.next() else { throw SecureError.closedDuringHandshake }
+        let session = try handshake.complete(clientFinish: finish.body)
+        logger?.debug("secure session established", metadata: ["mode": "\(credentials.mode)"])
+        return SecureChannel(transport: transport, session: session, logger: logger)
+    }
+
+    /// What this session sealed, opened and rejected so far.
+    public var statistics: SecureStatistics { session.statistics }
+
+    /// Seals and sends `plaintext`, returning when the peer acknowledged it.
+    public func send(_ plaintext: [UInt8], timeout: Duration? = nil) async throws {
+        try await transport.send(try session.seal(plaintext), timeout: timeout)
+    }
+
+    /// Sends a sealed request and returns the opened response. Throws ``SecureError/refusedByPeer(_:)``
+    /// when the peer answered with an alert, a ``SecureError`` when the response does not open.
+    public func request(_ plaintext: [UInt8], timeout: Duration) async throws -> [UInt8] {
+        let response = try await transport.request(try session.seal(plaintext), timeout: timeout)
+        switch try session.open(response) {
+        case let .data(bytes): return bytes
+        case let .alert(alert): throw SecureError.refusedByPeer(alert)
+        }
+    }
+
+    /// The next message from the peer, opened; nil when the transport closed. A message that does not open
+    /// (replayed, tampered, malformed) is counted and thrown as a ``SecureError``; if it was a request it
+    /// is first answered with a sealed alert. The channel stays usable: call again for the next message.
+    public func receive() async throws(SecureError) -> SecureMessage? {
+        var messages = transport.messages.makeAsyncIterator()
+        guard let message = await messages.next() else { return nil }
+        do throws(SecureError) {
+            switch try session.open(message.body) {
+            case let .data(plaintext):
+                return SecureMessage(plaintext: plaintext, received: message)
+            case let .alert(alert):
+                throw .refusedByPeer(alert)
+            }
+        } catch {
+            logger?.warning("\(error)", metadata: ["rejected": "\(session.statistics.rejected)"])
+            if message.isRequest {
+                let alert = SecureAlert(error) ?? .unexpected
+                do {
+                    try await transport.respond(to: message, with: try session.sealAlert(alert))
+                } catch {
+                    logger?.debug("alert not delivered: \(error)")
+                }
+            }
+            throw error
+        }
+    }
+
+    /// Answers `request` with a sealed `plaintext`.
+    public func respond(to request: SecureMessage, with plaintext: [UInt8]) async throws {
+        try await transport.respond(to: request.received, with: try session.seal(plaintext))
+    }
+
+    /// Closes the transport (and its link).
+    public func close() async {
+        await transport.close()
+    }
+}

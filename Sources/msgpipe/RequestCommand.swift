@@ -1,0 +1,141 @@
+import ArgumentParser
+import BLELink
+import Exchange
+import Logging
+import Secure
+import Transport
+
+/// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send one encrypted request to 'msgpipe serve' and print the response.",
+        discussion: """
+            The request is FILE (or standard input) with an id: --id, or a random one printed to stderr \
+            ('request id: ID'). Retrying with the same --id never runs the server's command twice: the \
+            server answers from its journal. The response body goes to stdout.
+
+            \(RequestExitCode.helpText)
+            """)
+
+    @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
+
+    @Option(help: "The request id (1-64 of A-Z a-z 0-9 . _ : -); reuse it to retry safely.")
+    var id: String?
+
+    @Option(help: "Seconds for the whole request: connecting, handshake, the command, the response.")
+    var timeout: Double = 30
+
+    @Flag(help: "Print one JSON object (id, status, exitCode, body) instead of the raw response body.")
+    var json = false
+
+    @Flag(help: "Log the link, handshake and transport to stderr.")
+    var verbose = false
+
+    @Option(help: .hidden) var inject: RequestFault?
+
+    @Argument(help: "The request body: a file, or - for standard input.")
+    var file: String = "-"
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be in (0, 86400] seconds") }
+        if let id { _ = try RequestID(id) }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger("request", verbose: verbose)
+        let credentials = try secure.credentials()
+        let limits = ExchangeLimits()
+        let body = try Self.readBody(file, limit: limits.maximumRequestSize)
+        let requestID = try id.map { try RequestID($0) } ?? RequestID.random()
+        if id == nil { printError("request id: \(requestID)") }
+        let outcome: Result<ResponseEnvelope, any Error>
+        do {
+            outcome = .success(try await withDeadline(seconds: timeout) { [link, inject] in
+                let gattLink = GATTLink(profile: try link.gattProfile())
+                let peer = try await link.connect(gattLink) { logger.info("\($0)") }
+                logger.debug("connected to \(peer)")
+                let transport = Transport(link: gattLink, logger: logger)
+                let deadline = Duration.seconds(timeout)
+                do {
+                    let response: ResponseEnvelope
+                    if let inject {
+                        response = try await inject.request(
+                            body, id: requestID, over: transport, credentials: credentials, timeout: deadline)
+                    } else {
+                        let channel = try await SecureChannel.initiate(
+                            over: transport, credentials: credentials, timeout: deadline, logger: logger)
+                        response = try await ExchangeClient.request(body, id: requestID, over: channel, timeout: deadline)
+                    }
+                    await transport.close()
+                    return response
+                } catch {
+                    await transport.close()
+                    throw error
+                }
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        try finish(outcome, id: requestID)
+    }
+
+    private func finish(_ outcome: Result<ResponseEnvelope, any Error>, id: RequestID) throws {
+        switch outcome {
+        case let .success(response):
+            let code = RequestExitCode.forStatus(response.status)
+            if json {
+                BluetoothDiagnostics.emit(
+                    "{\"id\":\(ScanLine.quoted(id.value)),\"status\":\(ScanLine.quoted(response.status.description)),"
+                        + "\"exitCode\":\(response.exitCode),\"body\":\(ScanLine.quoted(String(decoding: response.body, as: UTF8.self))),"
+                        + "\"exit\":\(code.rawValue)}")
+            } else {
+                var out = OutputBuffer()
+                try out.append(response.body)
+                try out.flush()
+                if code != .ok {
+                    printError("request \(id): \(response.status) (command exit code \(response.exitCode))")
+                }
+            }
+            if code != .ok { throw ExitCode(code.rawValue) }
+        case let .failure(error):
+            let code = RequestExitCode.forError(error)
+            if json {
+                BluetoothDiagnostics.emit(
+                    "{\"id\":\(ScanLine.quoted(id.value)),\"error\":\(ScanLine.quoted("\(error)")),\"exit\":\(code.rawValue)}")
+            }
+            printError("request \(id): \(error)")
+            throw ExitCode(code.rawValue)
+        }
+    }
+
+    private static func readBody(_ path: String, limit: Int) throws -> [UInt8] {
+        let input = try InputFile(path: path)
+        var body: [UInt8] = []
+        while try input.read(appendingTo: &body, count: 1 << 16) > 0 {
+            guard body.count <= limit else {
+                throw ValidationError("the request is larger than \(limit) bytes")
+            }
+        }
+        return body
+    }
+}
+
+/// Runs `operation`, throwing ``RequestDeadlineError`` if it takes longer than `seconds`.
+func withDeadline<T: Sendable>(
+    seconds: Double, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let result = try await group.next(), let value = result else {
+            throw RequestDeadlineError(seconds: seconds)
+        }
+        return value
+    }
+}

@@ -1,0 +1,183 @@
+import ArgumentParser
+import BLELink
+import Dispatch
+import Exchange
+import Glibc
+import Logging
+import Secure
+import Synchronization
+import Transport
+
+/// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Answer encrypted requests with a command's output, one at a time, idempotently.",
+        discussion: """
+            Each request's body goes to '/bin/sh -c CMD' on stdin; its stdout is the response (exit 0: ok, \
+            otherwise command-failed with its exit code). Requests run one at a time in arrival order. \
+            The journal in --state DIR records each request id before the command runs and its response \
+            after, both fsync'd: a retried id gets the recorded response and the command never runs twice, \
+            also across a kill -9 of serve (a request whose command was running when serve died is answered \
+            outcome-unknown, not run again). SIGTERM kills a running command's process group and stops.
+            """)
+
+    @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
+
+    @Option(help: "The command run for each request: /bin/sh -c CMD, request on stdin, response on stdout.")
+    var exec: String
+
+    @Option(help: "The directory of the idempotency journal (default: a temporary one, lost on restart).")
+    var state: String?
+
+    @Option(help: "Seconds a command may run before its process group is killed.")
+    var commandTimeout: Double = 60
+
+    @Option(help: "The largest request and response body in bytes.")
+    var maxBody: Int = 256 << 10
+
+    @Option(help: "How many answered request ids the journal keeps.")
+    var retain: Int = 10_000
+
+    @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
+    var connections: Int?
+
+    @Flag(help: "Print a JSON line per request handled (and per refused message or failed handshake).")
+    var json = false
+
+    @Flag(help: "Log connections, handshakes and requests to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
+        guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
+        guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger("serve", verbose: verbose)
+        let credentials = try secure.credentials()
+        let limits = ExchangeLimits(maximumRequestSize: maxBody, maximumResponseSize: maxBody, retainedRequests: retain)
+        let secureLimits = SecureLimits(maximumPlaintextSize: maxBody + ExchangeLimits.envelopeOverhead)
+        let stateDirectory = try state ?? Self.temporaryStateDirectory()
+        let server = try RequestServer(
+            stateDirectory: stateDirectory,
+            runner: CommandRunner(command: exec, timeout: .seconds(commandTimeout)), limits: limits, logger: logger)
+        if let note = await server.journalRecoveryNote {
+            printError(note)
+            if json { ServeEvent.emit(["event": "journal-repaired", "note": note]) }
+        }
+        let info = MsgPipeServiceInfo(
+            maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let (json, connections, link) = (json, connections, link)
+        let lifecycle = ServeLifecycle()
+        let serving = Task {
+            try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
+                lifecycle.sessionStarted()
+                defer { lifecycle.sessionEnded() }
+                logger.info("connection from \(peer)")
+                let transport = Transport(link: gattLink, logger: logger)
+                do {
+                    let channel = try await SecureChannel.accept(
+                        over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                    await server.serve(channel) { event in ServeEvent.report(event, json: json) }
+                } catch {
+                    printError("connection from \(peer): \(error)")
+                    if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+                }
+                await transport.close()
+            }
+        }
+        let signals = Self.stopOnTermination(serving, lifecycle)
+        defer { signals.forEach { $0.cancel() } }
+        do {
+            try await serving.value
+        } catch where serving.isCancelled {
+            return  // a termination signal: ServeLifecycle exits once the connection in progress ended
+        }
+    }
+
+    /// SIGTERM and SIGINT cancel `task`, which kills a running command's process group; the process exits
+    /// as soon as no connection is being served (the journal is durable at every point, so nothing is lost;
+    /// this also ends a Bluetooth accept that cannot be cancelled).
+    private static func stopOnTermination(
+        _ task: Task<Void, any Error>, _ lifecycle: ServeLifecycle
+    ) -> [any DispatchSourceSignal] {
+        [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                task.cancel()
+                lifecycle.stop()
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    private static func temporaryStateDirectory() throws -> String {
+        var template = Array("/tmp/msgpipe-serve-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw ValidationError("cannot create a state directory: \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: path)
+        printError("no --state DIR: the journal is in \(directory) and idempotency does not survive a restart")
+        return directory
+    }
+}
+
+/// Whether `serve` is inside a connection, so a termination signal exits between connections (at once when
+/// idle, or when the current connection ends) and never in the middle of recording a request.
+final class ServeLifecycle: Sendable {
+    private let state = Mutex((sessions: 0, stopping: false))
+
+    func sessionStarted() { state.withLock { $0.sessions += 1 } }
+
+    func sessionEnded() {
+        let exitNow = state.withLock { state in
+            state.sessions -= 1
+            return state.stopping && state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    func stop() {
+        let exitNow = state.withLock { state in
+            state.stopping = true
+            return state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    private static func exitStopped() {
+        printError("stopped")
+        exit(0)
+    }
+}
+
+/// The `--json` lines and log lines of `msgpipe serve`.
+enum ServeEvent {
+    static func report(_ event: RequestServer.Event, json: Bool) {
+        switch event {
+        case let .handled(request):
+            if json {
+                BluetoothDiagnostics.emit(
+                    "{\"event\":\"request\",\"id\":\(ScanLine.quoted(request.id)),"
+                        + "\"status\":\(ScanLine.quoted(request.status.description)),\"exitCode\":\(request.exitCode),"
+                        + "\"ranCommand\":\(request.ranCommand),\"fromJournal\":\(request.fromJournal),"
+                        + "\"requestBytes\":\(request.requestBytes),\"responseBytes\":\(request.responseBytes)}")
+            }
+            if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
+        case let .rejected(error):
+            printError("\(error)")
+            if json { emit(["event": "rejected", "error": "\(error)"]) }
+        }
+    }
+
+    /// One JSON object of string fields, keys in the given order.
+    static func emit(_ fields: KeyValuePairs<String, String>) {
+        BluetoothDiagnostics.emit("{" + fields.map { "\(ScanLine.quoted($0.key)):\(ScanLine.quoted($0.value))" }
+            .joined(separator: ",") + "}")
+    }
+}

@@ -1,0 +1,72 @@
+import Crypto
+import Framing
+import Testing
+@testable import Secure
+
+/// Fixed keys and ephemerals give exactly the bytes an independent implementation (Python `cryptography`,
+/// Scripts/secure-vectors.py) computes; the same vectors are in PROTOCOL.md 6.6.
+@Suite("secure handshake and record vectors")
+struct SecureVectorTests {
+    struct Vector: Sendable, CustomTestStringConvertible {
+        let name: String
+        let client: SecureCredentials
+        let server: SecureCredentials
+        let clientHello, serverHello, clientFinish, sealedToServer, sealedToClient, alertToClient: String
+        var testDescription: String { name }
+    }
+
+    static let vectors = [
+        Vector(
+            name: "pre-shared key", client: .psk, server: .psk,
+            clientHello: "010101358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd166254",
+            serverHello: "01020179a631eede1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89af85a51a243c4b282079c13ac6381da4cc25e6016e40faff05af3c2535d4e2f05d88ff7d",
+            clientFinish: "01031d6237714075e4d066460ad8d7c436dedd3f12110972441acdce402309e1f54b",
+            sealedToServer: "01100000000000000000133dd00e90bea91bebc40bdcdf630861eb8bf3c444e547ba31a56eda91",
+            sealedToClient: "011000000000000000002bb89a70cf22b5a5e0fc3c826e964032f823b05f78b75792",
+            alertToClient: "01110000000000000001a1d7c396e9cc9b7dea0645f70f6d013b8b"),
+        Vector(
+            name: "pinned X25519 identities", client: .clientPinned, server: .serverPinned,
+            clientHello: "010102358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd166254",
+            serverHello: "01020279a631eede1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89af85a51a6e7dba7636289294b6ec0dcaa84169d528bcad8b84dd537e57c80ffb79fcbe93",
+            clientFinish: "010366b058f14bdadc23dc77210d4c62e24ea34ce856245fb95fe639c0944c9c8e06",
+            sealedToServer: "0110000000000000000019f52cb29241fc047dcc4ab434d58f716c9b6a2500198bacbd61d59d2b",
+            sealedToClient: "011000000000000000000d71244cbb160d77ee8390c3c7d5e895d2fa0fa2cf8eeba5",
+            alertToClient: "01110000000000000001ecac813070c1558e86d6b8cb735a061baa"),
+    ]
+
+    @Test("handshake messages and sealed records match the pinned bytes", arguments: vectors)
+    func pinnedBytes(vector: Vector) throws {
+        let client = ClientHandshake(credentials: vector.client, ephemeral: fixedPrivateKey(0x20))
+        var server = ServerHandshake(credentials: vector.server, ephemeral: fixedPrivateKey(0x40))
+        #expect(Hex.string(client.hello) == vector.clientHello)
+        let serverHello = try server.respond(to: client.hello)
+        #expect(Hex.string(serverHello) == vector.serverHello)
+        var (finish, clientSession) = try client.finish(serverHello: serverHello)
+        #expect(Hex.string(finish) == vector.clientFinish)
+        var serverSession = try server.complete(clientFinish: finish)
+
+        let request = try clientSession.seal(Array("pay 12.50 EUR".utf8))
+        #expect(Hex.string(request) == vector.sealedToServer)
+        #expect(try serverSession.open(request) == .data(Array("pay 12.50 EUR".utf8)))
+        let response = try serverSession.seal(Array("approved".utf8))
+        #expect(Hex.string(response) == vector.sealedToClient)
+        let alert = try serverSession.sealAlert(.replayed)
+        #expect(Hex.string(alert) == vector.alertToClient)
+        #expect(try clientSession.open(response) == .data(Array("approved".utf8)))
+        #expect(try clientSession.open(alert) == .alert(.replayed))
+    }
+
+    @Test("a peer implementation's records open: the Python vectors decrypt to the plaintexts")
+    func foreignRecordsOpen() throws {
+        var (_, server) = try establishedSessions(client: .psk, server: .psk, fixedEphemerals: true)
+        #expect(try server.open(hex(Self.vectors[0].sealedToServer)) == .data(Array("pay 12.50 EUR".utf8)))
+    }
+
+    @Test("identity public keys are the X25519 public keys of the fixed private keys")
+    func publicKeys() {
+        #expect(Hex.string(clientIdentity.publicKey.bytes)
+            == "675dd574ed7789310b3d2e7681f3790b466c773b1521fecf36577958371ea52f")
+        #expect(Hex.string(serverIdentity.publicKey.bytes)
+            == "493e82fc74464a59268817623d2053c5eb8e2cc4a988b4fee179ec6b010d531d")
+    }
+}

@@ -11,12 +11,12 @@ struct MsgPipeCommand: AsyncParsableCommand {
             DeframeCommand.self,
             ListenCommand.self,
             SendCommand.self,
+            RequestCommand.self,
+            ServeCommand.self,
+            KeygenCommand.self,
             ScanCommand.self,
             BenchCommand.self,
             LabProbeCommand.self,
-            KeygenCommand.self,
-            RequestCommand.self,
-            ServeCommand.self,
         ]
     )
 }

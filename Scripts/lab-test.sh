@@ -238,7 +238,7 @@ if [ -n "$RAW" ] && [ -n "$SECS" ]; then
 	echo "   goodput: msgpipe send 1 MiB $SEND B/s vs raw C $RAW B/s, ratio $(awk "BEGIN{printf \"%.2f\", $SEND/$RAW}")" | tee -a "$OUT/results.txt"
 fi
 
-# 12. End-to-end encrypted request/serve between the controllers (issue 6): serve on hci0 with a pre-shared
+# 16. End-to-end encrypted request/serve between the controllers (issue 6): serve on hci0 with a pre-shared
 #     key runs a command; request on hci1 gets its output back sealed (the plaintext never shows in btmon's
 #     ATT dump); a client with another key gets exit 6 "not authenticated" and nothing runs for it.
 no_links

@@ -124,6 +124,23 @@ struct ListenSendCLITests {
         #expect(result.stderr.contains("dropped: its sender's session ended"), "\(result.stderr)")
     }
 
+    @Test("a link dropped mid-transfer reconnects and Transport resumes the same session: delivered once")
+    func droppedLinkResumes() throws {
+        let scratch = try Scratch()
+        let listener = try scratch.listen(["--json", "--connections", "2", "--drop-after-bytes", "300000"])
+        let body = payload(600_000, seed: 8)
+        let sent = try scratch.send(["--verbose", try scratch.file("body", body)])
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+        #expect(sent.stderr.contains("reconnected"), "\(sent.stderr)")
+        let result = listener.finish()
+        #expect(result.status == 0)
+        let received = try Self.messages(result.stdout)
+        #expect(received.map(\.body) == [body])
+        #expect(received.first?.connection == 2)
+        #expect(result.stderr.contains("dropping the connection"))
+        #expect(!result.stderr.contains("dropped: its sender's session ended"), "the same sender must resume")
+    }
+
     @Test("listen survives a plain-format sender that dies mid-message and serves the next one")
     func listenSurvivesASenderDyingMidMessage() throws {
         let scratch = try Scratch()

@@ -139,7 +139,8 @@ public final class GATTLink: Link, Sendable {
     }
 
     /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
-    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does). Plain
+    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does; the central
+    /// must have subscribed to indications). Plain
     /// framing formats, which have no acknowledgements of their own, end a transfer with it.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         let connection = try state.withLock { state throws(LinkError) -> Connection in
@@ -156,6 +157,15 @@ public final class GATTLink: Link, Sendable {
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// Drops the current connection (the peer sees a disconnect); the link stays usable for the next one.
+    public func disconnect() {
+        switch state.withLock({ $0.connection }) {
+        case let .peripheral(server, _)?: server.close()
+        case let .central(client, _)?: client.close()
+        case nil: break
         }
     }
 

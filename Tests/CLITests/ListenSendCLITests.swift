@@ -128,7 +128,7 @@ struct ListenSendCLITests {
     func droppedLinkResumes() throws {
         let scratch = try Scratch()
         let listener = try scratch.listen(["--json", "--connections", "2", "--drop-after-bytes", "300000"])
-        let body = payload(600_000, seed: 8)
+        let body = payload(500_000, seed: 8)
         let sent = try scratch.send(["--verbose", try scratch.file("body", body)])
         #expect(sent.status == 0, "send: \(sent.stderr)")
         #expect(sent.stderr.contains("reconnected"), "\(sent.stderr)")

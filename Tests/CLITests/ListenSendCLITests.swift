@@ -5,13 +5,14 @@ import Testing
 /// and Transport as over Bluetooth, without a radio.
 @Suite("msgpipe listen and send over a UNIX socket")
 struct ListenSendCLITests {
-    /// A scratch directory with a socket path and helpers to write input files.
-    struct Scratch {
+    /// A scratch directory with a socket path and helpers to write input files; removed afterwards.
+    final class Scratch {
         let directory: URL
         var socket: String { directory.appendingPathComponent("s.sock").path }
         var link: [String] { ["--link", "unix:" + socket] }
 
         init() throws { directory = try makeScratchDirectory() }
+        deinit { try? FileManager.default.removeItem(at: directory) }
 
         func file(_ name: String, _ bytes: [UInt8]) throws -> String {
             let url = directory.appendingPathComponent(name)

@@ -214,6 +214,18 @@ expect "send killed mid-transfer and run again: listen holds the 1 MiB message e
 	"killed send exit 137" "send again exit 0" "listen exit 0" "exactly once, byte-identical" "dropped: its sender's session ended"
 no_links
 
+# 13b. The link drops mid-transfer (listen --drop-after-bytes closes the connection): send reconnects (scan by
+#     name, backoff) and Transport resumes the same session's message; it arrives once, byte-identical.
+"$MSGPIPE" listen --adapter hci0 --name msgpipe-drop --connections 2 --drop-after-bytes 600000 > "$OUT/listen_drop.bin" 2> "$OUT/listen_drop.log" & LST=$!
+wait_for "$OUT/listen_drop.log" "advertising"
+timeout 300 "$MSGPIPE" send --adapter hci1 --to msgpipe-drop "$OUT/mib.bin" > "$OUT/t13b.log" 2>&1; echo "send exit $?" >> "$OUT/t13b.log"
+wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t13b.log"
+cmp "$OUT/mib.bin" "$OUT/listen_drop.bin" >> "$OUT/t13b.log" 2>&1 && echo "byte-identical" >> "$OUT/t13b.log"
+cat "$OUT/listen_drop.log" >> "$OUT/t13b.log"
+expect "a link dropped mid-transfer: send reconnects and Transport resumes; 1 MiB arrives once" "$OUT/t13b.log" \
+	"send exit 0" "listen exit 0" "byte-identical" "reconnected to" "dropping the connection"
+no_links
+
 # 14. The hostile raw ATT client against msgpipe listen: afterwards msgpipe send still delivers a message.
 btmgmt --index 1 rm-adv 0 > /dev/null 2>&1
 "$MSGPIPE" listen --adapter hci0 --name msgpipe-hostile-l --json > "$OUT/listen_h.json" 2> "$OUT/listen_h.log" & LST=$!

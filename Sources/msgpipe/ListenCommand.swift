@@ -59,6 +59,11 @@ struct ListenCommand: AsyncParsableCommand {
     @Flag(help: "Log connections and Transport events on standard error.")
     var verbose = false
 
+    /// Test and lab hook: drops each connection once this many bytes arrived on it, so the sender's
+    /// reconnect and Transport's resume can be shown without a radio.
+    @Option(name: .customLong("drop-after-bytes"), help: .hidden)
+    var dropAfterBytes: Int?
+
     func validate() throws {
         if outDirectory != nil && json { throw ValidationError("--out-dir and --json exclude each other") }
         guard (0...Int(UInt32.max - 4)).contains(maximumMessageSize) else {
@@ -79,7 +84,8 @@ struct ListenCommand: AsyncParsableCommand {
         let gattLink = GATTLink(profile: try link.gattProfile())
         let info = MsgPipeServiceInfo(
             formats: Self.advertisedFormats(format), maximumMessageSize: UInt32(maximumMessageSize), serverMTU: 517)
-        let receiver = MessageReceiver(format: format, maximumMessageSize: maximumMessageSize, verbose: verbose)
+        let receiver = MessageReceiver(
+            format: format, maximumMessageSize: maximumMessageSize, verbose: verbose, dropAfterBytes: dropAfterBytes)
         let receiving = receiver.start(on: gattLink, sink: sink)
         let verbose = verbose
         let outcomes = AsyncStream<ListenOutcome>.makeStream()

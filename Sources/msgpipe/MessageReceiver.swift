@@ -15,9 +15,14 @@ final class MessageReceiver: Sendable {
     private let transport = Mutex<Transport?>(nil)
     private let failure = Mutex<FileIOError?>(nil)
 
-    init(format: FrameFormat, maximumMessageSize: Int, verbose: Bool) {
+    private let dropAfterBytes: Int?
+    /// Bytes received on the current connection (for `dropAfterBytes`).
+    private let connectionBytes = Atomic<Int>(0)
+
+    init(format: FrameFormat, maximumMessageSize: Int, verbose: Bool, dropAfterBytes: Int? = nil) {
         self.format = format
         self.maximumMessageSize = maximumMessageSize
+        self.dropAfterBytes = dropAfterBytes
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         self.logger = logger
@@ -32,7 +37,8 @@ final class MessageReceiver: Sendable {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = maximumMessageSize
             options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
-            let transport = Transport(link: link, options: options, logger: logger)
+            let observed = ObservedLink(link, onEvent: { [self] in observe($0, on: link) }, onSent: { _ in })
+            let transport = Transport(link: observed, options: options, logger: logger)
             self.transport.withLock { $0 = transport }
             return Task {
                 for await message in transport.messages {
@@ -59,6 +65,21 @@ final class MessageReceiver: Sendable {
     }
 
     private var currentConnection: Int { connections.load(ordering: .relaxed) }
+
+    /// Counts the bytes of each connection and drops it once `dropAfterBytes` arrived.
+    private func observe(_ event: LinkEvent, on link: GATTLink) {
+        guard let dropAfterBytes else { return }
+        switch event {
+        case .connected: connectionBytes.store(0, ordering: .relaxed)
+        case let .packet(packet):
+            let before = connectionBytes.add(packet.count, ordering: .relaxed).newValue - packet.count
+            if before < dropAfterBytes && before + packet.count >= dropAfterBytes {
+                logger.warning("dropping the connection after \(before + packet.count) bytes (--drop-after-bytes)")
+                Task { await link.disconnect() }  // a test hook, once per connection
+            }
+        case .maximumPacketSizeChanged, .disconnected: break
+        }
+    }
 
     private func record(_ error: FileIOError) -> FileIOError {
         failure.withLock { $0 = $0 ?? error }

@@ -18,7 +18,7 @@ struct SendSession {
     func run(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
         let gattLink = GATTLink(profile: profile)
         do {
-            let peer = try await link.connect(gattLink) { [progress] in progress.note("msgpipe: \($0)") }
+            let peer = try await link.connect(gattLink) { [progress] in progress.note("\($0)") }
             logger.debug("connected to \(peer)")
         } catch {
             printError("cannot connect to \(link.displayName): \(error)")
@@ -54,7 +54,7 @@ struct SendSession {
         let linkLost = OnceFlag()
         let supervisor = Task { [link, progress, reconnects] in
             for await reason in drops.stream {
-                progress.note("msgpipe: the link dropped (\(reason)); reconnecting")
+                progress.note("the link dropped (\(reason)); reconnecting")
                 guard await Self.reconnect(gattLink, with: link, attempts: reconnects, progress: progress) else {
                     linkLost.set()
                     await transport.close()
@@ -116,10 +116,10 @@ struct SendSession {
             }
             do {
                 let peer = try await link.connect(gattLink)
-                progress.note("msgpipe: reconnected to \(peer)")
+                progress.note("reconnected to \(peer)")
                 return true
             } catch {
-                progress.note("msgpipe: reconnect attempt \(failures + 1) of \(attempts) failed: \(error)")
+                progress.note("reconnect attempt \(failures + 1) of \(attempts) failed: \(error)")
             }
         }
         return false

@@ -1,9 +1,14 @@
-import Dispatch
+import BLELink
 import Glibc
 import Synchronization
 
+/// The write end of the self-pipe the signal handler writes the signal number to (set once, before the
+/// handler is installed; the handler only calls async-signal-safe `write`).
+nonisolated(unsafe) private var shutdownPipeWrite: Int32 = -1
+
 /// SIGINT and SIGTERM as an event: `listen` serves until one arrives, then cleans up (the socket file,
-/// advertising) and exits 0. Cleanup actions registered while serving run on the signal, in reverse order.
+/// advertising) and exits 0. The handlers are installed synchronously by `init` (a signal that arrives any
+/// time after it is caught); cleanup actions registered while serving run on the signal, in reverse order.
 final class ShutdownSignal: Sendable {
     private struct State {
         var cleanups: [@Sendable () -> Void] = []
@@ -12,17 +17,27 @@ final class ShutdownSignal: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Kept alive for the life of the process; written only in `init`.
-    nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
 
-    /// Catches SIGINT and SIGTERM from now on (their default action, terminating at once, is disabled).
+    /// Catches SIGINT and SIGTERM from now on (their default action, terminating at once, is replaced).
     init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        shutdownPipeWrite = fds[1]
         for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in self?.deliver(number) }
-            source.resume()
-            sources.append(source)
+            signal(number) { number in
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(shutdownPipeWrite, &byte, 1)
+            }
+        }
+        let readEnd = fds[0]
+        Task { [self] in
+            let number = try? await BlockingCall.run { () throws(BluetoothError) -> Int32 in
+                var byte: UInt8 = 0
+                while read(readEnd, &byte, 1) < 0 && errno == EINTR {}
+                return Int32(byte)
+            }
+            deliver(number ?? SIGTERM)
         }
     }
 

@@ -29,6 +29,11 @@ final class RunningMsgPipe: @unchecked Sendable {
             try process.run()
         }
         output = OutputCollector(stdout.fileHandleForReading)
+        // A wedged process fails its test (killed, status 9) instead of hanging the suite.
+        let process = process
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         let handle = stderr.fileHandleForReading
         Thread { [self] in
             while true {

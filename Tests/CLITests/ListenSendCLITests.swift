@@ -5,13 +5,14 @@ import Testing
 /// and Transport as over Bluetooth, without a radio.
 @Suite("msgpipe listen and send over a UNIX socket")
 struct ListenSendCLITests {
-    /// A scratch directory with a socket path and helpers to write input files.
+    /// A scratch directory with a socket path and helpers to write input files; removed afterwards.
     struct Scratch {
         let directory: URL
         var socket: String { directory.appendingPathComponent("s.sock").path }
         var link: [String] { ["--link", "unix:" + socket] }
 
         init() throws { directory = try makeScratchDirectory() }
+        func remove() { try? FileManager.default.removeItem(at: directory) }
 
         func file(_ name: String, _ bytes: [UInt8]) throws -> String {
             let url = directory.appendingPathComponent(name)
@@ -55,6 +56,7 @@ struct ListenSendCLITests {
     @Test("several files arrive in order as JSON lines, in every format and profile", arguments: combinations)
     func severalFilesInEveryFormat(format: String, profile: String) throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let options = ["--format", format, "--profile", profile]
         let listener = try scratch.listen(options + ["--json", "--connections", "1"])
         let bodies: [[UInt8]] = [Array("first".utf8), [], Array("the third message".utf8), payload(3000, seed: 3)
@@ -75,6 +77,7 @@ struct ListenSendCLITests {
     @Test("one MiB arrives byte-identical on standard output; standard input is a message")
     func oneMebibyteAndStandardInput() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen(["--connections", "2"])
         let big = payload(1 << 20, seed: 11)
         let sent = try scratch.send([try scratch.file("big", big)])
@@ -91,6 +94,7 @@ struct ListenSendCLITests {
     @Test("--out-dir writes a file per message, creating the directory and continuing the numbering")
     func outputDirectory() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let out = scratch.directory.appendingPathComponent("received/nested")
         for round in 0 ..< 2 {
             let listener = try scratch.listen(["--out-dir", out.path, "--connections", "1"])
@@ -108,6 +112,7 @@ struct ListenSendCLITests {
     @Test("a sender killed mid-message and run again delivers the message exactly once")
     func killedSenderRunAgainDeliversOnce() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen(["--json", "--connections", "2"])
         let body = payload(400_000, seed: 21)
         let file = try scratch.file("body", body)
@@ -124,9 +129,28 @@ struct ListenSendCLITests {
         #expect(result.stderr.contains("dropped: its sender's session ended"), "\(result.stderr)")
     }
 
+    @Test("a link dropped mid-transfer reconnects and Transport resumes the same session: delivered once")
+    func droppedLinkResumes() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let listener = try scratch.listen(["--json", "--connections", "2", "--drop-after-bytes", "300000"])
+        let body = payload(500_000, seed: 8)
+        let sent = try scratch.send(["--verbose", try scratch.file("body", body)])
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+        #expect(sent.stderr.contains("reconnected"), "\(sent.stderr)")
+        let result = listener.finish()
+        #expect(result.status == 0)
+        let received = try Self.messages(result.stdout)
+        #expect(received.map(\.body) == [body])
+        #expect(received.first?.connection == 2)
+        #expect(result.stderr.contains("dropping the connection"))
+        #expect(!result.stderr.contains("dropped: its sender's session ended"), "the same sender must resume")
+    }
+
     @Test("listen survives a plain-format sender that dies mid-message and serves the next one")
     func listenSurvivesASenderDyingMidMessage() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen(["--format", "legacy", "--json", "--connections", "2"])
         let killed = try scratch.send(["--format", "legacy", "--kill-after-bytes", "2000", try scratch.file("big", payload(50_000, seed: 2))])
         #expect(killed.status == 9)
@@ -141,6 +165,7 @@ struct ListenSendCLITests {
     @Test("SIGTERM ends listen with exit 0 and removes its socket file")
     func terminationIsClean() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen([])
         #expect(FileManager.default.fileExists(atPath: scratch.socket))
         listener.process.terminate()
@@ -152,6 +177,7 @@ struct ListenSendCLITests {
     @Test("send without a listener exits 1")
     func noListener() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let result = try scratch.send([try scratch.file("x", [1, 2, 3])])
         #expect(result.status == 1)
         #expect(result.stderr.contains("cannot connect"))
@@ -160,6 +186,7 @@ struct ListenSendCLITests {
     @Test("a missing input file exits 66 before connecting")
     func missingFile() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let result = try scratch.send([scratch.directory.appendingPathComponent("absent").path])
         #expect(result.status == 66)
         #expect(result.stderr.contains("cannot open"))
@@ -178,6 +205,7 @@ struct ListenSendCLITests {
     @Test("a newline in a --format lines message exits 65")
     func newlineInLines() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen(["--format", "lines", "--connections", "1"])
         let result = try scratch.send(["--format", "lines", try scratch.file("x", Array("two\nlines".utf8))])
         #expect(result.status == 65, "\(result.stderr)")
@@ -187,6 +215,7 @@ struct ListenSendCLITests {
     @Test("a listener speaking another format or with a smaller maximum refuses the send: exit 3")
     func refusedByTheListener() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let legacy = try scratch.listen(["--format", "legacy", "--connections", "1"])
         let mismatch = try scratch.send([try scratch.file("x", [1])])
         #expect(mismatch.status == 3, "\(mismatch.stderr)")
@@ -200,6 +229,7 @@ struct ListenSendCLITests {
     @Test("a listener that stops answering makes send exit 2 after --timeout")
     func timeout() throws {
         let scratch = try Scratch()
+        defer { scratch.remove() }
         let listener = try scratch.listen([])
         kill(listener.process.processIdentifier, SIGSTOP)
         let result = try scratch.send(["--timeout", "1", try scratch.file("x", [1, 2, 3])])

@@ -143,7 +143,8 @@ public final class GATTLink: Link, Sendable {
     }
 
     /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
-    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does). Plain
+    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does; the central
+    /// must have subscribed to indications). Plain
     /// framing formats, which have no acknowledgements of their own, end a transfer with it.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         let connection = try currentConnection()

@@ -170,9 +170,10 @@ struct Receiver: Sendable {
             }
             return
         }
-        var message = open[index]
-        let previousHighest = message.highest
-        let layout = message.layout
+        // Mutated in place (`open[index]`): a local copy of the message would share its stream buffer, and
+        // the first write would copy the whole stream for every packet (quadratic in the message size).
+        let previousHighest = open[index].highest
+        let layout = open[index].layout
         if let rawOffset = header.explicitOffset {
             // Explicit-offset packets always carry the check (PROTOCOL.md 3.3).
             let offset = Int(rawOffset)
@@ -194,22 +195,23 @@ struct Receiver: Sendable {
                 let range = layout.range(of: segment)
                 let end = min(range.upperBound, offset + data.count)
                 let start = data.startIndex + (position - offset)
-                message.store(
+                open[index].store(
                     segment: segment, offset: position - range.lowerBound,
                     data: data[start ..< start + (end - position)])
                 position = end
             }
         } else {
-            let checkSize = message.isChecked ? SegmentLayout.checkSize : 0
+            let checkSize = open[index].isChecked ? SegmentLayout.checkSize : 0
             guard body.count > checkSize else { return }
             let data = body.dropLast(checkSize)
-            guard let segment = placeImplicit(packet, data: data, header: header, message: message) else { return }
-            message.store(segment: segment, data: data)
+            guard let segment = placeImplicit(packet, data: data, header: header, message: open[index]) else { return }
+            open[index].store(segment: segment, data: data)
         }
-        message.packetsSinceAcknowledgement += 1
-        if message.highest > previousHighest + 1 { message.acknowledgeNow = true }
-        if message.acknowledgementDueAt == nil { message.acknowledgementDueAt = now + configuration.acknowledgementDelay }
-        open[index] = message
+        open[index].packetsSinceAcknowledgement += 1
+        if open[index].highest > previousHighest + 1 { open[index].acknowledgeNow = true }
+        if open[index].acknowledgementDueAt == nil {
+            open[index].acknowledgementDueAt = now + configuration.acknowledgementDelay
+        }
         finishIfComplete(at: index, now: now)
     }
 

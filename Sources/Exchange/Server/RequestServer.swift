@@ -39,10 +39,9 @@ public actor RequestServer {
         while true {
             let message: SecureMessage?
             do {
-                message = try await channel.receive()
+                message = try await channel.receive(onRejected: { onEvent(.rejected($0)) })
             } catch {
-                onEvent(.rejected(error))
-                continue
+                continue  // reported through onRejected
             }
             guard let message else { return }
             guard message.isRequest else {

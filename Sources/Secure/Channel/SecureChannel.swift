@@ -31,7 +31,9 @@ public actor SecureChannel {
             return SecureChannel(transport: transport, session: session, logger: logger)
         } catch let error as SecureError {
             if let alert = SecureAlert(error), alert != .unexpected {
-                try? await transport.send(HandshakeReject(alert).bytes, timeout: timeout)
+                // Best effort and brief: the responder may close the link before acknowledging it, and the
+                // caller must learn "not authenticated" well within its own deadline.
+                try? await transport.send(HandshakeReject(alert).bytes, timeout: min(timeout, .seconds(2)))
             }
             throw error
         }
@@ -81,9 +83,11 @@ public actor SecureChannel {
     }
 
     /// The next message from the peer, opened; nil when the transport closed. A message that does not open
-    /// (replayed, tampered, malformed) is counted and thrown as a ``SecureError``; if it was a request it
-    /// is first answered with a sealed alert. The channel stays usable: call again for the next message.
-    public func receive() async throws(SecureError) -> SecureMessage? {
+    /// (replayed, tampered, malformed) is counted, handed to `onRejected`, answered with a sealed alert if
+    /// it was a request, and thrown as a ``SecureError``. `onRejected` runs before the alert goes out, so a
+    /// record of the rejection never lags behind the peer learning of it. The channel stays usable: call
+    /// again for the next message.
+    public func receive(onRejected: (SecureError) -> Void = { _ in }) async throws(SecureError) -> SecureMessage? {
         var messages = transport.messages.makeAsyncIterator()
         guard let message = await messages.next() else { return nil }
         do throws(SecureError) {
@@ -95,6 +99,7 @@ public actor SecureChannel {
             }
         } catch {
             logger?.warning("\(error)", metadata: ["rejected": "\(session.statistics.rejected)"])
+            onRejected(error)
             if message.isRequest {
                 let alert = SecureAlert(error) ?? .unexpected
                 do {

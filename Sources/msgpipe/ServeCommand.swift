@@ -40,6 +40,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "How many answered request ids the journal keeps.")
     var retain: Int = 10_000
 
+    @Option(help: "Seconds a new connection has to complete the secure handshake.")
+    var handshakeTimeout: Double = 15
+
     @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
     var connections: Int?
 
@@ -51,6 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
+        guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
         guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
     }
@@ -70,7 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let info = MsgPipeServiceInfo(
             maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
-        let (json, connections, link) = (json, connections, link)
+        let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
         let lifecycle = ServeLifecycle()
         let serving = Task {
             try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
@@ -79,8 +83,13 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.info("connection from \(peer)")
                 let transport = Transport(link: gattLink, logger: logger)
                 do {
-                    let channel = try await SecureChannel.accept(
-                        over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                    // A central that connects and stays silent must not hold the (sequential) server.
+                    let channel = try await withDeadline(
+                        seconds: handshakeTimeout, onTimeout: { await transport.close() }
+                    ) {
+                        try await SecureChannel.accept(
+                            over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                    }
                     await server.serve(channel) { event in ServeEvent.report(event, json: json) }
                 } catch {
                     printError("connection from \(peer): \(error)")

@@ -123,7 +123,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
-            dependencies: ["BLELink", "Transport"],
+            dependencies: ["BLELink", "Transport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).
@@ -144,6 +144,12 @@ let package = Package(
             name: "TransportBenchmarks",
             dependencies: ["Transport", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/TransportBenchmarks",
+            swiftSettings: strict,
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
+        .executableTarget(
+            name: "GATTLinkBenchmarks",
+            dependencies: ["BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            path: "Benchmarks/GATTLinkBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
         .executableTarget(

@@ -51,15 +51,21 @@ struct LinkOptions: ParsableArguments {
 
     /// The peripheral role: serves the profile on `link` to each connecting central in turn (one at a time),
     /// until `connections` were served (nil: until cancelled). `onReady` runs once the socket listens or the
-    /// adapter advertises; `onConnection` with the peer's description for each central.
+    /// adapter advertises; `onConnection` with the peer's description for each central; `onEnd` after each
+    /// connection ended. With `shutdown`, a signal removes the socket file or stops advertising.
     func serveConnections(
-        on link: GATTLink, info: MsgPipeServiceInfo, connections: Int? = nil,
-        onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in }
+        on link: GATTLink, info: MsgPipeServiceInfo, connections: Int? = nil, shutdown: ShutdownSignal? = nil,
+        onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in },
+        onEnd: () async -> Void = {}
     ) async throws {
         switch try endpoint() {
         case let .unix(path):
             let listener = try SeqPacketSocket.listen(path: path)
-            defer { _ = Glibc.close(listener) }
+            defer {
+                _ = Glibc.close(listener)
+                unlink(path)
+            }
+            shutdown?.onSignal { unlink(path) }
             onReady("listening on unix:\(path)")
             var served = 0
             while connections.map({ served < $0 }) ?? true {
@@ -67,15 +73,26 @@ struct LinkOptions: ParsableArguments {
                 served += 1
                 onConnection("unix:\(path)")
                 await link.serve(try ATTBearer(adopting: fd), info: info)
+                await onEnd()
             }
         case .bluetooth:
             let profile = link.profile
             try await bluetooth.acceptConnections(
                 service: AdvertisedServiceUUID(profile.service.description), connections: connections,
-                onAdvertising: { onReady("advertising '\($0.advertisement.localName)' on \($0.adapter)") }
+                onAdvertising: { peripheral in
+                    // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
+                    let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)
+                    shutdown?.onSignal {
+                        if let management = try? ManagementSocket() {
+                            try? Advertiser.stop(advertisement, on: adapter, using: management)
+                        }
+                    }
+                    onReady("advertising '\(advertisement.localName)' on \(adapter)")
+                }
             ) { socket in
                 onConnection("\(socket.peer)")
                 await link.serve(try ATTBearer(adopting: socket.fileDescriptor), info: info)
+                await onEnd()
             }
         }
     }

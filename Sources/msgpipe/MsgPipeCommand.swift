@@ -9,12 +9,14 @@ struct MsgPipeCommand: AsyncParsableCommand {
         subcommands: [
             FrameCommand.self,
             DeframeCommand.self,
+            ListenCommand.self,
+            SendCommand.self,
+            RequestCommand.self,
+            ServeCommand.self,
+            KeygenCommand.self,
             ScanCommand.self,
             BenchCommand.self,
             LabProbeCommand.self,
-            KeygenCommand.self,
-            RequestCommand.self,
-            ServeCommand.self,
         ]
     )
 }

@@ -5,26 +5,40 @@ import Synchronization
 final class ManualTime: Sendable {
     private struct State {
         var now: Duration = .zero
-        var sleepers: [(deadline: Duration, continuation: CheckedContinuation<Void, Never>)] = []
+        var sleepers: [(id: UInt64, deadline: Duration, continuation: CheckedContinuation<Void, any Error>)] = []
+        var nextID: UInt64 = 0
     }
 
     private let state = Mutex(State())
 
     var clock: ATTClock {
-        ATTClock(now: { self.state.withLock { $0.now } }, sleepUntil: { deadline in await self.sleep(until: deadline) })
+        ATTClock(now: { self.state.withLock { $0.now } }, sleepUntil: { deadline in try await self.sleep(until: deadline) })
     }
 
     /// Number of tasks sleeping on this clock.
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
-    private func sleep(until deadline: Duration) async {
-        await withCheckedContinuation { continuation in
-            let due = state.withLock { state in
-                if deadline <= state.now { return true }
-                state.sleepers.append((deadline, continuation))
-                return false
+    /// Returns at the deadline; throws `CancellationError` when the sleeping task is cancelled first.
+    private func sleep(until deadline: Duration) async throws {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let outcome: Result<Void, any Error>? = state.withLock { state in
+                    if deadline <= state.now { return .success(()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.sleepers.append((id, deadline, continuation))
+                    return nil
+                }
+                if let outcome { continuation.resume(with: outcome) }
             }
-            if due { continuation.resume() }
+        } onCancel: {
+            let sleeper = state.withLock { state in
+                state.sleepers.firstIndex { $0.id == id }.map { state.sleepers.remove(at: $0) }
+            }
+            sleeper?.continuation.resume(throwing: CancellationError())
         }
     }
 

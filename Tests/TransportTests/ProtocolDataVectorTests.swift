@@ -6,11 +6,14 @@ import Testing
     private func packets(of body: [UInt8], packetSize: Int, checks: PacketCheckPolicy = .never) -> [String] {
         var configuration = EndpointConfiguration()
         configuration.packetChecks = checks
-        var endpoint = TransportEndpoint(configuration: configuration)
+        var endpoint = TransportEndpoint(configuration: configuration, session: 1)
         endpoint.linkConnected(maximumPacketSize: packetSize, now: .zero)
         _ = try? endpoint.submit(body, now: .zero)
         var buffer: [UInt8] = []
         var result: [String] = []
+        // The session's hello (3.9) comes first on the connection; the data packets follow.
+        #expect(endpoint.writeNextPacket(into: &buffer, now: .zero))
+        #expect(TransportControl(decoding: buffer[...]) == .hello(session: 1, firstMessageID: 1))
         while endpoint.writeNextPacket(into: &buffer, now: .zero) {
             result.append(buffer.map(format2).joined(separator: " "))
         }

@@ -37,4 +37,8 @@ public enum ATTOpcode {
     public static let maximumMTU = 517
     /// The longest attribute value (Vol 3 Part F, 3.2.9).
     public static let maximumAttributeLength = 512
+
+    /// The longest value one notification, indication or Write Command carries at `mtu`: ATT_MTU - 3, but
+    /// never more than an attribute holds (512 at the largest MTU, 517).
+    public static func maximumValueLength(mtu: Int) -> Int { min(mtu - 3, maximumAttributeLength) }
 }

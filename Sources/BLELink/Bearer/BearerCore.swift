@@ -19,6 +19,8 @@ final class BearerCore: Sendable {
         var parked = false
         var sendFailure: ATTError?
         var closed = false
+        /// The thread closed the socket and the wake pipe: their numbers may already belong to other files.
+        var descriptorsClosed = false
     }
 
     /// The largest PDU kept: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
@@ -146,9 +148,14 @@ final class BearerCore: Sendable {
         wake()
     }
 
+    /// Wakes the poll thread. Under the lock, so it never writes to the pipe's number once the thread closed it
+    /// (the number may by then be another socket's, and the byte a PDU on it).
     private func wake() {
-        var byte: UInt8 = 1
-        _ = write(wakeWrite, &byte, 1)
+        state.withLock { state in
+            guard !state.descriptorsClosed else { return }
+            var byte: UInt8 = 1
+            _ = write(wakeWrite, &byte, 1)
+        }
     }
 
     // MARK: - The poll thread
@@ -185,7 +192,8 @@ final class BearerCore: Sendable {
                 state.withLock { $0.parked = true }
             }
         }
-        state.withLock { _ in
+        state.withLock { state in
+            state.descriptorsClosed = true
             Glibc.close(fd)
             Glibc.close(wakeRead)
             Glibc.close(wakeWrite)
@@ -199,6 +207,10 @@ final class BearerCore: Sendable {
             if count > 0 {
                 deliver(.pdu(Array(buffer[0..<min(count, buffer.count)])))
             } else if count == 0 {
+                guard peerShutDown() else {
+                    deliver(.pdu([]))  // a zero-length packet, not the end: the consumer ignores it
+                    continue
+                }
                 end("the peer closed the connection")
             } else {
                 switch errno {
@@ -208,6 +220,16 @@ final class BearerCore: Sendable {
                 }
             }
         }
+    }
+
+    /// `recv` returns 0 both for a zero-length packet and at the end of the stream; only the end comes with
+    /// POLLRDHUP (or POLLHUP) on UNIX and L2CAP sockets. (Empty packets the peer sent just before closing are
+    /// indistinguishable from the end, and so is what it queued after them.)
+    private func peerShutDown() -> Bool {
+        let readHangUp: Int16 = 0x2000  // POLLRDHUP, which Glibc's module does not export
+        var probe = pollfd(fd: fd, events: readHangUp, revents: 0)
+        guard poll(&probe, 1, 0) > 0 else { return false }
+        return probe.revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
     }
 
     private func end(_ reason: String) {

@@ -26,6 +26,9 @@ public final class GATTClient: Sendable {
     /// The ATT_MTU in effect: 23 until ``exchangeMTU(_:)``.
     public var mtu: Int { core.state.withLock { $0.mtu } }
 
+    /// The longest Write Command value at the current MTU: min(ATT_MTU - 3, 512).
+    public var maximumWriteCommandLength: Int { ATTOpcode.maximumValueLength(mtu: mtu) }
+
     /// Why the client stopped working (disconnect, timeout, close), if it did.
     public var failure: ATTError? { core.state.withLock { $0.failure } }
 
@@ -172,10 +175,11 @@ public final class GATTClient: Sendable {
         _ = try await request(ATTExecuteWriteRequest(flags: ATTExecuteWriteRequest.write), ATTExecuteWriteResponse.self)
     }
 
-    /// Sends a Write Command (no response), suspending while the bearer is not ready. `value` must fit ATT_MTU - 3.
+    /// Sends a Write Command (no response), suspending while the bearer is not ready. `value` must fit
+    /// ``maximumWriteCommandLength``.
     public func writeWithoutResponse(_ value: ArraySlice<UInt8>, to handle: UInt16) async throws(ATTError) {
         try core.check()
-        let limit = mtu - 3
+        let limit = maximumWriteCommandLength
         guard value.count <= limit else { throw .valueTooLong(length: value.count, limit: limit) }
         var pdu: [UInt8] = []
         pdu.reserveCapacity(value.count + 3)

@@ -32,6 +32,8 @@ public struct GATTServer: Sendable {
     public let configuration: Configuration
     /// The ATT_MTU in effect: 23 until the MTU exchange, then the smaller of both sides' MTUs.
     public private(set) var mtu = ATTOpcode.defaultMTU
+    /// The longest notification or indication value at the current MTU: min(ATT_MTU - 3, 512).
+    public var maximumPushLength: Int { ATTOpcode.maximumValueLength(mtu: mtu) }
     /// True once the server detected a protocol violation or a transaction timeout: it answers nothing more.
     public private(set) var isFailed = false
 
@@ -89,7 +91,7 @@ public struct GATTServer: Sendable {
 
     /// Encodes a notification of `value` for the characteristic at `valueHandle` into `out` (replacing it).
     ///
-    /// Throws unless the client enabled notifications and `value` fits ATT_MTU - 3.
+    /// Throws unless the client enabled notifications and `value` fits ``maximumPushLength``.
     public func notification(valueHandle: UInt16, value: ArraySlice<UInt8>, into out: inout [UInt8]) throws(ATTError) {
         try checkPush(valueHandle: valueHandle, value: value, kind: .notifications)
         out.removeAll(keepingCapacity: true)
@@ -112,6 +114,10 @@ public struct GATTServer: Sendable {
         out.append(contentsOf: value)
         outstandingIndication = (valueHandle, now + configuration.transactionTimeout)
     }
+
+    /// The indication from ``indication(valueHandle:value:now:into:)`` was never sent (the send failed or was
+    /// cancelled): frees the slot and disarms its timer.
+    public mutating func withdrawIndication() { outstandingIndication = nil }
 
     /// Fires the indication transaction timer: past its deadline the bearer has failed.
     public mutating func handleTimeout(now: Duration) -> GATTServerEvent? {
@@ -321,6 +327,14 @@ public struct GATTServer: Sendable {
 
     private mutating func configure(_ cccd: GATTAttribute, _ valueHandle: UInt16,
                                     _ value: [UInt8]) throws(RequestFailure) -> GATTSubscription {
+        let requested = try subscription(requestedBy: value, of: cccd, valueHandle: valueHandle)
+        subscriptions[cccd.handle] = requested
+        return requested
+    }
+
+    /// What writing `value` to `cccd` asks for; throws the Error Response for a value it may not take.
+    private func subscription(requestedBy value: [UInt8], of cccd: GATTAttribute,
+                              valueHandle: UInt16) throws(RequestFailure) -> GATTSubscription {
         guard value.count == 2 else { throw RequestFailure(.invalidAttributeValueLength, handle: cccd.handle) }
         guard case let .characteristicValue(properties, _)? = database[valueHandle]?.role else {
             throw RequestFailure(.unlikelyError, handle: cccd.handle)
@@ -330,7 +344,6 @@ public struct GATTServer: Sendable {
         if properties.contains(.indicate) { supported.insert(.indications) }
         let requested = GATTSubscription(rawValue: UInt16(value[0]) | UInt16(value[1]) << 8)
         guard supported.isSuperset(of: requested) else { throw RequestFailure(.cccdImproperlyConfigured, handle: cccd.handle) }
-        subscriptions[cccd.handle] = requested
         return requested
     }
 
@@ -359,15 +372,19 @@ public struct GATTServer: Sendable {
             if let index { writes[index].value = Array(value) } else { writes.append(GATTWrite(handle: part.handle, value: Array(value))) }
         }
         guard !writes.isEmpty else { return }
+        // All or nothing: every CCCD value is checked before anything is written.
+        var configurations: [(cccd: UInt16, GATTSubscription)] = []
+        for write in writes {
+            guard let attribute = database[write.handle], case let .clientConfiguration(valueHandle) = attribute.role else { continue }
+            configurations.append((write.handle, try subscription(requestedBy: write.value, of: attribute, valueHandle: valueHandle)))
+        }
+        for (cccd, subscription) in configurations { subscriptions[cccd] = subscription }
         var applied: [GATTWrite] = []
         for write in writes {
             guard let attribute = database[write.handle] else { continue }
-            if case let .clientConfiguration(valueHandle) = attribute.role {
-                _ = try configure(attribute, valueHandle, write.value)
-            } else {
-                store(write.value, in: attribute)
-                applied.append(write)
-            }
+            if case .clientConfiguration = attribute.role { continue }
+            store(write.value, in: attribute)
+            applied.append(write)
         }
         event = .preparedWritesExecuted(applied)
     }
@@ -377,7 +394,7 @@ public struct GATTServer: Sendable {
     private func checkPush(valueHandle: UInt16, value: ArraySlice<UInt8>, kind: GATTSubscription) throws(ATTError) {
         guard case let .characteristicValue(_, cccd?) = database[valueHandle]?.role else { throw .invalidHandle(valueHandle) }
         guard subscriptions[cccd]?.contains(kind) == true else { throw .notSubscribed(handle: valueHandle) }
-        guard value.count <= mtu - 3 else { throw .valueTooLong(length: value.count, limit: mtu - 3) }
+        guard value.count <= maximumPushLength else { throw .valueTooLong(length: value.count, limit: maximumPushLength) }
     }
 }
 

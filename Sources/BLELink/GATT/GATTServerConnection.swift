@@ -30,6 +30,9 @@ public final class GATTServerConnection: Sendable {
     /// The ATT_MTU in effect.
     public var mtu: Int { server.withLock { $0.mtu } }
 
+    /// The longest notification or indication value now: min(ATT_MTU - 3, 512).
+    public var maximumPushLength: Int { server.withLock { $0.maximumPushLength } }
+
     /// What the client subscribed to on the characteristic at `valueHandle`.
     public func subscription(valueHandle: UInt16) -> GATTSubscription {
         server.withLock { $0.subscription(valueHandle: valueHandle) }
@@ -77,7 +80,7 @@ public final class GATTServerConnection: Sendable {
     }
 
     /// Sends a notification, suspending while the bearer is not ready. Throws unless the client subscribed
-    /// and `value` fits ATT_MTU - 3.
+    /// and `value` fits ``maximumPushLength``.
     public func notify(valueHandle: UInt16, value: ArraySlice<UInt8>) async throws(ATTError) {
         var pdu: [UInt8] = []
         try server.withLock { server throws(ATTError) in try server.notification(valueHandle: valueHandle, value: value, into: &pdu) }
@@ -97,7 +100,11 @@ public final class GATTServerConnection: Sendable {
             return server.nextTimeout ?? now
         }
         confirmation.withLock { $0 = waiter }
-        try await bearer.send(pdu[...])
+        do { try await bearer.send(pdu[...]) } catch {
+            confirmation.withLock { $0 = nil }
+            server.withLock { $0.withdrawIndication() }
+            throw error
+        }
         let clock = clock
         let timer = Task {
             do { try await clock.sleepUntil(deadline) } catch { return }

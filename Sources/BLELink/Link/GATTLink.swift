@@ -1,12 +1,14 @@
 public import Transport
 import Synchronization
 
-/// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX and receives the
-/// central's writes to RX; as central it sends with Write Commands to RX and receives TX notifications.
+/// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX (indications, one
+/// confirmed at a time, if the central enabled only those) and receives the central's writes to RX; as
+/// central it sends with Write Commands to RX and receives TX notifications.
 ///
-/// Packets are at most ATT_MTU - 3 bytes. Sends suspend while the bearer is not ready (its socket said
-/// EAGAIN), events are backpressured down to the socket. One link serves one connection at a time and
-/// may be given the next after `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
+/// Packets are at most min(ATT_MTU - 3, 512) bytes (a notification or Write Command value is an attribute
+/// value). Sends suspend while the bearer is not ready (its socket said EAGAIN), events are backpressured
+/// down to the socket. One link serves one connection at a time and may be given the next after
+/// `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
 public final class GATTLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent>
     public let profile: GATTServiceProfile
@@ -21,6 +23,10 @@ public final class GATTLink: Link, Sendable {
         var connected = false
         var closed = false
         var peerInfo: MsgPipeServiceInfo?
+        /// Counts connections, so a teardown resumes only the waiters of its own connection.
+        var generation: UInt64 = 0
+        /// Callers of ``disconnect()`` waiting for a connection (by generation) to be torn down.
+        var detachWaiters: [(generation: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
     private let state = Mutex(State())
@@ -59,10 +65,12 @@ public final class GATTLink: Link, Sendable {
                     for write in writes where write.handle == rx { try await events.send(.packet(write.value)) }
                 case let .server(.subscriptionChanged(handle, subscription)) where handle == tx:
                     if !subscription.isEmpty, markConnected() {
-                        try await events.send(.connected(maximumPacketSize: connection.mtu - 3))
+                        try await events.send(.connected(maximumPacketSize: connection.maximumPushLength))
                     }
                 case let .server(.mtuExchanged(mtu)):
-                    if state.withLock({ $0.connected }) { try await events.send(.maximumPacketSizeChanged(mtu - 3)) }
+                    if state.withLock({ $0.connected }) {
+                        try await events.send(.maximumPacketSizeChanged(ATTOpcode.maximumValueLength(mtu: mtu)))
+                    }
                 case let .disconnected(why):
                     reason = why
                 default:
@@ -83,7 +91,7 @@ public final class GATTLink: Link, Sendable {
     public func connect(_ bearer: ATTBearer, mtu: Int = ATTOpcode.maximumMTU, clock: ATTClock = .continuous) async throws(ATTError) {
         let client = GATTClient(bearer: bearer, clock: clock)
         do throws(ATTError) {
-            let effective = try await client.exchangeMTU(mtu)
+            try await client.exchangeMTU(mtu)
             let service = try await client.discoverPrimaryService(profile.service)
             let characteristics = try await client.discoverCharacteristics(of: service)
             guard let rx = characteristics.first(where: { $0.uuid == profile.rx }) else { throw ATTError.notFound(profile.rx) }
@@ -96,7 +104,7 @@ public final class GATTLink: Link, Sendable {
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             state.withLock { $0.peerInfo = info }
             _ = markConnected()
-            try await events.send(.connected(maximumPacketSize: effective - 3))
+            try await events.send(.connected(maximumPacketSize: client.maximumWriteCommandLength))
             let txHandle = tx.valueHandle
             Task {
                 do throws(ATTError) {
@@ -117,20 +125,45 @@ public final class GATTLink: Link, Sendable {
     // MARK: - Link
 
     public func send(_ packet: [UInt8]) async throws {
-        let connection = try state.withLock { state throws(LinkError) -> Connection in
-            if state.closed { throw .closed }
-            guard let connection = state.connection, state.connected else { throw .notConnected }
-            return connection
-        }
+        let connection = try currentConnection()
         do throws(ATTError) {
             switch connection {
             case let .peripheral(server, tx):
-                try await server.notify(valueHandle: tx, value: packet[...])
+                if server.subscription(valueHandle: tx) == .indications {
+                    try await server.indicate(valueHandle: tx, value: packet[...])  // the central asked for nothing else
+                } else {
+                    try await server.notify(valueHandle: tx, value: packet[...])
+                }
             case let .central(client, rx):
                 try await client.writeWithoutResponse(packet[...], to: rx)
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
+    /// (the Write Response confirms it), as peripheral with an indication (the confirmation does). Plain
+    /// framing formats, which have no acknowledgements of their own, end a transfer with it.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        let connection = try currentConnection()
+        do throws(ATTError) {
+            switch connection {
+            case let .peripheral(server, tx):
+                try await server.indicate(valueHandle: tx, value: packet[...])
+            case let .central(client, rx):
+                try await client.write(packet, to: rx)
+            }
+        } catch {
+            throw linkError(error)
+        }
+    }
+
+    private func currentConnection() throws(LinkError) -> Connection {
+        try state.withLock { state throws(LinkError) -> Connection in
+            if state.closed { throw .closed }
+            guard let connection = state.connection, state.connected else { throw .notConnected }
+            return connection
         }
     }
 
@@ -140,12 +173,39 @@ public final class GATTLink: Link, Sendable {
             state.connected = false
             return state.connection.take()
         }
-        switch connection {
-        case let .peripheral(server, _)?: server.close()
-        case let .central(client, _)?: client.close()
-        case nil: break
-        }
+        connection.map(Self.drop)
         events.finish()
+        resumeDetachWaiters(upTo: .max)
+    }
+
+    /// Drops the current connection (the peer sees a disconnect) and returns once this side has reported
+    /// `.disconnected`; the link stays open for the next ``serve(_:info:configuration:clock:)`` or
+    /// ``connect(_:mtu:clock:)``. Returns at once without a connection.
+    public func disconnect() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let connection = state.withLock { state -> Connection? in
+                guard let connection = state.connection else { return nil }
+                state.detachWaiters.append((state.generation, continuation))
+                return connection
+            }
+            guard let connection else { return continuation.resume() }
+            Self.drop(connection)
+        }
+    }
+
+    private static func drop(_ connection: Connection) {
+        switch connection {
+        case let .peripheral(server, _): server.close()
+        case let .central(client, _): client.close()
+        }
+    }
+
+    private func resumeDetachWaiters(upTo generation: UInt64) {
+        let waiters = state.withLock { state in
+            defer { state.detachWaiters.removeAll { $0.generation <= generation } }
+            return state.detachWaiters.filter { $0.generation <= generation }
+        }
+        for waiter in waiters { waiter.continuation.resume() }
     }
 
     // MARK: - State
@@ -153,6 +213,7 @@ public final class GATTLink: Link, Sendable {
     private func attach(_ connection: Connection) -> Bool {
         state.withLock { state in
             guard !state.closed, state.connection == nil else { return false }
+            state.generation += 1
             state.connection = connection
             state.connected = false
             return true
@@ -168,14 +229,15 @@ public final class GATTLink: Link, Sendable {
     }
 
     private func detach(reason: String) async {
-        let wasConnected = state.withLock { state in
+        let (wasConnected, generation) = state.withLock { state in
             defer {
                 state.connection = nil
                 state.connected = false
             }
-            return state.connected
+            return (state.connected, state.generation)
         }
         if wasConnected { try? await events.send(.disconnected(reason: reason)) }
+        resumeDetachWaiters(upTo: generation)
     }
 
     private func linkError(_ error: ATTError) -> any Error {

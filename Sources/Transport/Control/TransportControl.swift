@@ -24,6 +24,11 @@ enum TransportControl: Equatable, Sendable {
     case cancelled(messageID: UInt32)
     /// The receiver refused the message for good (type 0x0B).
     case rejected(messageID: UInt32, reason: RejectionReason)
+    /// The sender names its session (a random 64-bit value per sender process) and the lowest message id
+    /// it may still send, first on every connection (type 0x0D, PROTOCOL.md 3.9).
+    case hello(session: UInt64, firstMessageID: UInt32)
+    /// The receiver took the sender's `hello` for `session`; data may follow (type 0x0E).
+    case welcome(session: UInt64)
 
     var type: UInt8 {
         switch self {
@@ -38,6 +43,8 @@ enum TransportControl: Equatable, Sendable {
         case .cancel: 0x09
         case .cancelled: 0x0A
         case .rejected: 0x0B
+        case .hello: 0x0D
+        case .welcome: 0x0E
         }
     }
 
@@ -62,6 +69,11 @@ enum TransportControl: Equatable, Sendable {
         case let .rejected(id, reason):
             out.appendULEB128(id)
             out.append(reason.rawValue)
+        case let .hello(session, firstMessageID):
+            out.appendUInt64LittleEndian(session)
+            out.appendULEB128(firstMessageID)
+        case let .welcome(session):
+            out.appendUInt64LittleEndian(session)
         }
         out.appendUInt16LittleEndian(Checksum.controlCheck(out[...]))
     }
@@ -91,6 +103,16 @@ enum TransportControl: Equatable, Sendable {
             guard reader.isAtEnd else { return nil }
             self = .ready
             return
+        case 0x0D:
+            guard let session = reader.readUInt64LittleEndian(), let first = try? reader.readULEB128("message id"),
+                reader.isAtEnd
+            else { return nil }
+            self = .hello(session: session, firstMessageID: first)
+            return
+        case 0x0E:
+            guard let session = reader.readUInt64LittleEndian(), reader.isAtEnd else { return nil }
+            self = .welcome(session: session)
+            return
         default:
             break
         }
@@ -118,4 +140,23 @@ public enum RejectionReason: UInt8, Sendable, Equatable {
     case tooLarge = 1
     /// The deflated body did not inflate within the maximum message size (corrupt or a zip bomb).
     case inflateFailed = 2
+}
+
+extension ByteReader {
+    /// Eight bytes as a little-endian UInt64; nil when fewer remain.
+    mutating func readUInt64LittleEndian() -> UInt64? {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 64, by: 8) {
+            guard let byte = try? readByte("session") else { return nil }
+            value |= UInt64(byte) << UInt64(shift)
+        }
+        return value
+    }
+}
+
+extension [UInt8] {
+    /// Appends `value` as eight little-endian bytes.
+    mutating func appendUInt64LittleEndian(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
 }

@@ -13,9 +13,13 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     private var events = Deque<EndpointEvent>()
     public private(set) var maximumPacketSize: Int?
 
-    public init(configuration: EndpointConfiguration = EndpointConfiguration()) {
+    /// An endpoint; `session` names its sending side to the peer (PROTOCOL.md 3.9) and must differ between
+    /// endpoints that may talk to the same receiver one after another (a random value does).
+    public init(
+        configuration: EndpointConfiguration = EndpointConfiguration(), session: UInt64 = .random(in: 1 ... .max)
+    ) {
         self.configuration = configuration
-        sender = Sender(configuration: configuration)
+        sender = Sender(configuration: configuration, session: session)
         receiver = Receiver(configuration: configuration)
     }
 
@@ -83,6 +87,7 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     public mutating func linkConnected(maximumPacketSize: Int, now: Duration) {
         self.maximumPacketSize = maximumPacketSize
         receiver.packetSize = maximumPacketSize
+        receiver.connectionChanged()
         sender.connected(packetSize: maximumPacketSize, now: now)
     }
 
@@ -94,6 +99,7 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
 
     public mutating func linkDisconnected(now: Duration) {
         maximumPacketSize = nil
+        receiver.connectionChanged()
         sender.disconnected()
     }
 
@@ -107,6 +113,7 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
                 switch control {
                 case let .query(id): receiver.handleQuery(id)
                 case let .cancel(id): receiver.handleCancel(id)
+                case let .hello(session, firstMessageID): receiver.handleHello(session: session, firstMessageID: firstMessageID)
                 default: break
                 }
             }
@@ -118,7 +125,7 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
 
     public mutating func writeNextPacket(into buffer: inout [UInt8], now: Duration) -> Bool {
         guard maximumPacketSize != nil else { return false }
-        return receiver.writeControl(into: &buffer) || sender.writeControl(into: &buffer)
+        return receiver.writeControl(into: &buffer) || sender.writeControl(into: &buffer, now: now)
             || sender.writeData(into: &buffer, now: now)
     }
 

@@ -26,6 +26,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case packetSizeTooSmall(size: Int, minimum: Int)
     /// The request handler failed; carries its description.
     case handlerFailed(String)
+    /// A partial received message was dropped because its sender's session ended (a new sender process
+    /// took over the link, PROTOCOL.md 3.9); that sender never saw it acknowledged.
+    case senderSessionEnded(messageID: UInt32, length: Int)
 
     public var description: String {
         switch self {
@@ -47,6 +50,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .packetSizeTooSmall(size, minimum):
             "the link's packet size \(size) is below Transport's minimum of \(minimum)"
         case let .handlerFailed(message): "the request handler failed: \(message)"
+        case let .senderSessionEnded(id, length):
+            "partial message \(id) (\(length) bytes announced) dropped: its sender's session ended before it was complete"
         }
     }
 }

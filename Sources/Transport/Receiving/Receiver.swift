@@ -38,6 +38,11 @@ struct Receiver: Sendable {
     private var startMissingCounts = [0, 0, 0, 0]
     private(set) var failures = Deque<TransportError>()
     var packetSize = SegmentLayout.minimumPacketSize
+    /// The session of the sender whose messages this receiver numbers (PROTOCOL.md 3.9); nil before a hello.
+    private(set) var peerSession: UInt64?
+    /// A hello arrived on the current connection: until then data, queries and cancels are ignored, since
+    /// they may come from a sender other than the last one (3.9).
+    private(set) var greetedOnConnection = false
 
     init(configuration: EndpointConfiguration) {
         self.configuration = configuration
@@ -73,7 +78,11 @@ struct Receiver: Sendable {
 
     // MARK: Packets
 
+    /// The link connected or disconnected: the next connection starts without a hello.
+    mutating func connectionChanged() { greetedOnConnection = false }
+
     mutating func receiveData(_ packet: ArraySlice<UInt8>, now: Duration) {
+        guard greetedOnConnection else { return }
         var reader = ByteReader(packet)
         guard let header = try? PacketHeader(decoding: &reader) else { return }
         if header.isStart {
@@ -353,7 +362,58 @@ struct Receiver: Sendable {
 
     // MARK: Control packets from the sender
 
+    /// A sender's `hello` (PROTOCOL.md 3.9). A new session is a new stream of message ids: what the previous
+    /// session left partial is dropped (reported), what it completed out of order is delivered, and ids
+    /// start at the sender's first id. The same session moves on to its first id (ids it gave up on are
+    /// skipped, so they cannot block in-order delivery). Answered with `welcome`.
+    mutating func handleHello(session: UInt64, firstMessageID: UInt32) {
+        greetedOnConnection = true
+        if peerSession != session {
+            if peerSession != nil { endSession() }
+            peerSession = session
+            nextDeliveryID = firstMessageID
+        } else {
+            var skipped: UInt32 = 0
+            while nextDeliveryID != firstMessageID, firstMessageID &- nextDeliveryID < Self.idWindow,
+                skipped < Self.idWindow
+            {
+                let id = nextDeliveryID
+                if let index = openIndex(id) {
+                    failures.append(.senderSessionEnded(messageID: id, length: Int(open[index].header.length)))
+                    dropOpen(at: index)
+                }
+                resolve(id, ahead[id] ?? .skipped(.cancelled(messageID: id)))
+                skipped += 1
+            }
+        }
+        enqueue(.welcome(session: session))
+    }
+
+    /// Forgets the previous sender session: its partial messages are dropped and reported, its messages
+    /// completed out of order (already acknowledged) are delivered in id order, its answers are forgotten.
+    private mutating func endSession() {
+        for index in open.indices.reversed() {
+            failures.append(
+                .senderSessionEnded(messageID: open[index].header.messageID, length: Int(open[index].header.length)))
+            dropOpen(at: index)
+        }
+        let order = ahead.keys.sorted { ($0 &- nextDeliveryID) < ($1 &- nextDeliveryID) }
+        for id in order {
+            guard case let .delivered(message) = ahead.removeValue(forKey: id) else { continue }
+            aheadHeld -= 1
+            bufferedBytes -= message.body.count
+            output.append(message)
+        }
+        ahead.removeAll()
+        outcomes.removeAll()
+        outcomeOrder.removeAll()
+        controls.removeAll()
+        channels = [ChannelState](repeating: .idle, count: channels.count)
+        startMissingCounts = [0, 0, 0, 0]
+    }
+
     mutating func handleQuery(_ id: UInt32) {
+        guard greetedOnConnection else { return }
         if let index = openIndex(id) {
             open[index].acknowledgeNow = true
         } else if let answer = resolvedAnswer(id) {
@@ -374,6 +434,7 @@ struct Receiver: Sendable {
     }
 
     mutating func handleCancel(_ id: UInt32) {
+        guard greetedOnConnection else { return }
         if let answer = resolvedAnswer(id) {
             enqueue(answer)
             return

@@ -24,9 +24,17 @@ struct Sender: Sendable {
     var packetSize: Int?
     /// The latest `now` seen, for bookkeeping in calls that carry no time.
     var lastNow: Duration = .zero
+    /// This sender's session (PROTOCOL.md 3.9): a new one per endpoint, i.e. per sender process.
+    let session: UInt64
+    /// The receiver answered this connection's `hello` with `welcome` (until then the hello is resent).
+    private(set) var greeted = false
+    private var helloPending = false
+    private var helloTimerAt: Duration?
+    private var helloAttempts = 0
 
-    init(configuration: EndpointConfiguration) {
+    init(configuration: EndpointConfiguration, session: UInt64) {
         self.configuration = configuration
+        self.session = session
         roundTrip = RoundTripEstimator(
             initial: configuration.initialRetransmissionTimeout,
             minimum: configuration.minimumRetransmissionTimeout,
@@ -89,6 +97,12 @@ struct Sender: Sendable {
 
     mutating func connected(packetSize: Int, now: Duration) {
         self.packetSize = packetSize
+        // The hello goes first: the receiver may be another process than on the last connection, or this
+        // sender a new one. Data follows at once (the bearer is in order); the hello is resent until welcome.
+        greeted = false
+        helloPending = true
+        helloTimerAt = nil
+        helloAttempts = 0
         for index in messages.indices where messages[index].holdsChannel {
             // Ask what the receiver kept; data waits for the answer.
             if messages[index].phase == .sending { messages[index].phase = .resyncing }
@@ -103,6 +117,9 @@ struct Sender: Sendable {
 
     mutating func disconnected() {
         packetSize = nil
+        greeted = false
+        helloPending = false
+        helloTimerAt = nil
         for index in messages.indices where messages[index].holdsChannel {
             clearFlights(at: index)
             messages[index].queryPending = false
@@ -180,10 +197,22 @@ struct Sender: Sendable {
                 events.append(.sendFailed(messages[index].submission, .rejectedByPeer(messageID: id, reason: reason)))
             }
             removeMessage(at: index)
-        case .query, .cancel:
+        case let .welcome(session):
+            guard session == self.session, !greeted else { break }
+            greeted = true
+            helloTimerAt = nil
+            helloAttempts = 0
+        case .query, .cancel, .hello:
             return false
         }
         return true
+    }
+
+    /// The lowest message id this sender may still send data or a cancel for: the oldest unfinished
+    /// message, else the next id. Ids below it are finished here; the receiver may forget them.
+    var firstUnfinishedID: UInt32 {
+        messages.filter(\.isStarted).map(\.messageID).min { ($0 &- nextMessageID) < ($1 &- nextMessageID) }
+            ?? nextMessageID
     }
 
     private func phase(of id: UInt32) -> OutgoingMessage.Phase? {
@@ -247,9 +276,18 @@ struct Sender: Sendable {
     }
 
     private mutating func acknowledge(_ ack: Acknowledgement, now: Duration) {
-        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout,
-            ack.checked == messages[index].isChecked
-        else { return }
+        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout else { return }
+        guard ack.checked == messages[index].isChecked else {
+            // The receiver still holds the unchecked attempt of a message restarted checked: the checked Start
+            // was lost. Restart again (unless a Start went out within the last timeout: a late acknowledgement).
+            let phase = messages[index].phase
+            if messages[index].isChecked, phase == .sending || phase == .resyncing,
+                !messages[index].flights.contains(where: { $0.segment == 0 && now - $0.sentAt < roundTrip.timeout() })
+            {
+                restart(at: index, checked: true, now: now)
+            }
+            return
+        }
         let phase = messages[index].phase
         guard phase == .sending || phase == .resyncing else { return }
         var message = messages[index]
@@ -302,8 +340,11 @@ struct Sender: Sendable {
             }
             message.explicitBudget = Self.explicitAfterGap
         }
+        // An answer to a query shows the receiver is alive: only timeouts it leaves unanswered count towards
+        // "retries exhausted" (on a very lossy link a retransmission round may fail many times in a row).
+        let answeredQuery = message.querySequence != nil
         message.querySequence = nil
-        if progressed {
+        if progressed || answeredQuery {
             message.timeoutsWithoutProgress = 0
             message.timerAt = now + roundTrip.timeout()
         }
@@ -334,7 +375,7 @@ struct Sender: Sendable {
     // MARK: Timers
 
     var nextTimeout: Duration? {
-        var earliest: Duration?
+        var earliest: Duration? = greeted ? nil : helloTimerAt
         for message in messages {
             for candidate in [message.timerAt, message.phase == .cancelling ? nil : message.options.deadline] {
                 if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
@@ -352,6 +393,10 @@ struct Sender: Sendable {
 
     mutating func handleTimeout(now: Duration) {
         lastNow = max(lastNow, now)
+        if !greeted, let helloTimerAt, helloTimerAt <= now {
+            self.helloTimerAt = nil
+            helloPending = true
+        }
         var index = 0
         while index < messages.count {
             let message = messages[index]
@@ -392,6 +437,8 @@ struct Sender: Sendable {
                             .retriesExhausted(messageID: messages[index].messageID, retries: retries - 1)))
                 }
                 removeMessage(at: index)
+                // The receiver would wait for this id forever: a hello moves its first id on (3.9).
+                helloPending = packetSize != nil
                 return false
             }
             if messages[index].phase == .cancelling {
@@ -407,9 +454,19 @@ struct Sender: Sendable {
 
     // MARK: Output
 
-    /// Writes a pending `query` or `cancel`; false when there is none.
-    mutating func writeControl(into buffer: inout [UInt8]) -> Bool {
+    /// Writes a pending `hello`, `query` or `cancel`; false when there is none.
+    mutating func writeControl(into buffer: inout [UInt8], now: Duration) -> Bool {
         guard packetSize != nil else { return false }
+        if helloPending {
+            helloPending = false
+            TransportControl.hello(session: session, firstMessageID: firstUnfinishedID).encode(into: &buffer)
+            if !greeted {
+                // Resent with backoff until the welcome arrives (a lost hello or welcome).
+                helloTimerAt = now + roundTrip.timeout(backoff: helloAttempts)
+                helloAttempts += 1
+            }
+            return true
+        }
         for index in messages.indices {
             if messages[index].cancelPending {
                 messages[index].cancelPending = false

@@ -72,6 +72,24 @@ func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {
         #expect(throws: ATTError.closed) { try a.trySend([1][...]) }
     }
 
+    @Test func closingAgainNeverWritesToDescriptorsTheBearerAlreadyClosed() async throws {
+        let (a, b) = try bearerPair()
+        a.close()
+        guard case .disconnected = await b.receive() else {
+            Issue.record("expected a disconnect")
+            return
+        }
+        // The numbers a's thread freed (its socket and wake pipe) are among the lowest free ones: new sockets
+        // probably get them.
+        let sockets = try (0..<3).flatMap { _ in let (x, y) = try SeqPacketSocket.pair(); return [x, y] }
+        defer { sockets.forEach { Glibc.close($0) }; b.close() }
+        a.close()
+        var byte: UInt8 = 0
+        for fd in sockets {
+            #expect(recv(fd, &byte, 1, Int32(MSG_DONTWAIT)) == -1 && errno == EAGAIN, "a stray wake-up byte arrived")
+        }
+    }
+
     @Test func oversizedPacketIsCutJustAboveTheLargestMTU() async throws {
         let (fd, peer) = try SeqPacketSocket.pair()
         let bearer = try ATTBearer(adopting: peer)

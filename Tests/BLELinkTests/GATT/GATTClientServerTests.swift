@@ -9,10 +9,14 @@ struct ClientServerPair {
     let serverTask: Task<Void, Never>
 
     init(maximumMTU: Int = 517, clock: ATTClock = .continuous) throws {
+        try self.init(server: TestDatabase.server(maximumMTU: maximumMTU), clock: clock)
+    }
+
+    init(server: GATTServer, clock: ATTClock = .continuous) throws {
         let (a, b) = try bearerPair()
         client = GATTClient(bearer: a, clock: clock)
-        server = GATTServerConnection(bearer: b, server: TestDatabase.server(maximumMTU: maximumMTU), clock: clock)
-        serverTask = Task { [server] in await server.run() }
+        self.server = GATTServerConnection(bearer: b, server: server, clock: clock)
+        serverTask = Task { [connection = self.server] in await connection.run() }
     }
 
     /// The next application event, skipping none.

@@ -2,36 +2,28 @@ import Testing
 import Transport
 @testable import BLELink
 
-/// A central and a peripheral ``GATTLink`` over one socketpair, set up and connected.
-struct LinkPair {
-    let central: GATTLink
-    let peripheral: GATTLink
-    let serving: Task<Void, Never>
-    static let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 247)
-
-    init(profile: GATTServiceProfile = .msgpipe, serverMTU: Int = 247, centralMTU: Int = 517) async throws {
-        let (a, b) = try bearerPair()
-        central = GATTLink(profile: profile)
-        peripheral = GATTLink(profile: profile)
-        serving = Task { [peripheral] in
-            await peripheral.serve(b, info: Self.info, configuration: .init(maximumMTU: serverMTU))
-        }
-        try await central.connect(a, mtu: centralMTU)
-    }
-
-    func close() async {
-        await central.close()
-        await peripheral.close()
-        await serving.value
-    }
-}
-
 @Suite struct GATTLinkTests {
     @Test func bothSidesConnectWithPacketSizeMTUMinusThree() async throws {
         let pair = try await LinkPair(serverMTU: 185)
         #expect(await pair.central.events.next() == .connected(maximumPacketSize: 182))
         #expect(await pair.peripheral.events.next() == .connected(maximumPacketSize: 182))
         #expect(pair.central.peerInfo == LinkPair.info)
+        await pair.close()
+    }
+
+    @Test(arguments: [(23, 20), (185, 182), (247, 244), (515, 512), (517, 512)])
+    func packetSizeIsMTUMinusThreeButAt512AtMost(mtu: Int, packetSize: Int) async throws {
+        let pair = try await LinkPair(serverMTU: mtu)
+        #expect(await pair.central.events.next() == .connected(maximumPacketSize: packetSize))
+        #expect(await pair.peripheral.events.next() == .connected(maximumPacketSize: packetSize))
+        let largest = (0..<packetSize).map { UInt8(truncatingIfNeeded: $0) }
+        try await pair.central.send(largest)
+        try await pair.peripheral.send(largest)
+        #expect(await pair.peripheral.events.next() == .packet(largest))
+        #expect(await pair.central.events.next() == .packet(largest))
+        let limit = LinkError.packetTooLarge(size: packetSize + 1, limit: packetSize)
+        await #expect(throws: limit) { try await pair.central.send(largest + [0]) }
+        await #expect(throws: limit) { try await pair.peripheral.send(largest + [0]) }
         await pair.close()
     }
 
@@ -81,7 +73,7 @@ struct LinkPair {
         }
         await #expect(throws: LinkError.notConnected) { try await pair.peripheral.send([1]) }
         await pair.peripheral.close()
-        await pair.serving.value
+        await pair.servingEnded()
     }
 
     @Test func slowReceiverBackpressuresTheSenderWithoutLosingPackets() async throws {
@@ -99,6 +91,24 @@ struct LinkPair {
         }
         try await sender.value
         await pair.close()
+    }
+
+    @Test func peripheralIndicatesWhenTheCentralEnabledOnlyIndications() async throws {
+        let (a, b) = try bearerPair()
+        let peripheral = GATTLink()
+        let serving = Task { await peripheral.serve(b, info: LinkPair.info) }
+        let client = GATTClient(bearer: a)
+        let service = try await client.discoverPrimaryService(GATTServiceProfile.msgpipe.service)
+        let tx = try await client.characteristic(GATTServiceProfile.msgpipe.tx, of: service)
+        try await client.subscribe(to: tx, indications: true)
+        #expect(await peripheral.events.next() == .connected(maximumPacketSize: 20))
+        try await peripheral.send([1, 2, 3])
+        try await peripheral.send([4])
+        #expect(await client.notifications.next() == GATTNotification(handle: tx.valueHandle, value: [1, 2, 3], isIndication: true))
+        #expect(await client.notifications.next() == GATTNotification(handle: tx.valueHandle, value: [4], isIndication: true))
+        client.close()
+        await peripheral.close()
+        await serving.value
     }
 
     @Test func missingServiceFailsTheCentralWithNotFound() async throws {
@@ -125,6 +135,33 @@ struct LinkPair {
         let full = bytes("01 01 09 00 00 00 10 00 f7 00")
         for length in 0..<full.count {
             #expect(throws: ATTDecodeError.self) { try MsgPipeServiceInfo(decoding: Array(full.prefix(length))) }
+        }
+    }
+
+    /// The attribute table docs/PROTOCOL.md section 5.1 gives: handle, type, value.
+    @Test(arguments: [
+        (GATTServiceProfile.msgpipe, [
+            (1, "2800", "70 69 70 67 73 6d 1a 9f 2b 4e 5d 8c 01 00 50 4d"),
+            (2, "2803", "0c 03 00 70 69 70 67 73 6d 1a 9f 2b 4e 5d 8c 02 00 50 4d"), (3, "4D500002", ""), (4, "2901", "52 58"),
+            (5, "2803", "30 06 00 70 69 70 67 73 6d 1a 9f 2b 4e 5d 8c 03 00 50 4d"), (6, "4D500003", ""), (7, "2902", "00 00"),
+            (8, "2901", "54 58"),
+            (9, "2803", "02 0a 00 70 69 70 67 73 6d 1a 9f 2b 4e 5d 8c 04 00 50 4d"), (10, "4D500004", "01 01 0f 00 00 00 10 00 f7 00"),
+            (11, "2901", "69 6e 66 6f"),
+        ]),
+        (GATTServiceProfile.nordicUART, [
+            (1, "2800", "9e ca dc 24 0e e5 a9 e0 93 f3 a3 b5 01 00 40 6e"),
+            (2, "2803", "0c 03 00 9e ca dc 24 0e e5 a9 e0 93 f3 a3 b5 02 00 40 6e"), (3, "6E400002", ""), (4, "2901", "52 58"),
+            (5, "2803", "10 06 00 9e ca dc 24 0e e5 a9 e0 93 f3 a3 b5 03 00 40 6e"), (6, "6E400003", ""), (7, "2902", "00 00"),
+            (8, "2901", "54 58"),
+        ]),
+    ] as [(GATTServiceProfile, [(UInt16, String, String)])])
+    func serviceHasTheDocumentedAttributeTable(profile: GATTServiceProfile, table: [(UInt16, String, String)]) {
+        let attributes = profile.makeDatabase(info: LinkPair.info).attributes
+        #expect(attributes.count == table.count)
+        for (attribute, (handle, type, value)) in zip(attributes, table) {
+            #expect(attribute.handle == handle)
+            #expect(attribute.type.description.hasPrefix(type), "handle \(handle): \(attribute.type)")
+            #expect(attribute.value == bytes(value), "handle \(handle)")
         }
     }
 

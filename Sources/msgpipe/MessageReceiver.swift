@@ -1,0 +1,106 @@
+import BLELink
+import Framing
+import Logging
+import Synchronization
+import Transport
+
+/// The receiving half of `msgpipe listen`: Transport (format msgpipe) or a plain framing decoder over the
+/// GATT link's events, writing each message to a ``MessageSink`` as it is delivered.
+final class MessageReceiver: Sendable {
+    let format: FrameFormat
+    let maximumMessageSize: Int
+    let logger: Logger
+    /// Connections started so far (the current one's number).
+    let connections = Atomic<Int>(0)
+    private let transport = Mutex<Transport?>(nil)
+    private let failure = Mutex<FileIOError?>(nil)
+
+    init(format: FrameFormat, maximumMessageSize: Int, verbose: Bool) {
+        self.format = format
+        self.maximumMessageSize = maximumMessageSize
+        var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        self.logger = logger
+    }
+
+    /// The first error writing the output, if any (receiving stops at it).
+    var outputError: FileIOError? { failure.withLock { $0 } }
+
+    /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``) or writing fails.
+    func start(on link: GATTLink, sink: sending MessageSink) -> Task<FileIOError?, Never> {
+        if format == .msgpipe {
+            var options = TransportOptions()
+            options.endpoint.maximumMessageSize = maximumMessageSize
+            options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
+            let transport = Transport(link: link, options: options, logger: logger)
+            self.transport.withLock { $0 = transport }
+            return Task {
+                for await message in transport.messages {
+                    do throws(FileIOError) {
+                        try sink.write(message.body, messageID: message.messageID, connection: currentConnection)
+                    } catch {
+                        return record(error)
+                    }
+                }
+                return nil
+            }
+        }
+        return Task { await receivePlain(link, sink: sink) }
+    }
+
+    /// Ends receiving after the last connection: closes Transport (messages already delivered are still
+    /// written) or the link.
+    func finish(_ link: GATTLink) async {
+        if let transport = transport.withLock({ $0 }) {
+            await transport.close()
+        } else {
+            await link.close()
+        }
+    }
+
+    private var currentConnection: Int { connections.load(ordering: .relaxed) }
+
+    private func record(_ error: FileIOError) -> FileIOError {
+        failure.withLock { $0 = $0 ?? error }
+        return error
+    }
+
+    /// Plain framing: decodes the RX packets of each connection; a message left partial when its central
+    /// disconnects is reported and dropped.
+    private func receivePlain(_ link: GATTLink, sink: MessageSink) async -> FileIOError? {
+        let limits = ReassemblyLimits(
+            maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
+        var decoder = format.makeDecoder(limits: limits)
+        var messages: [[UInt8]] = []
+        let clock = ContinuousClock()
+        let start = clock.now
+        let emit = { [logger] (event: FrameEvent, messages: inout [[UInt8]]) in
+            switch event {
+            case let .message(message): messages.append(message.body)
+            case .control: break
+            case let .failure(failure): logger.warning("\(failure)")
+            }
+        }
+        for await event in link.events {
+            switch event {
+            case let .packet(packet):
+                decoder.receive(packet[...], now: start.duration(to: clock.now)) { emit($0, &messages) }
+            case let .disconnected(reason):
+                logger.debug("disconnected: \(reason)")
+                decoder.finish { emit($0, &messages) }
+            case .connected, .maximumPacketSizeChanged:
+                continue
+            }
+            for body in messages {
+                do throws(FileIOError) {
+                    try sink.write(body, messageID: nil, connection: currentConnection)
+                } catch {
+                    return record(error)
+                }
+            }
+            messages.removeAll(keepingCapacity: true)
+        }
+        decoder.finish { emit($0, &messages) }
+        return nil
+    }
+}

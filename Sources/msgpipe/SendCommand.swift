@@ -1,0 +1,121 @@
+import ArgumentParser
+import BLELink
+import Framing
+import Glibc
+import Logging
+import Transport
+
+/// `msgpipe send`: the central. Connects to a listener and sends each FILE (or standard input) as one
+/// message; exits 0 only once every message was acknowledged.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send each FILE (or standard input) as one message, as the central (GATT client).",
+        discussion: """
+            Connects over --link unix:PATH or Bluetooth (--adapter, --to ADDRESS|NAME), then sends the messages \
+            in order. With --format msgpipe (default) each message goes through Transport: acknowledged, \
+            retransmitted, and over a link that drops mid-transfer the command reconnects (with backoff, up \
+            to --reconnects times in a row) and Transport resumes the message where it stopped.
+
+            legacy, eom and lines are plain framing for interop: they have no acknowledgements. Their packets \
+            go out as Write Commands paced by the link's readiness, and the very last packet as a Write \
+            Request, so exit 0 means the peer's ATT layer took every packet (not that an application \
+            processed them). A link that drops during a plain transfer is a failure (exit 1).
+
+            A progress bar is drawn on standard error when it is a terminal (not with --json). With --json \
+            one line per acknowledged message goes to standard output: \
+            {"index":N,"file":"PATH","bytes":B,"seconds":S}.
+
+            \(SendExitCode.help)
+            """)
+
+    @OptionGroup var link: LinkOptions
+
+    @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
+    var format: FrameFormat = .msgpipe
+
+    @Option(help: "Seconds until every message must be acknowledged (default: no limit).")
+    var timeout: Double?
+
+    @Option(help: "Reconnect attempts in a row after the link drops (msgpipe format).")
+    var reconnects: Int = 5
+
+    @Flag(help: "Print one JSON line per acknowledged message on standard output; no progress bar.")
+    var json = false
+
+    @Flag(help: "Log connections and Transport events on standard error.")
+    var verbose = false
+
+    /// Test and lab hook: the process kills itself (SIGKILL, as `kill -9` would) once this many bytes went
+    /// out on the link, to prove a dead sender's partial message is handled.
+    @Option(name: .customLong("kill-after-bytes"), help: .hidden)
+    var killAfterBytes: Int?
+
+    @Argument(help: "Files to send, one message each ('-' or none: standard input).")
+    var files: [String] = []
+
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
+        guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
+        if files.count(where: { $0 == "-" }) > 1 { throw ValidationError("standard input ('-') can be sent once") }
+    }
+
+    func run() async throws {
+        let inputs = files.isEmpty ? ["-"] : files
+        // Every input must open before anything is sent, so a typo does not leave a half-done batch.
+        var sizes: [Int] = []
+        for path in inputs {
+            do {
+                sizes.append(try SendInput.size(of: path))
+            } catch {
+                try fail(error.description, .noInput)
+            }
+        }
+        var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        let progress = ProgressReporter(total: sizes.reduce(0, +), enabled: !json, killAfterBytes: killAfterBytes)
+        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        if let deadline {
+            // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
+            // connect that hangs) ends in exit 2 as well. Transport and plain sends also check the deadline
+            // themselves to report which message was not acknowledged.
+            Task.detached {
+                try await Task.sleep(until: deadline + .milliseconds(500))
+                printError("not every message was acknowledged before --timeout")
+                Glibc.exit(SendExitCode.notAcknowledged.rawValue)
+            }
+        }
+        let session = SendSession(
+            link: link, format: format, profile: try link.gattProfile(), progress: progress, logger: logger,
+            reconnects: reconnects, deadline: deadline)
+        let outcome = await session.run(inputs: inputs, sizes: sizes, json: json)
+        progress.finish(complete: outcome == .success)
+        if outcome != .success { throw ExitCode(outcome.rawValue) }
+    }
+
+    private func fail(_ message: String, _ code: SendExitCode) throws -> Never {
+        printError(message)
+        throw ExitCode(code.rawValue)
+    }
+}
+
+/// Reading `send`'s inputs: each FILE (or '-': standard input) is one message.
+enum SendInput {
+    /// The size of a regular file (0 for standard input or a pipe: unknown); throws when it cannot be opened.
+    static func size(of path: String) throws(FileIOError) -> Int {
+        guard path != "-" else { return 0 }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FileIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))", exitCode: 66)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return 0 }
+        return status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
+    }
+
+    /// The whole content of `path` (or standard input).
+    static func read(_ path: String) throws(FileIOError) -> [UInt8] {
+        try InputFile(path: path).readAll()
+    }
+}

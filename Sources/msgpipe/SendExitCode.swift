@@ -1,0 +1,44 @@
+import Transport
+
+/// The documented exit codes of `msgpipe send` (sysexits for usage and input errors).
+enum SendExitCode: Int32 {
+    /// Every message was acknowledged.
+    case success = 0
+    /// No connection, or the link failed and reconnecting did not bring it back.
+    case linkFailure = 1
+    /// A message was not acknowledged before the deadline (--timeout) or the peer stopped answering.
+    case notAcknowledged = 2
+    /// The peer refused a message for good (too large, or it speaks another format).
+    case refused = 3
+    /// Bad options (swift-argument-parser's usage error).
+    case usage = 64
+    /// An input cannot be carried in the chosen format (e.g. a newline with --format lines).
+    case dataError = 65
+    /// An input file cannot be opened.
+    case noInput = 66
+    /// Reading an input failed.
+    case ioError = 74
+
+    /// The exit code for a Transport failure of a send.
+    init(_ error: TransportError) {
+        switch error {
+        case .deadlineExceeded, .retriesExhausted, .responseTimedOut: self = .notAcknowledged
+        case .rejectedByPeer, .messageTooLarge: self = .refused
+        case .packetSizeTooSmall: self = .dataError
+        default: self = .linkFailure
+        }
+    }
+
+    /// The table printed by `send --help` and in the README.
+    static let help = """
+        Exit codes:
+          0   every message was acknowledged (plain formats: the last write's Write Response arrived)
+          1   link failure: no listener/peer, or the link dropped and reconnecting failed
+          2   not acknowledged before --timeout, or the peer stopped answering
+          3   refused by the peer: message too large, or the listener speaks another --format
+          64  usage error
+          65  an input cannot be carried in the format (e.g. a newline with --format lines)
+          66  an input FILE cannot be opened
+          74  reading an input failed
+        """
+}

@@ -1,0 +1,125 @@
+import Testing
+@testable import Transport
+
+/// PROTOCOL.md 3.9: sender sessions. A sender process that dies mid-message is replaced by a new process
+/// whose ids start at 1 again; a receiver that restarts meets a sender whose ids do not.
+@Suite struct EndpointSessionTests {
+    /// Runs `harness` until side b holds part of a message from a, then cuts the link as a killed process would.
+    private func cutMidMessage(_ harness: inout EndpointHarness) {
+        #expect(harness.run { $0.endpoints[1].receiverBufferedBytes > 0 && $0.packetsSent[0] > 50 })
+        harness.arrivals.removeAll()
+        for index in 0 ..< 2 { harness.endpoints[index].linkDisconnected(now: harness.now) }
+    }
+
+    private func reconnect(_ harness: inout EndpointHarness) {
+        for index in 0 ..< 2 { harness.endpoints[index].linkConnected(maximumPacketSize: harness.packetSize, now: harness.now) }
+    }
+
+    @Test func newSenderSessionDropsTheAbandonedPartialMessageAndDeliversItsOwnOnce() throws {
+        var harness = EndpointHarness(packetSize: 20)
+        try harness.submit(from: .a, payload(size: 20_000, seed: 1))
+        cutMidMessage(&harness)
+        // A new sender process: a fresh endpoint, ids from 1 again, the same message sent again.
+        harness.endpoints[0] = TransportEndpoint(session: 0xD00D)
+        reconnect(&harness)
+        let again = payload(size: 20_000, seed: 1)
+        try harness.submit(from: .a, again)
+        try harness.submit(from: .a, payload(size: 30, seed: 2))
+        #expect(harness.run { $0.delivered[1].count == 2 && $0.endpoints[0].isSendIdle })
+        #expect(harness.delivered[1].map(\.messageID) == [1, 2])
+        #expect(harness.delivered[1].first?.body == again)
+        #expect(harness.endpoints[1].receiverBufferedBytes == 0, "the abandoned partial message leaked")
+        #expect(harness.events[1].contains(.receiveFailed(.senderSessionEnded(messageID: 1, length: 20_000))))
+    }
+
+    @Test func restartedReceiverTakesTheSendersNextIdsInsteadOfWaitingForOnesItNeverSees() throws {
+        var harness = EndpointHarness(packetSize: 20)
+        try harness.submit(from: .a, payload(size: 100, seed: 3))
+        #expect(harness.run { $0.delivered[1].count == 1 && $0.endpoints[0].isSendIdle })
+        for index in 0 ..< 2 { harness.endpoints[index].linkDisconnected(now: harness.now) }
+        harness.endpoints[1] = TransportEndpoint(session: 0xBEEF)
+        harness.delivered[1].removeAll()
+        reconnect(&harness)
+        let next = payload(size: 500, seed: 4)
+        try harness.submit(from: .a, next)
+        #expect(harness.run { $0.delivered[1].count == 1 && $0.endpoints[0].isSendIdle })
+        #expect(harness.delivered[1].map(\.messageID) == [2])
+        #expect(harness.delivered[1].first?.body == next)
+    }
+
+    @Test func sameSessionReconnectingResumesItsPartialMessage() throws {
+        var harness = EndpointHarness(packetSize: 20)
+        let body = payload(size: 20_000, seed: 5)
+        try harness.submit(from: .a, body)
+        cutMidMessage(&harness)
+        let sentBefore = harness.packetsSent[0]
+        reconnect(&harness)
+        #expect(harness.run { $0.delivered[1].count == 1 && $0.endpoints[0].isSendIdle })
+        #expect(harness.delivered[1].map(\.body) == [body])
+        #expect(!harness.events[1].contains { if case .receiveFailed = $0 { true } else { false } })
+        // Resumed, not restarted: the whole message takes about 1 100 packets at P = 20.
+        #expect(harness.packetsSent[0] - sentBefore < 1_100)
+    }
+
+    @Test func helloGoesFirstAndIsResentUntilWelcomed() throws {
+        var endpoint = TransportEndpoint(session: 7)
+        endpoint.linkConnected(maximumPacketSize: 20, now: .zero)
+        _ = try endpoint.submit([1, 2, 3], now: .zero)
+        var buffer: [UInt8] = []
+        #expect(endpoint.writeNextPacket(into: &buffer, now: .zero))
+        #expect(TransportControl(decoding: buffer[...]) == .hello(session: 7, firstMessageID: 1))
+        #expect(endpoint.writeNextPacket(into: &buffer, now: .zero))
+        #expect(buffer.starts(with: [0xC0, 0x10]), "expected the message's Start packet right after the hello")
+        // No welcome (a welcome for another session does not count): the hello goes again on its timer.
+        TransportControl.welcome(session: 8).encode(into: &buffer)
+        endpoint.receive(buffer[...], now: .zero)
+        let timeout = try #require(endpoint.nextTimeout)
+        endpoint.handleTimeout(now: timeout)
+        var sent: [TransportControl] = []
+        while endpoint.writeNextPacket(into: &buffer, now: timeout) {
+            if let control = TransportControl(decoding: buffer[...]) { sent.append(control) }
+        }
+        #expect(sent.contains(.hello(session: 7, firstMessageID: 1)))
+        // Welcomed: no more hellos.
+        TransportControl.welcome(session: 7).encode(into: &buffer)
+        endpoint.receive(buffer[...], now: timeout)
+        let later = timeout + .seconds(10)
+        endpoint.handleTimeout(now: later)
+        sent.removeAll()
+        while endpoint.writeNextPacket(into: &buffer, now: later) {
+            if let control = TransportControl(decoding: buffer[...]) { sent.append(control) }
+        }
+        #expect(!sent.contains { if case .hello = $0 { true } else { false } })
+    }
+
+    @Test func dataOnAConnectionWithoutHelloIsIgnored() throws {
+        var sender = TransportEndpoint(session: 3)
+        var receiver = TransportEndpoint(session: 4)
+        sender.linkConnected(maximumPacketSize: 20, now: .zero)
+        receiver.linkConnected(maximumPacketSize: 20, now: .zero)
+        _ = try sender.submit(Array("hi".utf8), now: .zero)
+        var buffer: [UInt8] = []
+        var packets: [[UInt8]] = []
+        while sender.writeNextPacket(into: &buffer, now: .zero) { packets.append(buffer) }
+        #expect(packets.count == 2)
+        // The hello was lost: the Start alone is not taken (it might be another sender's id 1).
+        receiver.receive(packets[1][...], now: .zero)
+        #expect(receiver.takeMessage() == nil)
+        receiver.receive(packets[0][...], now: .zero)
+        receiver.receive(packets[1][...], now: .zero)
+        #expect(receiver.takeMessage()?.body == Array("hi".utf8))
+    }
+
+    @Test func receiverAnswersEveryHelloWithWelcome() {
+        var endpoint = TransportEndpoint(session: 1)
+        endpoint.linkConnected(maximumPacketSize: 20, now: .zero)
+        var buffer: [UInt8] = []
+        _ = endpoint.writeNextPacket(into: &buffer, now: .zero)  // its own hello
+        for session: UInt64 in [5, 5, 6] {
+            TransportControl.hello(session: session, firstMessageID: 1).encode(into: &buffer)
+            endpoint.receive(buffer[...], now: .zero)
+            #expect(endpoint.writeNextPacket(into: &buffer, now: .zero))
+            #expect(TransportControl(decoding: buffer[...]) == .welcome(session: session))
+        }
+    }
+}

@@ -1,6 +1,5 @@
 import ArgumentParser
 import BLELink
-import Dispatch
 import Exchange
 import Glibc
 import Logging
@@ -98,30 +97,19 @@ struct ServeCommand: AsyncParsableCommand {
                 await transport.close()
             }
         }
-        let signals = Self.stopOnTermination(serving, lifecycle)
-        defer { signals.forEach { $0.cancel() } }
+        // SIGTERM/SIGINT cancel serving, which kills a running command's process group; the process exits as
+        // soon as no connection is being served (the journal is durable at every point, so nothing is lost;
+        // this also ends a Bluetooth accept, which cannot be cancelled).
+        let shutdown = ShutdownSignal()
+        shutdown.onSignal {
+            serving.cancel()
+            lifecycle.stop()
+        }
+        defer { withExtendedLifetime(shutdown) {} }
         do {
             try await serving.value
         } catch where serving.isCancelled {
             return  // a termination signal: ServeLifecycle exits once the connection in progress ended
-        }
-    }
-
-    /// SIGTERM and SIGINT cancel `task`, which kills a running command's process group; the process exits
-    /// as soon as no connection is being served (the journal is durable at every point, so nothing is lost;
-    /// this also ends a Bluetooth accept that cannot be cancelled).
-    private static func stopOnTermination(
-        _ task: Task<Void, any Error>, _ lifecycle: ServeLifecycle
-    ) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                task.cancel()
-                lifecycle.stop()
-            }
-            source.resume()
-            return source
         }
     }
 

@@ -42,6 +42,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Seconds a new connection has to complete the secure handshake.")
     var handshakeTimeout: Double = 15
 
+    @Option(help: "Seconds an authenticated connection may stay without a request before it is closed.")
+    var idleTimeout: Double = 60
+
     @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
     var connections: Int?
 
@@ -54,6 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
         guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
     }
@@ -74,6 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
         let info = MsgPipeServiceInfo(
             maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
         let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
+        let idle = Duration.seconds(idleTimeout)
         let lifecycle = ServeLifecycle()
         let serving = Task {
             try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
@@ -89,7 +94,7 @@ struct ServeCommand: AsyncParsableCommand {
                         try await SecureChannel.accept(
                             over: transport, credentials: credentials, limits: secureLimits, logger: logger)
                     }
-                    await server.serve(channel) { event in ServeEvent.report(event, json: json) }
+                    await server.serve(channel, idleTimeout: idle) { event in ServeEvent.report(event, json: json) }
                 } catch {
                     printError("connection from \(peer): \(error)")
                     if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }

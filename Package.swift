@@ -92,7 +92,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["msgpipe"],
+            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

@@ -10,6 +10,9 @@ import Foundation
 import Secure
 import Transport
 
+/// Prints a line at once (unbuffered, also into a pipe).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 let arguments = CommandLine.arguments
 guard arguments.count == 5 else {
     FileHandle.standardError.write(Data("usage: PaymentClient SOCKET_PATH KEY_FILE ORDER_ID AMOUNT\n".utf8))
@@ -27,12 +30,12 @@ do {
     let channel = try await SecureChannel.initiate(over: transport, credentials: credentials, timeout: .seconds(20))
     let response = try await ExchangeClient.request(
         Array(arguments[4].utf8), id: orderID, over: channel, timeout: .seconds(20))
-    print("\(orderID): \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+    say("\(orderID): \(response.status): \(String(decoding: response.body, as: UTF8.self))")
     await transport.close()
     exit(response.status == .ok ? 0 : 1)
 } catch {
     // A timeout or a dropped link: retry with the same order id; it will not be charged twice.
-    print("\(orderID): \(error)")
+    say("\(orderID): \(error)")
     await transport.close()
     exit(2)
 }

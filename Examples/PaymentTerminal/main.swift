@@ -10,6 +10,9 @@ import Foundation
 import Secure
 import Transport
 
+/// Prints a line at once (unbuffered, also into a pipe).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
 let arguments = CommandLine.arguments
 guard arguments.count == 4 else {
     FileHandle.standardError.write(Data("usage: PaymentTerminal SOCKET_PATH KEY_FILE STATE_DIR\n".utf8))
@@ -25,7 +28,7 @@ let server = try RequestServer(
     runner: CommandRunner(command: #"amount=$(cat); echo "$amount" >> charges.log; printf 'approved %s' "$amount""#))
 
 let listener = try SeqPacketSocket.listen(path: arguments[1])
-print("terminal ready on unix:\(arguments[1])")
+say("terminal ready on unix:\(arguments[1])")
 while true {
     let bearer = try ATTBearer(adopting: try await SeqPacketSocket.accept(listener))
     let link = GATTLink()
@@ -36,11 +39,11 @@ while true {
                 let channel = try await SecureChannel.accept(over: transport, credentials: credentials)
                 await server.serve(channel) { event in
                     if case let .handled(request) = event {
-                        print("order \(request.id): \(request.status)\(request.fromJournal ? " (retry)" : "")")
+                        say("order \(request.id): \(request.status)\(request.fromJournal ? " (retry)" : "")")
                     }
                 }
             } catch {
-                print("connection refused: \(error)")
+                say("connection refused: \(error)")
             }
             await transport.close()
         }

@@ -52,8 +52,9 @@ struct RequestCommand: AsyncParsableCommand {
         if id == nil { printError("request id: \(requestID)") }
         let outcome: Result<ResponseEnvelope, any Error>
         do {
-            outcome = .success(try await withDeadline(seconds: timeout) { [link, inject] in
-                let gattLink = GATTLink(profile: try link.gattProfile())
+            let gattLink = GATTLink(profile: try link.gattProfile())
+            outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await gattLink.close() }) {
+                [link, inject] in
                 let peer = try await link.connect(gattLink) { logger.info("\($0)") }
                 logger.debug("connected to \(peer)")
                 let transport = Transport(link: gattLink, logger: logger)
@@ -122,9 +123,11 @@ struct RequestCommand: AsyncParsableCommand {
     }
 }
 
-/// Runs `operation`, throwing ``RequestDeadlineError`` if it takes longer than `seconds`.
+/// Runs `operation`, throwing ``RequestDeadlineError`` if it takes longer than `seconds`. Then `onTimeout`
+/// runs: it must make `operation` end (close its transport or link), since a task group waits for it.
 func withDeadline<T: Sendable>(
-    seconds: Double, _ operation: @escaping @Sendable () async throws -> T
+    seconds: Double, onTimeout: @escaping @Sendable () async -> Void,
+    _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
@@ -133,9 +136,8 @@ func withDeadline<T: Sendable>(
             return nil
         }
         defer { group.cancelAll() }
-        guard let result = try await group.next(), let value = result else {
-            throw RequestDeadlineError(seconds: seconds)
-        }
-        return value
+        if let result = try await group.next(), let value = result { return value }
+        await onTimeout()
+        throw RequestDeadlineError(seconds: seconds)
     }
 }

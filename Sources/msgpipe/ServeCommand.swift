@@ -1,6 +1,5 @@
 import ArgumentParser
 import BLELink
-import Dispatch
 import Exchange
 import Glibc
 import Logging
@@ -40,6 +39,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "How many answered request ids the journal keeps.")
     var retain: Int = 10_000
 
+    @Option(help: "Seconds a new connection has to complete the secure handshake.")
+    var handshakeTimeout: Double = 15
+
+    @Option(help: "Seconds an authenticated connection may stay without a request before it is closed.")
+    var idleTimeout: Double = 60
+
     @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
     var connections: Int?
 
@@ -51,6 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
+        guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
     }
@@ -70,7 +77,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let info = MsgPipeServiceInfo(
             maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
-        let (json, connections, link) = (json, connections, link)
+        let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
+        let idle = Duration.seconds(idleTimeout)
         let lifecycle = ServeLifecycle()
         let serving = Task {
             try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
@@ -79,9 +87,14 @@ struct ServeCommand: AsyncParsableCommand {
                 logger.info("connection from \(peer)")
                 let transport = Transport(link: gattLink, logger: logger)
                 do {
-                    let channel = try await SecureChannel.accept(
-                        over: transport, credentials: credentials, limits: secureLimits, logger: logger)
-                    await server.serve(channel) { event in ServeEvent.report(event, json: json) }
+                    // A central that connects and stays silent must not hold the (sequential) server.
+                    let channel = try await withDeadline(
+                        seconds: handshakeTimeout, onTimeout: { await transport.close() }
+                    ) {
+                        try await SecureChannel.accept(
+                            over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                    }
+                    await server.serve(channel, idleTimeout: idle) { event in ServeEvent.report(event, json: json) }
                 } catch {
                     printError("connection from \(peer): \(error)")
                     if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
@@ -89,30 +102,19 @@ struct ServeCommand: AsyncParsableCommand {
                 await transport.close()
             }
         }
-        let signals = Self.stopOnTermination(serving, lifecycle)
-        defer { signals.forEach { $0.cancel() } }
+        // SIGTERM/SIGINT cancel serving, which kills a running command's process group; the process exits as
+        // soon as no connection is being served (the journal is durable at every point, so nothing is lost;
+        // this also ends a Bluetooth accept, which cannot be cancelled).
+        let shutdown = ShutdownSignal()
+        shutdown.onSignal {
+            serving.cancel()
+            lifecycle.stop()
+        }
+        defer { withExtendedLifetime(shutdown) {} }
         do {
             try await serving.value
         } catch where serving.isCancelled {
             return  // a termination signal: ServeLifecycle exits once the connection in progress ended
-        }
-    }
-
-    /// SIGTERM and SIGINT cancel `task`, which kills a running command's process group; the process exits
-    /// as soon as no connection is being served (the journal is durable at every point, so nothing is lost;
-    /// this also ends a Bluetooth accept that cannot be cancelled).
-    private static func stopOnTermination(
-        _ task: Task<Void, any Error>, _ lifecycle: ServeLifecycle
-    ) -> [any DispatchSourceSignal] {
-        [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                task.cancel()
-                lifecycle.stop()
-            }
-            source.resume()
-            return source
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// `msgpipe keygen`, `request` and `serve` as real processes over the unix link.
@@ -151,6 +152,28 @@ struct RequestServeCLITests {
         #expect(reused.status == 5)
         _ = server.stop()
         #expect(runs == 1)
+    }
+
+    @Test("a central that connects and stays silent is dropped after --handshake-timeout; the next one is served")
+    func silentCentral() throws {
+        let server = try serve(["--handshake-timeout", "1"])
+        let silent = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { path in
+            path.copyBytes(from: socket.utf8.prefix(path.count - 1))
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(silent, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        #expect(connected == 0)
+        let result = try request("after the silent one")
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = server.stop()
+        #expect(output.stdout.contains("\"event\":\"handshake-failed\""))
     }
 
     @Test("no response before --timeout: exit 4; a failing command: exit 3; no server: exit 2")

@@ -27,7 +27,8 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits for the process to end; returns its stdout (the --json lines) and stderr.
-    func stop(signal: Int32 = SIGKILL) -> (stdout: String, stderr: String, status: Int32) {
+    /// SIGTERM (the default) lets serve finish the connection in progress, so every event line is out.
+    func stop(signal: Int32 = SIGTERM) -> (stdout: String, stderr: String, status: Int32) {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         let rest = stderr.fileHandleForReading.readDataToEndOfFile()

@@ -34,14 +34,19 @@ public actor RequestServer {
     /// What opening the journal repaired, if anything.
     public var journalRecoveryNote: String? { journal.recoveryNote }
 
-    /// Serves the requests of one connection until it closes; `onEvent` sees each request and rejection.
-    public func serve(_ channel: SecureChannel, onEvent: @Sendable (Event) -> Void = { _ in }) async {
+    /// Serves the requests of one connection until it closes, or until no request came for `idleTimeout`
+    /// (then the channel is closed, so an idle peer cannot hold this one-at-a-time server); `onEvent` sees each
+    /// request and rejection.
+    public func serve(
+        _ channel: SecureChannel, idleTimeout: Duration? = nil, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async {
         while true {
             let message: SecureMessage?
-            do {
-                message = try await channel.receive(onRejected: { onEvent(.rejected($0)) })
-            } catch {
-                continue  // reported through onRejected
+            switch await nextMessage(channel, idleTimeout: idleTimeout, onRejected: { onEvent(.rejected($0)) }) {
+            case let .success(next):
+                message = next
+            case .failure:
+                continue  // reported through onRejected before the peer was told
             }
             guard let message else { return }
             guard message.isRequest else {
@@ -56,6 +61,31 @@ public actor RequestServer {
                 logger?.info("response to \(report.id) not acknowledged: \(error) (a retry gets it from the journal)")
             }
             onEvent(.handled(report))
+        }
+    }
+
+    private func nextMessage(
+        _ channel: SecureChannel, idleTimeout: Duration?, onRejected: @escaping @Sendable (SecureError) -> Void
+    ) async -> Result<SecureMessage?, SecureError> {
+        let receive: @Sendable () async -> Result<SecureMessage?, SecureError> = {
+            do throws(SecureError) {
+                return .success(try await channel.receive(onRejected: onRejected))
+            } catch {
+                return .failure(error)
+            }
+        }
+        guard let idleTimeout else { return await receive() }
+        return await withTaskGroup(of: Result<SecureMessage?, SecureError>?.self) { group in
+            group.addTask { await receive() }
+            group.addTask {
+                try? await Task.sleep(for: idleTimeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            if let first = await group.next(), let result = first { return result }
+            logger?.info("no request for \(idleTimeout): closing the connection")
+            await channel.close()
+            return .success(nil)
         }
     }
 

@@ -6,33 +6,16 @@ extension LinkOptions {
     /// and secure session): for each central, `session` runs with the link while the link serves it; when
     /// the central disconnects the link is closed, and the next central is accepted only after `session`
     /// returned (one connection at a time). Returns after `connections` centrals (nil: until cancelled).
+    /// With `shutdown`, a signal removes the socket file or stops advertising.
     func serveSessions(
-        info: MsgPipeServiceInfo, connections: Int? = nil, onReady: (String) -> Void = { _ in },
+        info: MsgPipeServiceInfo, connections: Int? = nil, shutdown: ShutdownSignal? = nil,
+        onReady: (String) -> Void = { _ in },
         session: @escaping @Sendable (GATTLink, String) async -> Void
     ) async throws {
         let profile = try gattProfile()
-        switch try endpoint() {
-        case let .unix(path):
-            let listener = try SeqPacketSocket.listen(path: path)
-            defer { _ = Glibc.close(listener) }
-            onReady("listening on unix:\(path)")
-            var served = 0
-            while connections.map({ served < $0 }) ?? true {
-                let descriptor = try await SeqPacketSocket.accept(listener)
-                served += 1
-                await Self.run(
-                    session, bearer: try ATTBearer(adopting: descriptor), profile: profile, info: info,
-                    peer: "unix:\(path)")
-            }
-        case .bluetooth:
-            try await bluetooth.acceptConnections(
-                service: AdvertisedServiceUUID(profile.service.description), connections: connections,
-                onAdvertising: { onReady("advertising '\($0.advertisement.localName)' on \($0.adapter)") }
-            ) { socket in
-                await Self.run(
-                    session, bearer: try ATTBearer(adopting: socket.fileDescriptor), profile: profile, info: info,
-                    peer: "\(socket.peer)")
-            }
+        try await acceptBearers(profile: profile, connections: connections, shutdown: shutdown, onReady: onReady) {
+            bearer, peer in
+            await Self.run(session, bearer: bearer, profile: profile, info: info, peer: peer)
         }
     }
 

@@ -58,6 +58,22 @@ struct LinkOptions: ParsableArguments {
         onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in },
         onEnd: () async -> Void = {}
     ) async throws {
+        try await acceptBearers(profile: link.profile, connections: connections, shutdown: shutdown, onReady: onReady) {
+            bearer, peer in
+            onConnection(peer)
+            await link.serve(bearer, info: info)
+            await onEnd()
+        }
+    }
+
+    /// The accept loop of both peripheral roles: listens on the socket or advertises the profile's service,
+    /// and hands each central's ATT bearer and description to `handle`, one connection at a time, until
+    /// `connections` were accepted (nil: until cancelled). With `shutdown`, a signal removes the socket file
+    /// or stops advertising.
+    func acceptBearers(
+        profile: GATTServiceProfile, connections: Int?, shutdown: ShutdownSignal?, onReady: (String) -> Void,
+        handle: (ATTBearer, String) async -> Void
+    ) async throws {
         switch try endpoint() {
         case let .unix(path):
             let listener = try SeqPacketSocket.listen(path: path)
@@ -71,12 +87,9 @@ struct LinkOptions: ParsableArguments {
             while connections.map({ served < $0 }) ?? true {
                 let fd = try await SeqPacketSocket.accept(listener)
                 served += 1
-                onConnection("unix:\(path)")
-                await link.serve(try ATTBearer(adopting: fd), info: info)
-                await onEnd()
+                await handle(try ATTBearer(adopting: fd), "unix:\(path)")
             }
         case .bluetooth:
-            let profile = link.profile
             try await bluetooth.acceptConnections(
                 service: AdvertisedServiceUUID(profile.service.description), connections: connections,
                 onAdvertising: { peripheral in
@@ -90,9 +103,7 @@ struct LinkOptions: ParsableArguments {
                     onReady("advertising '\(advertisement.localName)' on \(adapter)")
                 }
             ) { socket in
-                onConnection("\(socket.peer)")
-                await link.serve(try ATTBearer(adopting: socket.fileDescriptor), info: info)
-                await onEnd()
+                await handle(try ATTBearer(adopting: socket.fileDescriptor), "\(socket.peer)")
             }
         }
     }

@@ -80,8 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
         let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
         let idle = Duration.seconds(idleTimeout)
         let lifecycle = ServeLifecycle()
+        let shutdown = ShutdownSignal()
         let serving = Task {
-            try await link.serveSessions(info: info, connections: connections, onReady: { printError($0) }) { gattLink, peer in
+            try await link.serveSessions(
+                info: info, connections: connections, shutdown: shutdown, onReady: { printError($0) }
+            ) { gattLink, peer in
                 lifecycle.sessionStarted()
                 defer { lifecycle.sessionEnded() }
                 logger.info("connection from \(peer)")
@@ -104,8 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // SIGTERM/SIGINT cancel serving, which kills a running command's process group; the process exits as
         // soon as no connection is being served (the journal is durable at every point, so nothing is lost;
-        // this also ends a Bluetooth accept, which cannot be cancelled).
-        let shutdown = ShutdownSignal()
+        // this also ends a Bluetooth accept, which cannot be cancelled); the socket file goes, advertising stops.
         shutdown.onSignal {
             serving.cancel()
             lifecycle.stop()

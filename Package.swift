@@ -14,7 +14,10 @@ let package = Package(
         .library(name: "Framing", targets: ["Framing"]),
         .library(name: "Backpressure", targets: ["Backpressure"]),
         .library(name: "Transport", targets: ["Transport"]),
+        .library(name: "GATT", targets: ["GATT"]),
         .library(name: "BLELink", targets: ["BLELink"]),
+        .library(name: "MemoryLinks", targets: ["MemoryLinks"]),
+        .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
@@ -67,11 +70,33 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // ATT/GATT codecs and state machines, plus the kernel binding (the only libbluetooth user).
+        // Beside Transport, as NIOEmbedded is beside NIOCore: in-memory and fault-injecting links for tests and
+        // benchmarks, and the BLE air-time simulator behind `msgpipe bench --link sim`. Pure, no OS API.
+        .target(
+            name: "MemoryLinks",
+            dependencies: ["Transport", "Backpressure"],
+            swiftSettings: strict),
+        .target(
+            name: "Simulator",
+            dependencies: ["Transport", "Framing", "MemoryLinks"],
+            swiftSettings: strict),
+
+        // ATT PDUs, the GATT database, server and client state machines, the service profiles and GATTLink:
+        // pure Swift over any ATT bearer, no Glibc, no libbluetooth.
+        .target(
+            name: "GATT",
+            dependencies: [
+                "Transport", "Backpressure",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+
+        // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user).
         .target(
             name: "BLELink",
             dependencies: [
-                "Transport", "Backpressure", "CBluetooth",
+                "GATT", "Transport", "Backpressure", "CBluetooth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -80,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "msgpipe",
             dependencies: [
-                "Framing", "Transport", "BLELink", "Secure", "Exchange",
+                "Framing", "Transport", "GATT", "BLELink", "Simulator", "Secure", "Exchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -101,14 +126,14 @@ let package = Package(
         .testTarget(
             name: "TransportTests",
             dependencies: [
-                "Transport", "Framing", "Backpressure",
+                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "SecureTests",
             dependencies: [
-                "Secure", "Transport",
+                "Secure", "Transport", "MemoryLinks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -116,22 +141,24 @@ let package = Package(
         .testTarget(
             name: "ExchangeTests",
             dependencies: [
-                "Exchange", "Secure", "Transport", "Framing",
+                "Exchange", "Secure", "Transport", "Framing", "MemoryLinks",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
-            dependencies: ["BLELink", "Transport", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: [
+                "GATT", "BLELink", "Transport", "MemoryLinks",
+                .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).
         .executableTarget(
-            name: "PaymentTerminal", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            name: "PaymentTerminal", dependencies: ["GATT", "BLELink", "Transport", "Secure", "Exchange"],
             path: "Examples/PaymentTerminal", swiftSettings: strict),
         .executableTarget(
-            name: "PaymentClient", dependencies: ["BLELink", "Transport", "Secure", "Exchange"],
+            name: "PaymentClient", dependencies: ["GATT", "BLELink", "Transport", "Secure", "Exchange"],
             path: "Examples/PaymentClient", swiftSettings: strict),
 
         .executableTarget(
@@ -142,13 +169,13 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
         .executableTarget(
             name: "TransportBenchmarks",
-            dependencies: ["Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            dependencies: ["Transport", "Simulator", "MemoryLinks", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/TransportBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),
         .executableTarget(
             name: "GATTLinkBenchmarks",
-            dependencies: ["BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
+            dependencies: ["GATT", "BLELink", "Transport", .product(name: "Benchmark", package: "package-benchmark")],
             path: "Benchmarks/GATTLinkBenchmarks",
             swiftSettings: strict,
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]),

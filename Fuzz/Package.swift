@@ -11,7 +11,7 @@ let package = Package(
     targets: [
         .executableTarget(
             name: "ATTFuzzer",
-            dependencies: [.product(name: "BLELink", package: "msgpipe")],
+            dependencies: [.product(name: "GATT", package: "msgpipe")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault")]),
     ]
 )

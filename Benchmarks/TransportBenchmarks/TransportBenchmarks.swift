@@ -1,3 +1,4 @@
+import Simulator
 import Benchmark
 import Transport
 

@@ -4,6 +4,7 @@
 //
 // Run it twice with the same order id: the second run gets the same receipt and nothing is charged again.
 // Over Bluetooth, connect the GATTLink to the socket of a BLECentral connection instead (as `msgpipe request`).
+import GATT
 import BLELink
 import Exchange
 import Foundation

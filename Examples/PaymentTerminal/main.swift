@@ -4,6 +4,7 @@
 //
 // terminal.key comes from `msgpipe keygen --out terminal.key`. The GATT link here runs over a UNIX socket;
 // over Bluetooth the same GATTLink takes the socket of a BLEPeripheral connection (as `msgpipe serve` does).
+import GATT
 import BLELink
 import Exchange
 import Foundation

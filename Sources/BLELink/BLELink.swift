@@ -1,2 +1,3 @@
-/// BLELink: ATT and GATT over a SEQPACKET bearer, and the Linux kernel binding (libbluetooth).
+/// BLELink: the Linux binding of msgpipe's GATT layer: the SEQPACKET ATT bearer, kernel L2CAP sockets and the
+/// mgmt interface (advertising, scanning, adapters). The only module that calls the OS or links libbluetooth.
 public enum BLELink {}

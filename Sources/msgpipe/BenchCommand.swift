@@ -1,3 +1,4 @@
+import Simulator
 import ArgumentParser
 import Transport
 

@@ -1,3 +1,4 @@
+import Simulator
 import Transport
 
 /// How `msgpipe bench` prints a ``TransferReport``: a table for people, one JSON object for machines.

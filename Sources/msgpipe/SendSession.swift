@@ -1,3 +1,4 @@
+import GATT
 import BLELink
 import Framing
 import Logging

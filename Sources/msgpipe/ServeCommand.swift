@@ -1,3 +1,4 @@
+import GATT
 import ArgumentParser
 import BLELink
 import Exchange

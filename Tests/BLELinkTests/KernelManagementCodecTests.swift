@@ -1,3 +1,4 @@
+import MemoryLinks
 import Testing
 @testable import BLELink
 

@@ -1,3 +1,4 @@
+import MemoryLinks
 import Secure
 import Testing
 import Transport

@@ -1,3 +1,4 @@
+import MemoryLinks
 import Testing
 import Transport
 @testable import Secure

@@ -1,3 +1,4 @@
+import MemoryLinks
 import Transport
 
 /// SplitMix64: a tiny seeded generator so every fault pattern replays.

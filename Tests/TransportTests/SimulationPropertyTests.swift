@@ -1,3 +1,4 @@
+import Simulator
 import PropertyBased
 import Testing
 @testable import Transport

@@ -1,3 +1,4 @@
+import Simulator
 @testable import Transport
 
 /// Test-only endpoint: always has a full packet to send (a saturating source), never reads.

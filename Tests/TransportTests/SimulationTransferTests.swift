@@ -1,3 +1,4 @@
+import Simulator
 import Testing
 @testable import Transport
 

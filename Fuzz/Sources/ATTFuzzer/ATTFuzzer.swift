@@ -1,4 +1,4 @@
-import BLELink
+import GATT
 
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+public import GATT
 import Glibc
 
 /// ATT over a connected SOCK_SEQPACKET socket: one PDU per packet, non-blocking, driven by `poll()` on a
@@ -6,7 +7,7 @@ import Glibc
 /// Sends never block: ``trySend(_:)`` answers false when the socket is full (the isReady contract) and
 /// ``send(_:)`` waits for POLLOUT. Receiving is backpressured: at most `receiveCapacity` PDUs wait for the
 /// consumer; beyond that the bearer stops reading and the peer's sends stall in the kernel.
-public final class ATTBearer: Sendable {
+public final class ATTBearer: ATTConnection {
     private let core: BearerCore
 
     /// Takes ownership of `fd`, a connected SOCK_SEQPACKET socket, and starts its poll thread.

@@ -1,3 +1,4 @@
+import GATT
 import DequeModule
 import Glibc
 import Synchronization

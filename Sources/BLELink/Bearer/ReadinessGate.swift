@@ -1,3 +1,4 @@
+import GATT
 import Synchronization
 
 /// The isReady-to-update contract as a gate: senders wait while the bearer is not ready (its socket said

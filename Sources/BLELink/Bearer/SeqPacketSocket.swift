@@ -1,3 +1,4 @@
+public import GATT
 import Glibc
 
 /// UNIX-domain SOCK_SEQPACKET sockets: the stand-in for the L2CAP ATT channel in tests and `--link unix:PATH`.

@@ -1,3 +1,4 @@
+@testable import GATT
 import Testing
 @testable import BLELink
 

@@ -1,3 +1,4 @@
+@testable import GATT
 import Glibc
 import Testing
 @testable import BLELink

@@ -1,3 +1,5 @@
+@testable import GATT
+import MemoryLinks
 import Glibc
 import Testing
 @testable import BLELink

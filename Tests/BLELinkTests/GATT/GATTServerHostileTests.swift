@@ -1,3 +1,4 @@
+@testable import GATT
 import Glibc
 import PropertyBased
 import Testing

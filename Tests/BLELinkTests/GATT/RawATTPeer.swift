@@ -1,3 +1,4 @@
+@testable import GATT
 import Synchronization
 @testable import BLELink
 

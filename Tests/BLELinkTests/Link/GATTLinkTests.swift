@@ -1,3 +1,4 @@
+@testable import GATT
 import Testing
 import Transport
 @testable import BLELink

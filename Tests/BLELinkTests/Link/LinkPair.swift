@@ -1,3 +1,5 @@
+@testable import GATT
+import MemoryLinks
 import Synchronization
 import Testing
 import Transport

@@ -1,3 +1,5 @@
+@testable import GATT
+import MemoryLinks
 import Testing
 import Transport
 @testable import BLELink

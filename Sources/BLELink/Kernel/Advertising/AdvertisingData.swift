@@ -1,3 +1,4 @@
+import GATT
 /// Advertising / scan-response / EIR data: a sequence of AD structures `length | type | data`
 /// (Core spec Vol 3 Part C §11). Decoding checks every length; encoding refuses more than fits.
 public struct AdvertisingData: Equatable, Sendable {

@@ -1,3 +1,4 @@
+import GATT
 /// One command to the kernel's Bluetooth management interface: `opcode | controller index | length | params`,
 /// all little-endian (BlueZ doc/mgmt-api.txt).
 public struct ManagementCommand: Equatable, Sendable, CustomStringConvertible {

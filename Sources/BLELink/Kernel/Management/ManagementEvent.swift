@@ -1,3 +1,4 @@
+import GATT
 /// One event from the kernel's Bluetooth management interface, decoded from
 /// `event code | controller index | length | params` (BlueZ doc/mgmt-api.txt).
 public struct ManagementEvent: Equatable, Sendable {

@@ -1,3 +1,4 @@
+import GATT
 /// A little-endian cursor over management packet bytes; every read is length-checked and throws
 /// ``BluetoothError/malformedManagementPacket(_:)`` instead of trapping.
 struct ManagementReader {

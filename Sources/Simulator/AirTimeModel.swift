@@ -1,0 +1,90 @@
+import Transport
+/// Air time of LL data PDUs and the theoretical application throughput of a ``BLELinkConfiguration``.
+///
+/// A data PDU takes (preamble + access address 4 + header 2 + payload + MIC 4 if encrypted and the payload is
+/// not empty + CRC 3) × 8 bits at the PHY rate. PDUs alternate central → peripheral → central with T_IFS
+/// (150 µs) between them. An application packet of `n` bytes is an ATT notification/write command (3-byte ATT
+/// header) in an L2CAP frame (4-byte header), `n + 7` bytes cut into LL PDUs of at most the LL payload.
+public struct AirTimeModel: Sendable {
+    /// The inter-frame space between two PDUs, 150 µs.
+    public static let interFrameSpaceNanoseconds: Int64 = 150_000
+    /// ATT notification/write command header plus L2CAP basic header.
+    public static let attAndL2CAPHeaderBytes = 7
+
+    /// The modelled connection.
+    public let configuration: BLELinkConfiguration
+
+    /// The model of `configuration`.
+    public init(configuration: BLELinkConfiguration) { self.configuration = configuration }
+
+    /// Air time of one data PDU carrying `payload` bytes (0: an empty PDU, never encrypted).
+    public func pduNanoseconds(payload: Int) -> Int64 {
+        let mic = configuration.encrypted && payload > 0 ? 4 : 0
+        let bytes = configuration.phy.preambleBytes + 4 + 2 + payload + mic + 3
+        return Int64(bytes * 8) * configuration.phy.nanosecondsPerBit
+    }
+
+    /// One exchange: the central's PDU, T_IFS, the peripheral's PDU (without the T_IFS that follows).
+    public func pairNanoseconds(centralPayload: Int, peripheralPayload: Int) -> Int64 {
+        pduNanoseconds(payload: centralPayload) + Self.interFrameSpaceNanoseconds
+            + pduNanoseconds(payload: peripheralPayload)
+    }
+
+    /// The part of a connection interval PDU exchanges may use.
+    public var usableEventNanoseconds: Int64 {
+        nanoseconds(configuration.connectionInterval) - nanoseconds(configuration.eventEndMargin)
+    }
+
+    /// LL PDU payload sizes that carry one application packet of `packetSize` bytes.
+    public func fragments(ofPacketSize packetSize: Int) -> [Int] {
+        var remaining = packetSize + Self.attAndL2CAPHeaderBytes
+        var sizes: [Int] = []
+        while remaining > 0 {
+            let size = min(remaining, configuration.linkLayerPayload)
+            sizes.append(size)
+            remaining -= size
+        }
+        return sizes
+    }
+
+    /// The most application (ATT value) bits per second one direction can carry when it always has full
+    /// packets and the other direction answers each PDU with an empty one, honouring the interval, the
+    /// per-event cap and the event end rule.
+    public var applicationThroughputLimit: Double {
+        let packetSize = configuration.maximumPacketSize
+        let sizes = fragments(ofPacketSize: packetSize)
+        let interval = nanoseconds(configuration.connectionInterval)
+        // The state at an event's start is the fragment index, so the schedule repeats within sizes.count events.
+        var firstSeen: [Int: (event: Int, packets: Int)] = [:]
+        var fragment = 0
+        var packets = 0
+        var event = 0
+        while firstSeen[fragment] == nil {
+            firstSeen[fragment] = (event, packets)
+            var elapsed: Int64 = 0
+            var pairs = 0
+            while true {
+                if let cap = configuration.packetsPerEvent, pairs >= cap { break }
+                let pair = pairNanoseconds(centralPayload: sizes[fragment], peripheralPayload: 0)
+                if pairs > 0 && elapsed + pair > usableEventNanoseconds { break }
+                elapsed += pair + Self.interFrameSpaceNanoseconds
+                pairs += 1
+                fragment = (fragment + 1) % sizes.count
+                if fragment == 0 { packets += 1 }
+            }
+            event += 1
+        }
+        guard let start = firstSeen[fragment] else { return 0 }
+        let cyclePackets = packets - start.packets
+        let cycleNanoseconds = Int64(event - start.event) * interval
+        return Double(cyclePackets * packetSize * 8) / (Double(cycleNanoseconds) / 1e9)
+    }
+}
+
+/// Whole nanoseconds of `duration`, rounded up.
+package func nanoseconds(_ duration: Duration) -> Int64 {
+    let (seconds, attoseconds) = duration.components
+    let whole = attoseconds / 1_000_000_000
+    let roundUp: Int64 = attoseconds % 1_000_000_000 > 0 ? 1 : 0
+    return seconds * 1_000_000_000 + whole + roundUp
+}

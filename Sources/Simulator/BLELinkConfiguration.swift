@@ -1,0 +1,72 @@
+import Transport
+/// The connection a ``BLESimulator`` models: PHY, Data Length Extension, ATT MTU, connection interval, the
+/// per-event packet cap some stacks impose, and LE encryption.
+public struct BLELinkConfiguration: Sendable, Equatable {
+    /// The physical layer.
+    public var phy: BLEPhy
+    /// Link-layer data PDU payload limit (27 without Data Length Extension, up to 251 with it).
+    public var linkLayerPayload: Int
+    /// The ATT MTU (23 to 517); a msgpipe packet carries at most `attMTU - 3` bytes.
+    public var attMTU: Int
+    /// Time between connection event anchors (7.5 ms to 4 s).
+    public var connectionInterval: Duration
+    /// At most this many PDU exchanges (central and peripheral PDU) per connection event; nil: no cap.
+    public var packetsPerEvent: Int?
+    /// LE encryption: a 4-byte MIC on every non-empty data PDU.
+    public var encrypted: Bool
+    /// Application packets each side's controller buffers (taken from the endpoint ahead of transmission).
+    public var controllerBufferPackets: Int
+    /// Time kept free before the next anchor: the event ends when the next PDU pair would not fit before it.
+    public var eventEndMargin: Duration
+    /// When set, each connection starts at this ATT MTU and switches to `attMTU` after its first event, as an
+    /// ATT MTU exchange does (endpoints see `maximumPacketSizeChanged`).
+    public var initialATTMTU: Int?
+
+    /// A configuration; the defaults are the BLE 4.0 baseline (1M, LL 27, MTU 23), 30 ms interval.
+    public init(
+        phy: BLEPhy = .le1M, linkLayerPayload: Int = 27, attMTU: Int = 23,
+        connectionInterval: Duration = .milliseconds(30), packetsPerEvent: Int? = nil, encrypted: Bool = false,
+        controllerBufferPackets: Int = 4, eventEndMargin: Duration = .microseconds(150), initialATTMTU: Int? = nil
+    ) {
+        self.phy = phy
+        self.linkLayerPayload = linkLayerPayload
+        self.attMTU = attMTU
+        self.connectionInterval = connectionInterval
+        self.packetsPerEvent = packetsPerEvent
+        self.encrypted = encrypted
+        self.controllerBufferPackets = controllerBufferPackets
+        self.eventEndMargin = eventEndMargin
+        self.initialATTMTU = initialATTMTU
+    }
+
+    /// Largest msgpipe packet: the ATT value of a notification or write command, `attMTU - 3`.
+    public var maximumPacketSize: Int { attMTU - 3 }
+
+    /// Checks every value against what BLE allows and the simulator needs.
+    public func validate() throws(SimulationError) {
+        guard (27...251).contains(linkLayerPayload) else {
+            throw .invalidConfiguration("LL payload \(linkLayerPayload) is outside 27...251")
+        }
+        guard (23...517).contains(attMTU) else { throw .invalidConfiguration("ATT MTU \(attMTU) is outside 23...517") }
+        if let initialATTMTU, !(23...attMTU).contains(initialATTMTU) {
+            throw .invalidConfiguration("initial ATT MTU \(initialATTMTU) is outside 23...\(attMTU)")
+        }
+        guard connectionInterval >= .microseconds(7_500), connectionInterval <= .seconds(4) else {
+            throw .invalidConfiguration("connection interval \(connectionInterval) is outside 7.5 ms...4 s")
+        }
+        if let packetsPerEvent, packetsPerEvent < 1 {
+            throw .invalidConfiguration("packets per event must be at least 1, got \(packetsPerEvent)")
+        }
+        guard controllerBufferPackets >= 1 else {
+            throw .invalidConfiguration("controller buffer must hold at least 1 packet")
+        }
+        guard eventEndMargin >= .zero, eventEndMargin < connectionInterval else {
+            throw .invalidConfiguration("event end margin \(eventEndMargin) must be within the interval")
+        }
+        let airTime = AirTimeModel(configuration: self)
+        let longestPair = airTime.pairNanoseconds(centralPayload: linkLayerPayload, peripheralPayload: linkLayerPayload)
+        guard longestPair <= airTime.usableEventNanoseconds else {
+            throw .invalidConfiguration("a PDU exchange does not fit into a \(connectionInterval) interval")
+        }
+    }
+}

@@ -2,8 +2,9 @@ public import Backpressure
 import Synchronization
 
 /// A GATT client over one ATT bearer: MTU exchange, discovery, reads, writes and subscriptions
-/// (Bluetooth Core Vol 3 Part G, 4). One request is outstanding at a time; each has the ATT transaction
-/// timeout, after which the bearer is closed and every later request fails.
+/// (Bluetooth Core Vol 3 Part G, 4). One request is outstanding at a time (requests take turns for one
+/// credit, in order; one cancelled while waiting throws ``ATTError/cancelled`` and is never sent); each has the
+/// ATT transaction timeout, after which the bearer is closed and every later request fails.
 ///
 /// Notifications and indications arrive in order on ``notifications``, backpressured: while nobody reads
 /// them the client stops reading the bearer (responses then wait too). Indications are confirmed once queued.

@@ -146,6 +146,13 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
+        // The pure GATT layer's tests: over an in-memory ATTConnection pair, no socket, no libbluetooth.
+        .testTarget(
+            name: "GATTTests",
+            dependencies: [
+                "GATT", "Transport", "Backpressure", "MemoryLinks",
+                .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
             dependencies: [

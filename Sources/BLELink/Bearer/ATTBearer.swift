@@ -5,7 +5,7 @@ import Glibc
 /// thread of its own. An L2CAP ATT-channel socket and a UNIX-domain SEQPACKET socket run the same code.
 ///
 /// Sends never block: ``trySend(_:)`` answers false when the socket is full (the isReady contract) and
-/// ``send(_:)`` waits for POLLOUT. Receiving is backpressured: at most `receiveCapacity` PDUs wait for the
+/// ``send(_:)`` waits for POLLOUT, in call order, through Backpressure's `ReadinessGate`. Receiving is backpressured: at most `receiveCapacity` PDUs wait for the
 /// consumer; beyond that the bearer stops reading and the peer's sends stall in the kernel.
 public final class ATTBearer: ATTConnection {
     private let core: BearerCore
@@ -25,14 +25,17 @@ public final class ATTBearer: ATTConnection {
     /// Sends one PDU, suspending while the socket is full. Throws ``ATTError/cancelled`` if cancelled while
     /// waiting (the PDU was then not sent).
     public func send(_ pdu: ArraySlice<UInt8>) async throws(ATTError) {
-        while try !core.trySend(pdu) { try await core.gate.wait() }
+        try await core.send(pdu)
     }
 
     /// True unless the last send found the socket full and it has not drained since.
     public var isReady: Bool { core.gate.isReady }
 
+    /// Times reading resumed after a full inbox (the watermarks' hysteresis; for tests).
+    var receiveResumes: Int { core.resumes }
+
     /// Returns once the socket can take more PDUs (at once if it can).
-    public func waitUntilReady() async throws(ATTError) { try await core.gate.wait() }
+    public func waitUntilReady() async throws(ATTError) { try await core.waitUntilReady() }
 
     /// The next PDU or the disconnect, in arrival order; nil once the disconnect was delivered, after
     /// ``close()``, or when the task is cancelled. Single consumer.

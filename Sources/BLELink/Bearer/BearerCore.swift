@@ -1,5 +1,5 @@
+import Backpressure
 import GATT
-import DequeModule
 import Glibc
 import Synchronization
 
@@ -7,32 +7,36 @@ import Synchronization
 /// closed by the thread, so no send can reach a reused descriptor.
 final class BearerCore: Sendable {
     private struct State {
-        var inbox: Deque<ATTBearerEvent> = []
-        var receiver: (id: UInt64, continuation: CheckedContinuation<ATTBearerEvent?, Never>)?
-        var nextReceiverID: UInt64 = 0
+        /// Pauses reading when the inbox holds `capacity` PDUs and resumes once the consumer brought it down
+        /// to half, so a slow consumer wakes the poll thread once per half inbox, not once per PDU.
+        var marks: Watermarks
         /// End of stream or a receive error was seen: no more reading.
         var ended = false
-        /// The disconnect event was handed to the consumer: `receive` answers nil from now on.
-        var finished = false
         /// A send found the socket full: the thread polls for POLLOUT.
         var wantWrite = false
-        /// The socket hung up while the inbox was full: stop polling it until the consumer makes room.
+        /// The socket hung up while reading was paused: stop polling it until the consumer makes room.
         var parked = false
         var sendFailure: ATTError?
         var closed = false
         /// The thread closed the socket and the wake pipe: their numbers may already belong to other files.
         var descriptorsClosed = false
+        /// Times the consumer let a paused thread read again (for tests).
+        var resumes = 0
     }
 
     /// The largest PDU kept: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
     static let receiveBufferSize = ATTOpcode.maximumMTU + 1
 
+    /// The isReady contract on the live path: a send refused with EAGAIN waits here until POLLOUT signals it;
+    /// a disconnect or close fails it, waking every waiting sender.
     let gate = ReadinessGate()
+    /// Received PDUs, then the disconnect, for the single consumer. The poll thread only pushes while the
+    /// watermarks let it read, so a push never finds it full; the disconnect bypasses the capacity (one).
+    private let inbox: BoundedAsyncQueue<ATTBearerEvent, Never>
     private let fd: Int32
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    private let capacity: Int
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(fd: Int32, receiveCapacity: Int) throws(ATTError) {
         var pipeFDs: [Int32] = [-1, -1]
@@ -44,7 +48,8 @@ final class BearerCore: Sendable {
         self.fd = fd
         wakeRead = pipeFDs[0]
         wakeWrite = pipeFDs[1]
-        capacity = receiveCapacity
+        inbox = BoundedAsyncQueue(capacity: receiveCapacity)
+        state = Mutex(State(marks: Watermarks(high: receiveCapacity, low: receiveCapacity / 2)))
     }
 
     func start() throws(ATTError) {
@@ -67,18 +72,51 @@ final class BearerCore: Sendable {
 
     // MARK: - Sending
 
+    /// Sends `pdu` if the socket takes it now; false when it is full ("not ready") or another send is
+    /// waiting ahead of it.
     func trySend(_ pdu: ArraySlice<UInt8>) throws(ATTError) -> Bool {
+        do {
+            return try gate.trySend { try attempt(pdu) }
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Sends `pdu`, after the sends that came first, suspending while the socket is full.
+    func send(_ pdu: ArraySlice<UInt8>) async throws(ATTError) {
+        do {
+            try await gate.send { try attempt(pdu) }
+        } catch {
+            throw failure(error)
+        }
+    }
+
+    /// Returns once the socket can take more (at once if it can).
+    func waitUntilReady() async throws(ATTError) {
+        do { try await gate.waitUntilReady() } catch { throw failure(error) }
+    }
+
+    /// The error callers see: ``ATTError/closed`` once closed locally (whatever failed the gate first), the
+    /// bearer's own error, or ``ATTError/cancelled`` for a cancelled wait.
+    private func failure(_ error: any Error) -> ATTError {
+        if state.withLock({ $0.closed }) { return .closed }
+        if let error = error as? ATTError { return error }
+        if error is CancellationError { return .cancelled }
+        return .io(operation: "send", errno: 0)
+    }
+
+    /// One `send(2)`: true if the socket took the PDU, false on EAGAIN (the thread then polls for POLLOUT).
+    private func attempt(_ pdu: ArraySlice<UInt8>) throws(ATTError) -> Bool {
         let sent = try state.withLock { state throws(ATTError) -> Bool in
             if state.closed { throw .closed }
             if let failure = state.sendFailure { throw failure }
             while true {
-                let count = pdu.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                let count = pdu.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
                 if count >= 0 { return true }
                 switch errno {
                 case EINTR: continue
                 case EAGAIN, EWOULDBLOCK, ENOBUFS:
                     state.wantWrite = true
-                    gate.close()
                     return false
                 case EPIPE, ECONNRESET, ENOTCONN, ESHUTDOWN:
                     let failure = ATTError.disconnected(reason: Self.reason(errno))
@@ -95,57 +133,35 @@ final class BearerCore: Sendable {
     // MARK: - Receiving
 
     func receive() async -> ATTBearerEvent? {
-        let id = state.withLock { state in
-            defer { state.nextReceiverID += 1 }
-            return state.nextReceiverID
+        if state.withLock({ $0.closed }) { return nil }
+        let event = await inbox.next()
+        let resume = state.withLock { state in
+            let resume = state.marks.update(level: inbox.count) == .resume || state.parked
+            state.parked = false
+            if resume { state.resumes += 1 }
+            return resume
         }
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<ATTBearerEvent?, Never>) in
-                var wakeThread = false
-                let immediate: ATTBearerEvent?? = state.withLock { state in
-                    if let event = state.inbox.popFirst() {
-                        wakeThread = state.inbox.count == capacity - 1 || state.parked
-                        state.parked = false
-                        if case .disconnected = event { state.finished = true }
-                        return .some(event)
-                    }
-                    if state.closed || state.finished || Task.isCancelled { return .some(nil) }
-                    state.receiver = (id, continuation)
-                    return nil
-                }
-                if wakeThread { wake() }
-                if let immediate { continuation.resume(returning: immediate) }
-            }
-        } onCancel: {
-            let receiver = state.withLock { state in
-                state.receiver?.id == id ? state.receiver.take() : nil
-            }
-            receiver?.continuation.resume(returning: nil)
-        }
+        if resume { wake() }
+        return event
     }
 
-    private func deliver(_ event: ATTBearerEvent) {
-        let receiver = state.withLock { state -> CheckedContinuation<ATTBearerEvent?, Never>? in
-            if case .disconnected = event { state.ended = true }
-            if let receiver = state.receiver.take() {
-                if case .disconnected = event { state.finished = true }
-                return receiver.continuation
-            }
-            state.inbox.append(event)
-            return nil
+    /// Times reading resumed after the inbox filled up (for tests).
+    var resumes: Int { state.withLock { $0.resumes } }
+
+    /// The thread got one PDU: queue it; pause reading at the high watermark.
+    private func deliver(_ pdu: [UInt8]) {
+        state.withLock { state in
+            _ = try? inbox.tryPush(.pdu(pdu))
+            _ = state.marks.update(level: inbox.count)
         }
-        receiver?.resume(returning: event)
     }
 
     // MARK: - Closing
 
     func close() {
-        let receiver = state.withLock { state in
-            state.closed = true
-            return state.receiver.take()
-        }
-        receiver?.continuation.resume(returning: nil)
-        gate.fail(.closed)
+        state.withLock { $0.closed = true }
+        inbox.finish()
+        gate.fail(ATTError.closed)
         wake()
     }
 
@@ -166,7 +182,7 @@ final class BearerCore: Sendable {
         var drain = [UInt8](repeating: 0, count: 64)
         while true {
             let (wantRead, wantWrite, closed) = state.withLock { state in
-                (!state.ended && !state.parked && state.inbox.count < capacity, state.wantWrite, state.closed)
+                (!state.ended && !state.parked && !state.marks.isPaused, state.wantWrite, state.closed)
             }
             if closed { break }
             var events: Int16 = 0
@@ -178,14 +194,14 @@ final class BearerCore: Sendable {
             ]
             if poll(&fds, 2, -1) < 0 {
                 if errno == EINTR { continue }
-                deliver(.disconnected(reason: "poll failed: \(Self.reason(errno))"))
+                end("poll failed: \(Self.reason(errno))")
                 break
             }
             if fds[1].revents != 0 { while read(wakeRead, &drain, drain.count) > 0 {} }
             let revents = Int32(fds[0].revents)
             if revents & Int32(POLLOUT) != 0 || (wantWrite && revents & Int32(POLLHUP | POLLERR) != 0) {
                 state.withLock { $0.wantWrite = false }
-                gate.open()
+                gate.signalReady()
             }
             if wantRead, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
                 readAvailable(into: &buffer)
@@ -203,13 +219,13 @@ final class BearerCore: Sendable {
 
     /// Reads packets until the socket is empty, the inbox is full, or the connection ended.
     private func readAvailable(into buffer: inout [UInt8]) {
-        while state.withLock({ $0.inbox.count < capacity && !$0.ended && !$0.closed }) {
+        while state.withLock({ !$0.marks.isPaused && !$0.ended && !$0.closed }) {
             let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
             if count > 0 {
-                deliver(.pdu(Array(buffer[0..<min(count, buffer.count)])))
+                deliver(Array(buffer[0..<min(count, buffer.count)]))
             } else if count == 0 {
                 guard peerShutDown() else {
-                    deliver(.pdu([]))  // a zero-length packet, not the end: the consumer ignores it
+                    deliver([])  // a zero-length packet, not the end: the consumer ignores it
                     continue
                 }
                 end("the peer closed the connection")
@@ -233,12 +249,15 @@ final class BearerCore: Sendable {
         return probe.revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
     }
 
+    /// The connection ended: sends fail from now on, and the consumer gets the disconnect after every PDU.
     private func end(_ reason: String) {
-        gate.fail(.disconnected(reason: reason))
         state.withLock { state in
+            state.ended = true
             if state.sendFailure == nil { state.sendFailure = .disconnected(reason: reason) }
         }
-        deliver(.disconnected(reason: reason))
+        gate.fail(ATTError.disconnected(reason: reason))
+        try? inbox.pushIgnoringCapacity(.disconnected(reason: reason))
+        inbox.finish()
     }
 
     static func reason(_ code: Int32) -> String {

@@ -145,7 +145,9 @@ public final class BoundedAsyncQueue<Element: Sendable, Failure: Error>: AsyncSe
         return nil
     }
 
-    fileprivate func next() async throws(Failure) -> Element? {
+    /// The next element in order (what the iterator's `next()` returns). Single consumer: a second consumer
+    /// waiting at the same time gets nil.
+    public func next() async throws(Failure) -> Element? {
         let id = state.withLock { $0.makeWaiterID() }
         let outcome = await suspend(id: id, cancelledValue: NextOutcome.end) { continuation in
             let (outcome, pusher) = state.withLock { state -> (NextOutcome?, CheckedContinuation<PushOutcome, Never>?) in

@@ -39,7 +39,7 @@ struct WaiterQueue<Payload, Value: Sendable> {
 enum WakeUp: Sendable {
     case granted
     case cancelled
-    case failed(BackpressureError)
+    case failed(any Error)
 
     /// Returns normally for `.granted`, throws otherwise.
     func get() throws {

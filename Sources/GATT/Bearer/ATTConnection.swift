@@ -1,7 +1,8 @@
 /// A connected ATT bearer: whole PDUs in both directions, sends paced by the isReady contract.
 ///
 /// The GATT server and client run over any conforming type: BLELink's `ATTBearer` binds one to a kernel
-/// L2CAP or UNIX SEQPACKET socket; tests use in-memory pairs.
+/// L2CAP or UNIX SEQPACKET socket; GATTTests use an in-memory pair. Both pace sends with Backpressure's
+/// `ReadinessGate` (refused, then ready) and buffer received PDUs in its `BoundedAsyncQueue`.
 public protocol ATTConnection: AnyObject, Sendable {
     /// Sends one PDU if the bearer takes it now; false when it is full ("not ready": wait with
     /// ``waitUntilReady()``). Throws when the connection is gone.

@@ -1,14 +1,16 @@
+public import Backpressure
 import Synchronization
 
 /// A GATT client over one ATT bearer: MTU exchange, discovery, reads, writes and subscriptions
-/// (Bluetooth Core Vol 3 Part G, 4). One request is outstanding at a time; each has the ATT transaction
-/// timeout, after which the bearer is closed and every later request fails.
+/// (Bluetooth Core Vol 3 Part G, 4). One request is outstanding at a time (requests take turns for one
+/// credit, in order; one cancelled while waiting throws ``ATTError/cancelled`` and is never sent); each has the
+/// ATT transaction timeout, after which the bearer is closed and every later request fails.
 ///
 /// Notifications and indications arrive in order on ``notifications``, backpressured: while nobody reads
 /// them the client stops reading the bearer (responses then wait too). Indications are confirmed once queued.
 public final class GATTClient: Sendable {
     /// The pushes from the server, in arrival order. Single consumer.
-    public let notifications: BoundedAsyncQueue<GATTNotification>
+    public let notifications: BoundedAsyncQueue<GATTNotification, Never>
     public let bearer: any ATTConnection
     private let core: Core
 
@@ -229,7 +231,7 @@ public final class GATTClient: Sendable {
     }
 
     /// Reads the bearer until it ends: responses to the waiting request, pushes to the queue.
-    private static func read(_ bearer: any ATTConnection, _ notifications: BoundedAsyncQueue<GATTNotification>, _ core: Core) async {
+    private static func read(_ bearer: any ATTConnection, _ notifications: BoundedAsyncQueue<GATTNotification, Never>, _ core: Core) async {
         while let event = await bearer.receive() {
             guard case let .pdu(pdu) = event else {
                 if case let .disconnected(reason) = event { core.fail(.disconnected(reason: reason)) }
@@ -275,7 +277,8 @@ extension GATTClient {
         let bearer: any ATTConnection
         let clock: ATTClock
         let timeout: Duration
-        let lock = AsyncLock()
+        /// The one outstanding request ATT allows: requests take turns for it, in order.
+        let transaction = CreditPool.attTransaction()
 
         init(bearer: any ATTConnection, clock: ATTClock, timeout: Duration) {
             self.bearer = bearer
@@ -289,8 +292,8 @@ extension GATTClient {
 
         /// Sends one request and waits for its answer, bounded by the transaction timeout.
         func transact(_ pdu: [UInt8]) async throws(ATTError) -> [UInt8] {
-            await lock.lock()
-            defer { lock.unlock() }
+            try await transaction.acquireTransaction()
+            defer { transaction.release() }
             let waiter = ResponseWaiter(requestOpcode: pdu[0])
             try state.withLock { state throws(ATTError) in
                 if let failure = state.failure { throw failure }

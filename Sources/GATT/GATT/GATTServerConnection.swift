@@ -1,3 +1,4 @@
+public import Backpressure
 import Synchronization
 
 /// Drives a ``GATTServer`` over one ``ATTConnection``: answers requests in order, hands the application its
@@ -13,11 +14,12 @@ public final class GATTServerConnection: Sendable {
     }
 
     /// The connection's events in order; while nobody reads them the server stops reading the bearer.
-    public let events: BoundedAsyncQueue<Event>
+    public let events: BoundedAsyncQueue<Event, Never>
     public let bearer: any ATTConnection
     private let server: Mutex<GATTServer>
     private let clock: ATTClock
-    private let indicationLock = AsyncLock()
+    /// One unconfirmed indication at a time: indications take turns for the credit, in order.
+    private let indicationCredit = CreditPool.attTransaction()
     private let confirmation = Mutex<ResponseWaiter?>(nil)
 
     public init(bearer: any ATTConnection, server: GATTServer, eventCapacity: Int = 64, clock: ATTClock = .continuous) {
@@ -90,8 +92,8 @@ public final class GATTServerConnection: Sendable {
     /// Sends an indication and returns once the client confirmed it; one at a time. Throws
     /// ``ATTError/transactionTimeout(request:)`` (and closes the bearer) after the transaction timeout.
     public func indicate(valueHandle: UInt16, value: ArraySlice<UInt8>) async throws(ATTError) {
-        await indicationLock.lock()
-        defer { indicationLock.unlock() }
+        try await indicationCredit.acquireTransaction()
+        defer { indicationCredit.release() }
         let waiter = ResponseWaiter(requestOpcode: ATTOpcode.handleValueIndication)
         var pdu: [UInt8] = []
         let now = clock.now()

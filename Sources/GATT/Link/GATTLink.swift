@@ -1,3 +1,4 @@
+public import Backpressure
 public import Transport
 import Synchronization
 
@@ -10,7 +11,7 @@ import Synchronization
 /// down to the socket. One link serves one connection at a time and may be given the next after
 /// `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
 public final class GATTLink: Link, Sendable {
-    public let events: BoundedAsyncQueue<LinkEvent>
+    public let events: BoundedAsyncQueue<LinkEvent, Never>
     public let profile: GATTServiceProfile
 
     private enum Connection {

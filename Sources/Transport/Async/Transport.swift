@@ -1,5 +1,5 @@
 public import Logging
-import DequeModule
+import Backpressure
 
 /// Whole messages over any ``Link``, reliably: acknowledged sends, exactly-once in-order delivery,
 /// request/response, resume after reconnect (PROTOCOL.md section 3).
@@ -20,11 +20,11 @@ public actor Transport {
     private var timerWaiter: CheckedContinuation<Void, Never>?
     private var timerSleepsUntil: Duration?
     private var messageWaiter: CheckedContinuation<ReceivedMessage?, Never>?
-    private var submitWaiters = Deque<Waiter>()
-    private var requestGateWaiters = Deque<Waiter>()
-    private var requestInProgress = false
+    /// Submissions wait here, in order, while the endpoint has no room; each room change signals it.
+    private let submitGate = ReadinessGate()
+    /// With ``TransportOptions/sequentialRequests``: one request in flight, the others take turns for it.
+    private let requestCredit = CreditPool(capacity: 1)
     private var pending: [SubmissionID: Pending] = [:]
-    private var nextWaiterID: UInt64 = 0
 
     private struct Pending {
         var continuation: CheckedContinuation<[UInt8], any Error>
@@ -125,10 +125,9 @@ public actor Transport {
         logger?.debug("transport closing")
         for (_, entry) in pending { entry.continuation.resume(throwing: TransportError.closed) }
         pending.removeAll()
-        while let waiter = submitWaiters.popFirst() { waiter.continuation.resume(throwing: TransportError.closed) }
-        while let waiter = requestGateWaiters.popFirst() {
-            waiter.continuation.resume(throwing: TransportError.closed)
-        }
+        // Waiting submissions throw `closed`; a request waiting for its turn gets it once the one in flight
+        // (failed with `closed` above) leaves, and then finds the transport closed.
+        submitGate.fail(TransportError.closed)
         messageWaiter?.resume(returning: nil)
         messageWaiter = nil
         writerWaiter?.resume(returning: nil)
@@ -145,10 +144,20 @@ public actor Transport {
         _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?
     ) async throws -> [UInt8] {
         guard !closed else { throw TransportError.closed }
-        try await waitForRoom()
         let deadline = timeout.map { clock.now() + $0 }
-        let id = try endpoint.submit(
-            body, options: SendOptions(kind: kind, compress: compress, deadline: deadline), now: clock.now())
+        let options = SendOptions(kind: kind, compress: compress, deadline: deadline)
+        var submitted: SubmissionID?
+        do {
+            // Refused while the endpoint has no room; `afterChange` signals every change that may make some.
+            try await submitGate.send {
+                guard endpoint.canSubmit else { return false }
+                submitted = try endpoint.submit(body, options: options, now: clock.now())
+                return true
+            }
+        } catch is CancellationError {
+            throw TransportError.cancelled
+        }
+        guard let id = submitted else { throw TransportError.closed }
         afterChange()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
@@ -173,67 +182,15 @@ public actor Transport {
         afterChange()
     }
 
-    private func waitForRoom() async throws {
-        while !endpoint.canSubmit {
-            try await suspend(in: .submit)
-            guard !closed else { throw TransportError.closed }
-        }
-    }
-
     private func enterRequestGate() async throws {
-        while requestInProgress {
-            try await suspend(in: .requestGate)
-            guard !closed else { throw TransportError.closed }
-        }
-        requestInProgress = true
-    }
-
-    private func leaveRequestGate() {
-        requestInProgress = false
-        requestGateWaiters.popFirst()?.continuation.resume()
-    }
-
-    private enum WaitQueue { case submit, requestGate }
-    private typealias Waiter = (id: UInt64, continuation: CheckedContinuation<Void, any Error>)
-
-    private func append(_ waiter: Waiter, to queue: WaitQueue) {
-        switch queue {
-        case .submit: submitWaiters.append(waiter)
-        case .requestGate: requestGateWaiters.append(waiter)
+        do { try await requestCredit.acquire() } catch { throw TransportError.cancelled }
+        guard !closed else {
+            requestCredit.release()
+            throw TransportError.closed
         }
     }
 
-    private func remove(_ waiterID: UInt64, from queue: WaitQueue) -> Waiter? {
-        switch queue {
-        case .submit:
-            guard let index = submitWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
-            return submitWaiters.remove(at: index)
-        case .requestGate:
-            guard let index = requestGateWaiters.firstIndex(where: { $0.id == waiterID }) else { return nil }
-            return requestGateWaiters.remove(at: index)
-        }
-    }
-
-    /// Suspends in a FIFO of waiters, leaving it promptly with ``TransportError/cancelled`` on cancellation.
-    private func suspend(in queue: WaitQueue) async throws {
-        nextWaiterID += 1
-        let waiterID = nextWaiterID
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: TransportError.cancelled)
-                } else {
-                    append((waiterID, continuation), to: queue)
-                }
-            }
-        } onCancel: {
-            Task { await self.cancelWaiter(waiterID, in: queue) }
-        }
-    }
-
-    private func cancelWaiter(_ waiterID: UInt64, in queue: WaitQueue) {
-        remove(waiterID, from: queue)?.continuation.resume(throwing: TransportError.cancelled)
-    }
+    private func leaveRequestGate() { requestCredit.release() }
 
     // MARK: Receiving
 
@@ -279,7 +236,7 @@ public actor Transport {
             waiter.resume(returning: message)
             while let event = endpoint.pollEvent() { dispatch(event) }
         }
-        while endpoint.canSubmit, let waiter = submitWaiters.popFirst() { waiter.continuation.resume() }
+        if endpoint.canSubmit { submitGate.signalReady() }
         if let timeout = endpoint.nextTimeout, let waiter = timerWaiter,
             timerSleepsUntil.map({ timeout < $0 }) ?? true
         {

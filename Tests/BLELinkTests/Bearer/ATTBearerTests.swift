@@ -100,6 +100,38 @@ func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {
         #expect(await bearer.receive() == .pdu(Array(huge.prefix(ATTOpcode.maximumMTU + 1))))
     }
 
+    @Test func emptyPacketsAreIgnoredNotTakenForTheEndOfTheConnection() async throws {
+        let (fd, peerFD) = try SeqPacketSocket.pair()
+        let database = GATTServiceProfile.msgpipe.makeDatabase(info: LinkPair.info)
+        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: GATTServer(database: database))
+        let running = Task { await server.run() }
+        for _ in 0..<3 { #expect(Glibc.send(peerFD, nil, 0, 0) == 0) }
+        let peer = try ATTBearer(adopting: peerFD)
+        try await peer.send([0x02, 0x17, 0x00][...])  // Exchange MTU: the server answers, it did not hang up
+        guard case let .pdu(answer)? = await peer.receive() else {
+            Issue.record("the server took the empty packets for the end of the connection")
+            return
+        }
+        #expect(answer.first == ATTOpcode.exchangeMTUResponse)
+        peer.close()
+        await running.value
+    }
+
+    @Test func slowConsumerWakesThePollThreadOncePerHalfInboxNotPerPDU() async throws {
+        let (a, b) = try bearerPair(receiveCapacity: 8)
+        defer { a.close(); b.close() }
+        let count = 1000
+        let sender = Task { for index in 0..<count { try await a.send([UInt8(truncatingIfNeeded: index)][...]) } }
+        for index in 0..<count {
+            #expect(await b.receive() == .pdu([UInt8(truncatingIfNeeded: index)]))
+            try await Task.sleep(for: .microseconds(200))  // a consumer slower than the socket: the inbox stays full
+        }
+        try await sender.value
+        // Reading pauses at 8 queued PDUs and resumes at 4: each resume needs 4 PDUs consumed since the pause.
+        // (Resuming at 7, one free slot, wakes the thread for nearly every PDU a slow consumer takes.)
+        #expect(b.receiveResumes <= count / 4)
+    }
+
     @Test func listenerAcceptsAConnectionOnAPath() async throws {
         let path = "/tmp/msgpipe-att-test-\(getpid()).sock"
         let listener = try SeqPacketSocket.listen(path: path)

@@ -1,11 +1,10 @@
 @testable import GATT
 import Synchronization
-@testable import BLELink
 
 /// A hand-driven ATT client (raw PDU bytes) against a real ``GATTServerConnection`` on the other end of a
-/// `socketpair(AF_UNIX, SOCK_SEQPACKET)`. The server's application events are drained and counted.
+/// an in-memory ATT bearer pair. The server's application events are drained and counted.
 struct RawATTPeer {
-    let peer: ATTBearer
+    let peer: MemoryATTConnection
     let server: GATTServerConnection
     let running: Task<Void, Never>
     let draining: Task<[GATTServerConnection.Event], Never>
@@ -15,7 +14,7 @@ struct RawATTPeer {
     static let probeAnswer = [ATTOpcode.readResponse] + Array("battery".utf8)
 
     init(server: GATTServer = TestDatabase.server(), clock: ATTClock = .continuous, receiveCapacity: Int = 16) throws {
-        let (a, b) = try bearerPair(receiveCapacity: receiveCapacity)
+        let (a, b) = bearerPair(receiveCapacity: receiveCapacity)
         peer = a
         let server = GATTServerConnection(bearer: b, server: server, clock: clock)
         self.server = server

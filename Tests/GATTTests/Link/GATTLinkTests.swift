@@ -1,7 +1,6 @@
 @testable import GATT
 import Testing
 import Transport
-@testable import BLELink
 
 @Suite struct GATTLinkTests {
     @Test func bothSidesConnectWithPacketSizeMTUMinusThree() async throws {
@@ -95,7 +94,7 @@ import Transport
     }
 
     @Test func peripheralIndicatesWhenTheCentralEnabledOnlyIndications() async throws {
-        let (a, b) = try bearerPair()
+        let (a, b) = bearerPair()
         let peripheral = GATTLink()
         let serving = Task { await peripheral.serve(b, info: LinkPair.info) }
         let client = GATTClient(bearer: a)
@@ -113,7 +112,7 @@ import Transport
     }
 
     @Test func missingServiceFailsTheCentralWithNotFound() async throws {
-        let (a, b) = try bearerPair()
+        let (a, b) = bearerPair()
         let peripheral = GATTLink(profile: .nordicUART)
         let serving = Task { await peripheral.serve(b, info: LinkPair.info) }
         let central = GATTLink(profile: .msgpipe)

@@ -1,6 +1,5 @@
 @testable import GATT
 import Synchronization
-@testable import BLELink
 
 /// Simulated time for the transaction timeout: sleepers wake only when a test advances the clock.
 final class ManualTime: Sendable {

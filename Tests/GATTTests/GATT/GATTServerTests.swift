@@ -1,7 +1,6 @@
 @testable import GATT
 import MemoryLinks
 import Testing
-@testable import BLELink
 
 @Suite struct GATTServerTests {
     // MARK: MTU

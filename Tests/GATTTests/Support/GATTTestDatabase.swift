@@ -1,5 +1,4 @@
 @testable import GATT
-@testable import BLELink
 
 /// The database every server test runs against:
 ///

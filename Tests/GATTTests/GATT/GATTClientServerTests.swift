@@ -1,10 +1,8 @@
 @testable import GATT
 import MemoryLinks
-import Glibc
 import Testing
-@testable import BLELink
 
-/// A real ``GATTClient`` against a real ``GATTServerConnection`` over `socketpair(AF_UNIX, SOCK_SEQPACKET)`.
+/// A real ``GATTClient`` against a real ``GATTServerConnection`` over an in-memory ATT bearer pair.
 struct ClientServerPair {
     let client: GATTClient
     let server: GATTServerConnection
@@ -15,7 +13,7 @@ struct ClientServerPair {
     }
 
     init(server: GATTServer, clock: ATTClock = .continuous) throws {
-        let (a, b) = try bearerPair()
+        let (a, b) = bearerPair()
         client = GATTClient(bearer: a, clock: clock)
         self.server = GATTServerConnection(bearer: b, server: server, clock: clock)
         serverTask = Task { [connection = self.server] in await connection.run() }
@@ -139,9 +137,9 @@ struct ClientServerPair {
 
     @Test func requestToASilentServerTimesOutAfterThirtySecondsOfSimulatedTime() async throws {
         let time = ManualTime()
-        let (fd, peer) = try SeqPacketSocket.pair()
-        let client = GATTClient(bearer: try ATTBearer(adopting: fd), clock: time.clock)
-        defer { client.close(); Glibc.close(peer) }
+        let (bearer, silentPeer) = bearerPair()
+        let client = GATTClient(bearer: bearer, clock: time.clock)
+        defer { client.close(); silentPeer.close() }
         let reading = Task { try await client.read(3) }
         while time.sleeperCount == 0 { await Task.yield() }
         time.advance(to: .seconds(29))
@@ -153,9 +151,8 @@ struct ClientServerPair {
 
     @Test func unconfirmedIndicationTimesOutAndDisconnects() async throws {
         let time = ManualTime()
-        let (fd, peer) = try SeqPacketSocket.pair()
-        let rawClient = try ATTBearer(adopting: peer)
-        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: TestDatabase.server(), clock: time.clock)
+        let (bearer, rawClient) = bearerPair()
+        let server = GATTServerConnection(bearer: bearer, server: TestDatabase.server(), clock: time.clock)
         let running = Task { await server.run() }
         try await rawClient.send(bytes("12 0a 00 02 00")[...])
         #expect(await rawClient.receive() == .pdu([0x13]))
@@ -169,9 +166,8 @@ struct ClientServerPair {
     }
 
     @Test func hostileBytesLeaveTheServerUpAndAnswering() async throws {
-        let (fd, peer) = try SeqPacketSocket.pair()
-        let raw = try ATTBearer(adopting: peer)
-        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: TestDatabase.server())
+        let (bearer, raw) = bearerPair()
+        let server = GATTServerConnection(bearer: bearer, server: TestDatabase.server())
         let running = Task { await server.run() }
         let drain = Task { for await _ in server.events {} }
         var generator = SplitMix64(seed: 0xBAD)

@@ -1,10 +1,8 @@
 @testable import GATT
-import Glibc
 import PropertyBased
 import Testing
-@testable import BLELink
 
-/// A hostile or broken client against the real server over a socketpair: every malformed PDU gets the
+/// A hostile or broken client against the real server over an in-memory bearer pair: every malformed PDU gets the
 /// right Error Response (requests) or nothing (commands), the server stays up, answers the next request,
 /// and holds no more than its limits.
 @Suite struct GATTServerHostileTests {
@@ -39,18 +37,6 @@ import Testing
             #expect(try await raw.answersProbeNext(), "command 0x\(hex(opcode)) gets no answer")
         }
         #expect(await raw.close().count == 1, "only the disconnect: no command was taken")
-    }
-
-    @Test func emptyPacketsAreIgnoredNotTakenForTheEndOfTheConnection() async throws {
-        let (fd, peerFD) = try SeqPacketSocket.pair()
-        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: TestDatabase.server())
-        let running = Task { await server.run() }
-        for _ in 0..<3 { #expect(Glibc.send(peerFD, nil, 0, 0) == 0) }
-        let peer = try ATTBearer(adopting: peerFD)
-        try await peer.send(RawATTPeer.probe[...])
-        #expect(await peer.receive() == .pdu(RawATTPeer.probeAnswer))
-        peer.close()
-        await running.value
     }
 
     @Test func handleZeroAndReversedRangesAreInvalidHandle() async throws {
@@ -151,23 +137,20 @@ import Testing
     }
 
     @Test func cancelledIndicationFreesTheSlotForTheNext() async throws {
-        let (fd, peerFD) = try SeqPacketSocket.pair()
-        let server = GATTServerConnection(bearer: try ATTBearer(adopting: fd), server: TestDatabase.server(),
-                                          clock: ManualTime().clock)
+        let (bearer, peer) = bearerPair(receiveCapacity: 4)
+        let server = GATTServerConnection(bearer: bearer, server: TestDatabase.server(), clock: ManualTime().clock)
         let running = Task { await server.run() }
-        // The peer is a bare socket nobody reads yet: once full, it stays full.
-        let subscribe = bytes("12 0a 00 03 00")
-        #expect(subscribe.withUnsafeBytes { Glibc.send(peerFD, $0.baseAddress, $0.count, 0) } == subscribe.count)
-        var buffer = [UInt8](repeating: 0, count: 600)
-        #expect(buffer.withUnsafeMutableBytes { recv(peerFD, $0.baseAddress, $0.count, 0) } == 1, "the Write Response")
+        // The peer reads nothing yet: once its inbox is full, it stays full.
+        try await peer.send(bytes("12 0a 00 03 00")[...])
+        #expect(await peer.receive() == .pdu([0x13]), "the Write Response")
         for await event in server.events { if case .server(.subscriptionChanged) = event { break } }
         var filled = 0
         while try server.bearer.trySend(bytes("1b 09 00 00")[...]) { filled += 1 }
+        #expect(filled == 4)
         let blocked = Task { try await server.indicate(valueHandle: 9, value: [1][...]) }
         blocked.cancel()
         await #expect(throws: ATTError.cancelled) { try await blocked.value }
-        for _ in 0..<filled { _ = buffer.withUnsafeMutableBytes { recv(peerFD, $0.baseAddress, $0.count, 0) } }
-        let peer = try ATTBearer(adopting: peerFD)
+        for _ in 0..<filled { #expect(await peer.receive() == .pdu(bytes("1b 09 00 00"))) }
         let next = Task { try await server.indicate(valueHandle: 9, value: [2][...]) }
         #expect(await peer.receive() == .pdu(bytes("1d 09 00 02")), "the withdrawn indication never went out")
         try await peer.send(bytes("1e")[...])

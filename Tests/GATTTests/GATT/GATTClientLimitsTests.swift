@@ -1,6 +1,5 @@
 @testable import GATT
 import Testing
-@testable import BLELink
 
 /// The client against the 512-byte attribute limit and the MTU: what one PDU carries, what long reads and
 /// writes assemble.

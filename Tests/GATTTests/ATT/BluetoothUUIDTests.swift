@@ -1,6 +1,5 @@
 @testable import GATT
 import Testing
-@testable import BLELink
 
 @Suite struct BluetoothUUIDTests {
     @Test func sixteenBitShorthandExpandsOverTheBaseUUID() {

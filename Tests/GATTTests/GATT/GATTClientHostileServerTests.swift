@@ -1,6 +1,5 @@
 @testable import GATT
 import Testing
-@testable import BLELink
 
 /// The client against a hand-driven (raw PDU) server: broken answers become typed errors, the server's own
 /// requests are refused, stray PDUs are ignored, and indications are confirmed.
@@ -8,10 +7,10 @@ import Testing
     /// A client and the raw bearer that plays the server.
     struct Pair {
         let client: GATTClient
-        let server: ATTBearer
+        let server: MemoryATTConnection
 
         init() throws {
-            let (a, b) = try bearerPair()
+            let (a, b) = bearerPair()
             client = GATTClient(bearer: a)
             server = b
         }
@@ -81,6 +80,25 @@ import Testing
         let values = [await pair.client.notifications.next(), await pair.client.notifications.next(),
                       await pair.client.notifications.next()].map { $0.map { [$0.value[0], $0.isIndication ? 1 : 0] } }
         #expect(values == [[1, 1], [2, 0], [3, 1]])
+        pair.close()
+    }
+
+    @Test func requestCancelledWhileAnotherIsOutstandingThrowsCancelledAndIsNeverSent() async throws {
+        let pair = try Pair()
+        let first = Task { try await pair.client.read(3) }
+        guard case let .pdu(request)? = await pair.server.receive() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(request == bytes("0a 03 00"))
+        let second = Task { try await pair.client.read(12) }  // waits for the one transaction credit
+        second.cancel()
+        await #expect(throws: ATTError.cancelled) { try await second.value }
+        try await pair.server.send(bytes("0b 01")[...])
+        #expect(try await first.value == [1])
+        async let third = pair.client.read(7)
+        #expect(try await pair.answerNext(with: "0b 02") == bytes("0a 07 00"), "the cancelled read never went out")
+        #expect(try await third == [2])
         pair.close()
     }
 

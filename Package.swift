@@ -85,11 +85,7 @@ let package = Package(
         // pure Swift over any ATT bearer, no Glibc, no libbluetooth.
         .target(
             name: "GATT",
-            dependencies: [
-                "Transport", "Backpressure",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "DequeModule", package: "swift-collections"),
-            ],
+            dependencies: ["Transport", "Backpressure"],
             swiftSettings: strict),
 
         // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user).

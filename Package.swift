@@ -111,9 +111,12 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Helpers every test target shares (hex test vectors), one copy instead of one per target.
+        .target(name: "TestSupport", dependencies: ["Framing"], path: "Tests/TestSupport", swiftSettings: strict),
+
         .testTarget(
             name: "FramingTests",
-            dependencies: ["Framing", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Framing", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
@@ -126,14 +129,14 @@ let package = Package(
         .testTarget(
             name: "TransportTests",
             dependencies: [
-                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator",
+                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "SecureTests",
             dependencies: [
-                "Secure", "Transport", "MemoryLinks",
+                "Secure", "Transport", "MemoryLinks", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -149,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "BLELinkTests",
             dependencies: [
-                "GATT", "BLELink", "Transport", "MemoryLinks",
+                "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 

@@ -1,6 +1,7 @@
 @testable import GATT
 import Testing
 @testable import BLELink
+import TestSupport
 
 @Suite struct BluetoothUUIDTests {
     @Test func sixteenBitShorthandExpandsOverTheBaseUUID() {

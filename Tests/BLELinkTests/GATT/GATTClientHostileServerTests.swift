@@ -1,6 +1,7 @@
 @testable import GATT
 import Testing
 @testable import BLELink
+import TestSupport
 
 /// The client against a hand-driven (raw PDU) server: broken answers become typed errors, the server's own
 /// requests are refused, stray PDUs are ignored, and indications are confirmed.

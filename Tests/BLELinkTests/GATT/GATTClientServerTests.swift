@@ -3,6 +3,7 @@ import MemoryLinks
 import Glibc
 import Testing
 @testable import BLELink
+import TestSupport
 
 /// A real ``GATTClient`` against a real ``GATTServerConnection`` over `socketpair(AF_UNIX, SOCK_SEQPACKET)`.
 struct ClientServerPair {

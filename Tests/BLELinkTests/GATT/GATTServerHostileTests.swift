@@ -3,6 +3,7 @@ import Glibc
 import PropertyBased
 import Testing
 @testable import BLELink
+import TestSupport
 
 /// A hostile or broken client against the real server over a socketpair: every malformed PDU gets the
 /// right Error Response (requests) or nothing (commands), the server stays up, answers the next request,

@@ -1,5 +1,6 @@
 @testable import GATT
 @testable import BLELink
+import TestSupport
 
 /// The database every server test runs against:
 ///

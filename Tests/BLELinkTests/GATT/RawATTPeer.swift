@@ -1,6 +1,7 @@
 @testable import GATT
 import Synchronization
 @testable import BLELink
+import TestSupport
 
 /// A hand-driven ATT client (raw PDU bytes) against a real ``GATTServerConnection`` on the other end of a
 /// `socketpair(AF_UNIX, SOCK_SEQPACKET)`. The server's application events are drained and counted.

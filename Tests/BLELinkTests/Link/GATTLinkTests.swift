@@ -2,6 +2,7 @@
 import Testing
 import Transport
 @testable import BLELink
+import TestSupport
 
 @Suite struct GATTLinkTests {
     @Test func bothSidesConnectWithPacketSizeMTUMinusThree() async throws {

@@ -30,10 +30,11 @@ enum UnixSocketPath {
         throw Refusal(description: "cannot listen on unix:\(path): another listener is running there")
     }
 
-    /// True when the central on `fd`, just accepted, hung up without sending a byte within a short grace
-    /// period: another listener's ``checkAvailable(_:)`` probe, not a central to serve or count.
-    /// A central that stays silent longer is served as usual (its first request is usually already here).
-    static func isProbe(_ fd: Int32, grace milliseconds: Int32 = 200) -> Bool {
+    /// True when the central on `fd`, just accepted, hung up without sending a byte within a grace period:
+    /// another listener's ``checkAvailable(_:)`` probe, not a central to serve or count. A GATT central speaks
+    /// first (Exchange MTU), so a real one ends the wait at once; one that stays silent longer is served as
+    /// usual. (A short blocking wait: connections are served one at a time, nothing else waits for it.)
+    static func isProbe(_ fd: Int32, grace milliseconds: Int32 = 1_000) -> Bool {
         var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var ready: Int32
         repeat { ready = poll(&descriptor, 1, milliseconds) } while ready < 0 && errno == EINTR

@@ -107,9 +107,12 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Helpers every test target shares (hex test vectors), one copy instead of one per target.
+        .target(name: "TestSupport", dependencies: ["Framing"], path: "Tests/TestSupport", swiftSettings: strict),
+
         .testTarget(
             name: "FramingTests",
-            dependencies: ["Framing", .product(name: "PropertyBased", package: "swift-property-based")],
+            dependencies: ["Framing", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
@@ -122,14 +125,14 @@ let package = Package(
         .testTarget(
             name: "TransportTests",
             dependencies: [
-                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator",
+                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         .testTarget(
             name: "SecureTests",
             dependencies: [
-                "Secure", "Transport", "MemoryLinks",
+                "Secure", "Transport", "MemoryLinks", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -146,13 +149,13 @@ let package = Package(
         .testTarget(
             name: "GATTTests",
             dependencies: [
-                "GATT", "Transport", "Backpressure", "MemoryLinks",
+                "GATT", "Transport", "Backpressure", "MemoryLinks", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
             dependencies: [
-                "GATT", "BLELink", "Transport", "MemoryLinks",
+                "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Framing
+import GATT
 
 /// `msgpipe deframe`: reassembles messages from hex packet lines and writes their bytes to standard output.
 struct DeframeCommand: ParsableCommand {
@@ -26,7 +27,7 @@ struct DeframeCommand: ParsableCommand {
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
     var format: FrameFormat = .msgpipe
 
-    @Option(help: "ATT MTU of the link: packets over MTU - 3 bytes are refused.")
+    @Option(help: "ATT MTU of the link: packets over min(MTU - 3, 512) bytes are refused.")
     var mtu: Int?
 
     @Option(name: .customLong("max-message-size"), help: "Largest message accepted, in bytes.")
@@ -36,12 +37,12 @@ struct DeframeCommand: ParsableCommand {
     var file: String?
 
     func validate() throws {
-        if let mtu, mtu - 3 < 1 { throw ValidationError("MTU \(mtu) is too small") }
+        if let mtu, ATTOpcode.maximumValueLength(mtu: mtu) < 1 { throw ValidationError("MTU \(mtu) is too small") }
         guard maximumMessageSize >= 0 else { throw ValidationError("--max-message-size must not be negative") }
     }
 
     func run() throws {
-        let packetLimit = mtu.map { $0 - 3 } ?? (1 << 16)
+        let packetLimit = mtu.map { ATTOpcode.maximumValueLength(mtu: $0) } ?? (1 << 16)
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 4 + 16)
         var decoder = format.makeDecoder(limits: limits)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Framing
+import GATT
 
 /// `msgpipe frame`: cuts one payload into packets of a wire format and prints them as hex lines.
 struct FrameCommand: ParsableCommand {
@@ -7,9 +8,9 @@ struct FrameCommand: ParsableCommand {
         commandName: "frame",
         abstract: "Cut a payload into packets of a wire format, one lowercase hex line per packet.",
         discussion: """
-            The payload is read whole from FILE, or from standard input. A packet holds at most MTU - 3 bytes. \
-            The packets of legacy, eom and lines are what apps built on those conventions send; msgpipe is \
-            described byte by byte in docs/PROTOCOL.md.
+            The payload is read whole from FILE, or from standard input. A packet holds at most min(MTU - 3, 512) \
+            bytes, the value of one notification or Write Command. The packets of legacy, eom and lines are what \
+            apps built on those conventions send; msgpipe is described byte by byte in docs/PROTOCOL.md.
 
             Exit codes:
               0   every packet was written
@@ -19,7 +20,7 @@ struct FrameCommand: ParsableCommand {
               74  read or write error
             """)
 
-    @Option(help: "ATT MTU of the link; packets hold at most MTU - 3 bytes.")
+    @Option(help: "ATT MTU of the link; packets hold at most min(MTU - 3, 512) bytes.")
     var mtu: Int
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
@@ -34,7 +35,8 @@ struct FrameCommand: ParsableCommand {
     func run() throws {
         do {
             let payload = try InputFile(path: file).readAll()
-            var encoder = try format.makeEncoder(payload: payload, packetSize: mtu - 3, messageID: messageID)
+            let packetSize = ATTOpcode.maximumValueLength(mtu: mtu)
+            var encoder = try format.makeEncoder(payload: payload, packetSize: packetSize, messageID: messageID)
             var output = OutputBuffer()
             var packet: [UInt8] = []
             var line: [UInt8] = []

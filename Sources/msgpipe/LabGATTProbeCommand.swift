@@ -43,7 +43,8 @@ struct LabGATTServe: AsyncParsableCommand {
                     }
                     return (bytes, packets, first, last)
                 }
-                await link.serve(bearer, info: MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517))
+                let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: UInt16(ATTOpcode.maximumMTU))
+                await link.serve(bearer, info: info)
                 BluetoothDiagnostics.emit("gatt: disconnected")
                 await link.close()
                 let (bytes, packets, first, last) = await counting.value
@@ -85,7 +86,7 @@ struct LabGATTSend: AsyncParsableCommand {
             let service = try await client.discoverPrimaryService(profile.service)
             let rx = try await client.characteristic(profile.rx, of: service)
             let info = try await client.characteristic(profile.info ?? profile.rx, of: service)
-            let chunk = [UInt8](repeating: 0x6D, count: agreed - 3)
+            let chunk = [UInt8](repeating: 0x6D, count: ATTOpcode.maximumValueLength(mtu: agreed))
             let start = ContinuousClock.now
             var sent = 0
             while sent < bytes {

@@ -77,6 +77,7 @@ struct LinkOptions: ParsableArguments {
     ) async throws {
         switch try endpoint() {
         case let .unix(path):
+            try UnixSocketPath.checkAvailable(path)
             let listener = try SeqPacketSocket.listen(path: path)
             defer {
                 _ = Glibc.close(listener)
@@ -87,6 +88,10 @@ struct LinkOptions: ParsableArguments {
             var served = 0
             while connections.map({ served < $0 }) ?? true {
                 let fd = try await SeqPacketSocket.accept(listener)
+                if UnixSocketPath.isProbe(fd) {  // another listener checking whether this one is alive
+                    _ = Glibc.close(fd)
+                    continue
+                }
                 served += 1
                 await handle(try ATTBearer(adopting: fd), "unix:\(path)")
             }

@@ -22,10 +22,10 @@ struct ListenCommand: AsyncParsableCommand {
               (default)     its raw bytes to standard output
               --out-dir D   a file of its own in D: 00000001.msg, 00000002.msg, ... (continuing after files \
             already there; written under a hidden name and renamed, so a file never shows up partial)
-              --json        one JSON line on standard output: {"index":N,"connection":C,"id":ID,"bytes":B,\
-            "crc32":"8 hex digits","data":"base64"}; index counts from 1 in this process, connection is the \
-            1-based connection it arrived on, id is Transport's message id (null for the plain formats), \
-            crc32 is zlib's CRC-32 of the bytes.
+              --json        one JSON line on standard output (keys sorted): {"bytes":B,"connection":C,\
+            "crc32":"8 hex digits","data":"base64","id":ID,"index":N}; index counts from 1 in this process, \
+            connection is the 1-based connection it arrived on, id is Transport's message id (null for the \
+            plain formats), crc32 is zlib's CRC-32 of the bytes.
 
             With --format msgpipe (default) messages are acknowledged by Transport: delivered exactly once, \
             in the sender's order, resumed across reconnects of the same sender; a sender process that died \
@@ -84,7 +84,8 @@ struct ListenCommand: AsyncParsableCommand {
         let shutdown = ShutdownSignal()
         let gattLink = GATTLink(profile: try link.gattProfile())
         let info = MsgPipeServiceInfo(
-            formats: Self.advertisedFormats(format), maximumMessageSize: UInt32(maximumMessageSize), serverMTU: 517)
+            formats: Self.advertisedFormats(format), maximumMessageSize: UInt32(maximumMessageSize),
+            serverMTU: UInt16(ATTOpcode.maximumMTU))
         let receiver = MessageReceiver(
             format: format, maximumMessageSize: maximumMessageSize, verbose: verbose, dropAfterBytes: dropAfterBytes)
         let receiving = receiver.start(on: gattLink, sink: sink)

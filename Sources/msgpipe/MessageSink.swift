@@ -1,4 +1,5 @@
 import Framing
+import FoundationEssentials
 import Glibc
 
 /// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own
@@ -38,10 +39,10 @@ final class MessageSink {
         case let .directory(path):
             try writeFile(body, in: path)
         case .json:
-            let id = messageID.map(String.init) ?? "null"
-            let line = "{\"index\":\(count),\"connection\":\(connection),\"id\":\(id),\"bytes\":\(body.count),"
-                + "\"crc32\":\"\(Self.hex32(CRC32.checksum(body)))\",\"data\":\"\(Base64.encode(body))\"}\n"
-            try output.append(line.utf8)
+            let line = MessageLine(
+                index: count, connection: connection, id: OrNull(messageID), bytes: body.count,
+                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString())
+            try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
         }
     }
@@ -109,4 +110,15 @@ final class MessageSink {
     private static func error(_ what: String) -> FileIOError {
         FileIOError(description: "\(what): \(String(cString: strerror(errno)))", exitCode: 73)
     }
+}
+
+/// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N}.
+struct MessageLine: Encodable {
+    let index: Int
+    let connection: Int
+    /// Transport's message id; null (not absent) for the plain formats.
+    let id: OrNull<UInt32>
+    let bytes: Int
+    let crc32: String
+    let data: String
 }

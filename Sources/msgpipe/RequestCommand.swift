@@ -88,10 +88,9 @@ struct RequestCommand: AsyncParsableCommand {
         case let .success(response):
             let code = RequestExitCode.forStatus(response.status)
             if json {
-                BluetoothDiagnostics.emit(
-                    "{\"id\":\(ScanLine.quoted(id.value)),\"status\":\(ScanLine.quoted(response.status.description)),"
-                        + "\"exitCode\":\(response.exitCode),\"body\":\(ScanLine.quoted(String(decoding: response.body, as: UTF8.self))),"
-                        + "\"exit\":\(code.rawValue)}")
+                BluetoothDiagnostics.emit(JSONLine.text(RequestResultLine(
+                    id: id.value, status: response.status.description, exitCode: response.exitCode,
+                    body: String(decoding: response.body, as: UTF8.self), exit: code.rawValue)))
             } else {
                 var out = OutputBuffer()
                 try out.append(response.body)
@@ -104,8 +103,8 @@ struct RequestCommand: AsyncParsableCommand {
         case let .failure(error):
             let code = RequestExitCode.forError(error)
             if json {
-                BluetoothDiagnostics.emit(
-                    "{\"id\":\(ScanLine.quoted(id.value)),\"error\":\(ScanLine.quoted("\(error)")),\"exit\":\(code.rawValue)}")
+                let line = RequestFailureLine(id: id.value, error: "\(error)", exit: code.rawValue)
+                BluetoothDiagnostics.emit(JSONLine.text(line))
             }
             printError("request \(id): \(error)")
             throw ExitCode(code.rawValue)
@@ -141,4 +140,22 @@ func withDeadline<T: Sendable>(
         await onTimeout()
         throw RequestDeadlineError(seconds: seconds)
     }
+}
+
+/// The `request --json` object for an answered request.
+struct RequestResultLine: Encodable {
+    let id: String
+    let status: String
+    /// The command's exit status on the server.
+    let exitCode: UInt8
+    let body: String
+    /// This process's exit code.
+    let exit: Int32
+}
+
+/// The `request --json` object for a request that got no answer.
+struct RequestFailureLine: Encodable {
+    let id: String
+    let error: String
+    let exit: Int32
 }

@@ -70,14 +70,26 @@ enum ScanLine {
     }
 
     static func json(_ peers: [DiscoveredPeer], estimate: DistanceEstimate) -> String {
-        let items = peers.map { peer in
-            let distance = estimate.metres(rssi: peer.rssi).map { rounded($0) } ?? "null"
-            let services = peer.services.map { quoted($0.description) }.joined(separator: ",")
-            return "{\"address\":\(quoted(peer.peer.address.description)),\"addressType\":\(quoted(peer.peer.type.description)),"
-                + "\"name\":\(peer.name.map(quoted) ?? "null"),\"rssi\":\(peer.rssi),\"distanceMetres\":\(distance),"
-                + "\"services\":[\(services)]}"
+        JSONLine.text(peers.map { PeerLine($0, estimate: estimate) })
+    }
+
+    /// One peer of `scan --json`; a missing name or distance is null.
+    struct PeerLine: Encodable {
+        let address: String
+        let addressType: String
+        let name: OrNull<String>
+        let rssi: Int
+        let distanceMetres: OrNull<Double>
+        let services: [String]
+
+        init(_ peer: DiscoveredPeer, estimate: DistanceEstimate) {
+            address = peer.peer.address.description
+            addressType = peer.peer.type.description
+            name = OrNull(peer.name)
+            rssi = Int(peer.rssi)
+            distanceMetres = OrNull(estimate.metres(rssi: peer.rssi).flatMap { JSONLine.rounded($0, decimals: 2) })
+            services = peer.services.map(\.description)
         }
-        return "[" + items.joined(separator: ",") + "]"
     }
 
     /// Two decimals, without Foundation.
@@ -86,24 +98,5 @@ enum ScanLine {
         let hundredths = Int((value * 100).rounded())
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
-
-    /// A JSON string literal.
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }

@@ -24,8 +24,8 @@ struct SendCommand: AsyncParsableCommand {
             processed them). A link that drops during a plain transfer is a failure (exit 1).
 
             A progress bar is drawn on standard error when it is a terminal (not with --json). With --json \
-            one line per acknowledged message goes to standard output: \
-            {"index":N,"file":"PATH","bytes":B,"seconds":S}.
+            one line per acknowledged message goes to standard output (keys sorted): \
+            {"bytes":B,"file":"PATH","index":N,"seconds":S}.
 
             \(SendExitCode.help)
             """)

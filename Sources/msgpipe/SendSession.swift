@@ -215,9 +215,18 @@ struct SendResults {
         guard json else { return }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        BluetoothDiagnostics.emit(
-            "{\"index\":\(index + 1),\"file\":\(ScanLine.quoted(SendSession.name(inputs[index]))),"
-                + "\"bytes\":\(bytes),\"seconds\":\(ScanLine.rounded(seconds))}")
+        let line = Line(
+            index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
+            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0)
+        BluetoothDiagnostics.emit(JSONLine.text(line))
+    }
+
+    /// One `send --json` line.
+    struct Line: Encodable {
+        let index: Int
+        let file: String
+        let bytes: Int
+        let seconds: Double
     }
 }
 

@@ -167,11 +167,7 @@ enum ServeEvent {
         switch event {
         case let .handled(request):
             if json {
-                BluetoothDiagnostics.emit(
-                    "{\"event\":\"request\",\"id\":\(ScanLine.quoted(request.id)),"
-                        + "\"status\":\(ScanLine.quoted(request.status.description)),\"exitCode\":\(request.exitCode),"
-                        + "\"ranCommand\":\(request.ranCommand),\"fromJournal\":\(request.fromJournal),"
-                        + "\"requestBytes\":\(request.requestBytes),\"responseBytes\":\(request.responseBytes)}")
+                BluetoothDiagnostics.emit(JSONLine.text(RequestLine(request)))
             }
             if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
         case let .rejected(error):
@@ -180,9 +176,30 @@ enum ServeEvent {
         }
     }
 
-    /// One JSON object of string fields, keys in the given order.
-    static func emit(_ fields: KeyValuePairs<String, String>) {
-        BluetoothDiagnostics.emit("{" + fields.map { "\(ScanLine.quoted($0.key)):\(ScanLine.quoted($0.value))" }
-            .joined(separator: ",") + "}")
+    /// One JSON object of string fields ("event" and what it needs).
+    static func emit(_ fields: [String: String]) {
+        BluetoothDiagnostics.emit(JSONLine.text(fields))
+    }
+
+    /// The line of a handled request.
+    struct RequestLine: Encodable {
+        let event = "request"
+        let id: String
+        let status: String
+        let exitCode: UInt8
+        let ranCommand: Bool
+        let fromJournal: Bool
+        let requestBytes: Int
+        let responseBytes: Int
+
+        init(_ request: HandledRequest) {
+            id = request.id
+            status = request.status.description
+            exitCode = request.exitCode
+            ranCommand = request.ranCommand
+            fromJournal = request.fromJournal
+            requestBytes = request.requestBytes
+            responseBytes = request.responseBytes
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import Framing
+import TestSupport
 
 @Suite("ULEB128, cursor and CRC-32")
 struct PrimitiveCodecTests {

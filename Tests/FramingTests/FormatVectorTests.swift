@@ -1,5 +1,6 @@
 import Testing
 @testable import Framing
+import TestSupport
 
 /// A pinned encoding: format, packet size, payload, the exact values in hex.
 struct FormatVector: Sendable, CustomTestStringConvertible {

@@ -1,5 +1,6 @@
 import Testing
 @testable import Framing
+import TestSupport
 
 @Suite("msgpipe reassembler")
 struct ReassemblerTests {

@@ -1,19 +1,6 @@
 import Testing
 @testable import Framing
 
-/// Bytes from lowercase hex (test vectors only; traps on a typo in a literal).
-func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.utf8).filter { $0 != UInt8(ascii: " ") }
-    return stride(from: 0, to: digits.count, by: 2).map {
-        UInt8(String(decoding: digits[$0..<$0 + 2], as: UTF8.self), radix: 16)!
-    }
-}
-
-/// Lowercase hex of `bytes`.
-func hex(_ bytes: some Sequence<UInt8>) -> String {
-    bytes.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-}
-
 /// ASCII bytes of `text`.
 func ascii(_ text: String) -> [UInt8] { Array(text.utf8) }
 

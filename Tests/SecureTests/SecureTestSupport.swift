@@ -11,7 +11,6 @@ let vectorPSK = try! PreSharedKey(bytes: Array(0..<32))
 let clientIdentity = try! IdentityKey(privateBytes: (0..<32).map { 0x60 + $0 })
 let serverIdentity = try! IdentityKey(privateBytes: (0..<32).map { 0x80 + $0 })
 
-func hex(_ text: String) -> [UInt8] { Hex.bytes(text)! }
 
 /// A finished handshake between fixed or fresh ephemerals: the two sessions, ready to seal and open.
 func establishedSessions(

@@ -1,19 +1,6 @@
 import MemoryLinks
 import Transport
 
-/// SplitMix64: a tiny seeded generator so every fault pattern replays.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E9B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Fault rates per packet (0...1) and an optional disconnect period for ``EndpointHarness``.
 struct FaultProfile: Sendable, CustomStringConvertible {
     var loss = 0.0
@@ -46,7 +33,7 @@ struct EndpointHarness {
     var packetTime: Duration = .microseconds(700)
     var latency: Duration = .milliseconds(5)
     var faults: FaultProfile
-    var rng: SeededGenerator
+    var rng: SplitMix64
     var arrivals: [Arrival] = []
     var transmitterFreeAt: [Duration] = [.zero, .zero]
     var connected = true
@@ -75,7 +62,7 @@ struct EndpointHarness {
         ]
         self.packetSize = packetSize
         self.faults = faults
-        rng = SeededGenerator(seed: seed)
+        rng = SplitMix64(seed: seed)
         for index in 0 ..< 2 { endpoints[index].linkConnected(maximumPacketSize: packetSize, now: .zero) }
         nextDisconnect = faults.disconnectEvery
     }
@@ -203,6 +190,6 @@ struct EndpointHarness {
 
 /// Deterministic test payloads.
 func payload(size: Int, seed: UInt64) -> [UInt8] {
-    var generator = SeededGenerator(seed: seed)
+    var generator = SplitMix64(seed: seed)
     return (0 ..< size).map { _ in UInt8.random(in: 0 ... 255, using: &generator) }
 }

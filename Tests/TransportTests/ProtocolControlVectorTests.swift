@@ -1,5 +1,6 @@
 import Testing
 @testable import Transport
+import TestSupport
 
 /// PROTOCOL.md 3.4: every control packet pinned to bytes, both directions, and every truncation rejected.
 @Suite struct ProtocolControlVectorTests {
@@ -57,9 +58,4 @@ import Testing
         #expect(ack.isHeldInBitmap(8))
         #expect(ack.coverageEnd == 14)
     }
-}
-
-/// Bytes from a hex dump like "c0 11 01".
-func bytes(_ hex: String) -> [UInt8] {
-    hex.split(separator: " ").compactMap { UInt8($0, radix: 16) }
 }

@@ -1,5 +1,6 @@
 import Testing
 @testable import Transport
+import TestSupport
 
 /// PROTOCOL.md 3.2-3.3: the packets a sender writes for small messages, pinned to bytes.
 @Suite struct ProtocolDataVectorTests {
@@ -15,7 +16,7 @@ import Testing
         #expect(endpoint.writeNextPacket(into: &buffer, now: .zero))
         #expect(TransportControl(decoding: buffer[...]) == .hello(session: 1, firstMessageID: 1))
         while endpoint.writeNextPacket(into: &buffer, now: .zero) {
-            result.append(buffer.map(format2).joined(separator: " "))
+            result.append(hex(buffer, separator: " "))
         }
         return result
     }
@@ -43,9 +44,4 @@ import Testing
             ])
     }
 
-}
-
-func format2(_ byte: UInt8) -> String {
-    let hex = String(byte, radix: 16)
-    return hex.count == 1 ? "0" + hex : hex
 }

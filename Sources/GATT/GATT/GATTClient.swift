@@ -159,7 +159,7 @@ public final class GATTClient: Sendable {
         guard value.count <= ATTOpcode.maximumAttributeLength else {
             throw .valueTooLong(length: value.count, limit: ATTOpcode.maximumAttributeLength)
         }
-        guard value.count > mtu - 3 else {
+        guard value.count > ATTOpcode.maximumValueLength(mtu: mtu) else {
             _ = try await request(ATTWriteRequest(handle: handle, value: value), ATTWriteResponse.self)
             return
         }

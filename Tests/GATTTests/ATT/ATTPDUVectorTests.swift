@@ -1,5 +1,6 @@
 @testable import GATT
 import Testing
+import TestSupport
 
 /// One PDU pinned to its bytes (Bluetooth Core Vol 3 Part F, 3.4). `validPrefixes` lists the shorter
 /// lengths that are themselves well-formed (a value may be empty); every other truncation must be rejected.

@@ -1,5 +1,6 @@
 @testable import GATT
 import Testing
+import TestSupport
 
 @Suite struct BluetoothUUIDTests {
     @Test func sixteenBitShorthandExpandsOverTheBaseUUID() {

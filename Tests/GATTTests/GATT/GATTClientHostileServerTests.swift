@@ -1,5 +1,6 @@
 @testable import GATT
 import Testing
+import TestSupport
 
 /// The client against a hand-driven (raw PDU) server: broken answers become typed errors, the server's own
 /// requests are refused, stray PDUs are ignored, and indications are confirmed.

@@ -1,6 +1,7 @@
 @testable import GATT
 import MemoryLinks
 import Testing
+import TestSupport
 
 /// A real ``GATTClient`` against a real ``GATTServerConnection`` over an in-memory ATT bearer pair.
 struct ClientServerPair {

@@ -1,5 +1,6 @@
 @testable import GATT
 import Testing
+import TestSupport
 
 /// Bluetooth Core Vol 3 Part F/G rules the basic server tests leave out: opcode classes, MTU clamping, the
 /// 512-byte attribute limit, per-connection CCCDs in discovery, and the handle an Error Response names.

@@ -1,6 +1,7 @@
 @testable import GATT
 import PropertyBased
 import Testing
+import TestSupport
 
 /// A hostile or broken client against the real server over an in-memory bearer pair: every malformed PDU gets the
 /// right Error Response (requests) or nothing (commands), the server stays up, answers the next request,

@@ -1,6 +1,7 @@
 @testable import GATT
 import MemoryLinks
 import Testing
+import TestSupport
 
 @Suite struct GATTServerTests {
     // MARK: MTU
@@ -291,18 +292,5 @@ import Testing
             if server.isFailed { server = TestDatabase.server() }
         }
         #expect(server.exchange("0a 03 00").response == [0x0B] + Array("battery".utf8))
-    }
-}
-
-/// A tiny deterministic generator for fault injection with fixed seeds.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,6 +1,7 @@
 @testable import GATT
 import Testing
 import Transport
+import TestSupport
 
 @Suite struct GATTLinkTests {
     @Test func bothSidesConnectWithPacketSizeMTUMinusThree() async throws {

@@ -1,4 +1,5 @@
 @testable import GATT
+import TestSupport
 
 /// The database every server test runs against:
 ///

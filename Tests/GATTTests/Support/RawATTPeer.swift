@@ -1,5 +1,6 @@
 @testable import GATT
 import Synchronization
+import TestSupport
 
 /// A hand-driven ATT client (raw PDU bytes) against a real ``GATTServerConnection`` on the other end of a
 /// an in-memory ATT bearer pair. The server's application events are drained and counted.

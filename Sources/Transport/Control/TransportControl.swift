@@ -75,13 +75,13 @@ enum TransportControl: Equatable, Sendable {
         case let .welcome(session):
             out.appendUInt64LittleEndian(session)
         }
-        out.appendUInt16LittleEndian(Checksum.controlCheck(out[...]))
+        PacketCheck.appendControl(to: &out)
     }
 
     /// Decodes a control packet (including its `C0 11` prefix); nil when malformed or the check fails.
     init?(decoding packet: ArraySlice<UInt8>) {
         guard packet.count >= 5, packet.prefix(2).elementsEqual(ControlPacket.prefix),
-            Checksum.controlCheck(packet.dropLast(2)) == packet.trailingUInt16LE
+            PacketCheck.verifiesControl(packet)
         else { return nil }
         var reader = ByteReader(packet.dropFirst(2).dropLast(2))
         guard let type = try? reader.readByte("control type") else { return nil }

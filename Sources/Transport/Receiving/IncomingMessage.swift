@@ -1,74 +1,32 @@
 import Framing
 
-/// The receiver's state of one message being reassembled.
+/// The receiver's state of one message being reassembled (into Framing's ``SegmentedStream``).
 struct IncomingMessage: Sendable {
     let header: MessageHeader
     let channel: Int
-    let layout: SegmentLayout
-    /// Body as carried followed by its CRC-32; filled segment by segment.
-    var stream: [UInt8]
-    var held: SegmentSet
-    /// Byte coverage of segments received in pieces: bytes `0 ..< low` and `high ..< length` are present.
-    var partial: [Int: (low: Int, high: Int)] = [:]
-    var highest = 0
+    /// The stream, filled segment by segment in place.
+    var stream: SegmentedStream
     var packetsSinceAcknowledgement = 0
     var acknowledgementDueAt: Duration?
     var acknowledgeNow = false
     var reportHighRange = false
 
-    init(header: MessageHeader, channel: Int, layout: SegmentLayout) {
+    init(header: MessageHeader, channel: Int, cut: MsgPipeCut) {
         self.header = header
         self.channel = channel
-        self.layout = layout
-        stream = [UInt8](repeating: 0, count: layout.streamLength)
-        held = SegmentSet(capacity: layout.count)
+        stream = SegmentedStream(cut: cut)
     }
 
+    var cut: MsgPipeCut { stream.cut }
+    var held: SegmentSet { stream.held }
+    var highest: Int { stream.highest }
     var isChecked: Bool { header.flags.contains(.checked) }
-    var isComplete: Bool { held.isFull }
-
-    /// Stores a whole segment; returns false if it was held already.
-    @discardableResult
-    mutating func store(segment: Int, data: ArraySlice<UInt8>) -> Bool {
-        let range = layout.range(of: segment)
-        guard data.count == range.count, !held.contains(segment) else { return false }
-        stream.replaceSubrange(range, with: data)
-        held.insert(segment)
-        partial[segment] = nil
-        highest = max(highest, segment)
-        return true
-    }
-
-    /// Stores a piece of a segment at `offset`; the caller checked the bounds.
-    mutating func store(segment: Int, offset: Int, data: ArraySlice<UInt8>) {
-        let range = layout.range(of: segment)
-        guard !held.contains(segment) else { return }
-        if offset == 0 && data.count == range.count {
-            store(segment: segment, data: data)
-            return
-        }
-        highest = max(highest, segment)
-        var coverage = partial[segment] ?? (low: 0, high: range.count)
-        let end = offset + data.count
-        let start = range.lowerBound + offset
-        if offset <= coverage.low && end > coverage.low {
-            stream.replaceSubrange(start ..< start + data.count, with: data)
-            coverage.low = end
-        }
-        if end >= coverage.high && offset < coverage.high {
-            stream.replaceSubrange(start ..< start + data.count, with: data)
-            coverage.high = offset
-        }
-        if coverage.low >= coverage.high {
-            held.insert(segment)
-            partial[segment] = nil
-        } else {
-            partial[segment] = coverage
-        }
-    }
+    var isComplete: Bool { stream.isComplete }
 
     /// The acknowledgement to send now, its bitmap fitted into `packetSize` (PROTOCOL.md 3.4).
     mutating func acknowledgement(packetSize: Int) -> Acknowledgement {
+        let held = stream.held
+        let highest = stream.highest
         let cumulative = held.firstMissing()
         let id = header.messageID
         let gapSize = ULEB128.encodedCount(UInt32(max(highest, 0)))

@@ -30,14 +30,15 @@ struct OutgoingMessage: Sendable {
     let options: SendOptions
     var flags: MessageFlags
     let correlationID: UInt32?
-    /// Body as carried (deflated if that was smaller) followed by its CRC-32, little-endian.
-    let stream: [UInt8]
+    /// Body as carried (deflated if that was smaller); Framing's encoder adds the CRC-32 trailer.
+    let body: [UInt8]
 
     var phase = Phase.queued
     var messageID: UInt32 = 0
     var channel = 0
-    var layout: SegmentLayout?
-    var startPacket: [UInt8] = []
+    /// Framing's encoder for the message as started: its cut at the Start's packet size `P0` names the
+    /// segments (PROTOCOL.md 3.2); it writes every packet of the message.
+    var encoder: MsgPipeEncoder<[UInt8]>?
     var acked = SegmentSet(capacity: 0)
     var nextUnsent = 0
     var retransmitQueue = Deque<Int>()
@@ -60,23 +61,22 @@ struct OutgoingMessage: Sendable {
         self.options = options
         self.flags = flags
         if case let .response(to: id) = options.kind { correlationID = id } else { correlationID = nil }
-        var stream = body
-        stream.appendUInt32LittleEndian(CRC32.checksum(body))
-        self.stream = stream
+        self.body = body
     }
 
-    var bodyLength: Int { stream.count - 4 }
+    /// Body plus CRC-32 trailer.
+    var streamCount: Int { body.count + 4 }
     var isStarted: Bool { phase != .queued }
     var isChecked: Bool { flags.contains(.checked) }
-    var firstPassDone: Bool { layout.map { nextUnsent >= $0.count } ?? false }
+    var firstPassDone: Bool { encoder.map { nextUnsent >= $0.packetCount } ?? false }
     /// True while the message holds a channel at the receiver.
     var holdsChannel: Bool { phase == .sending || phase == .resyncing || phase == .parked || phase == .cancelling }
 
     /// Forgets everything the receiver acknowledged: the message is sent again from its Start.
     mutating func resetTransmission() {
-        guard let layout else { return }
-        acked = SegmentSet(capacity: layout.count)
-        queuedForRetransmit = SegmentSet(capacity: layout.count)
+        guard let encoder else { return }
+        acked = SegmentSet(capacity: encoder.packetCount)
+        queuedForRetransmit = SegmentSet(capacity: encoder.packetCount)
         retransmitQueue.removeAll()
         piece = nil
         nextUnsent = 0

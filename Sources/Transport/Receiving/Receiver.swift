@@ -377,7 +377,9 @@ struct Receiver: Sendable {
                 skipped += 1
             }
         }
-        enqueue(.welcome(session: session))
+        // The welcome goes before anything held for this session (PROTOCOL.md 3.9).
+        controls.removeAll { $0 == .welcome(session: session) }
+        controls.prepend(.welcome(session: session))
     }
 
     /// Forgets the previous sender session: its partial messages are dropped and reported, its messages
@@ -445,8 +447,11 @@ struct Receiver: Sendable {
 
     // MARK: Output and timers
 
-    /// Writes the next control packet or due acknowledgement; false when there is none.
+    /// Writes the next control packet or due acknowledgement; false when there is none. Nothing goes on a
+    /// connection before its session is established (the hello arrived, the welcome goes first): what came
+    /// due meanwhile may belong to the previous sender and is held (PROTOCOL.md 3.9).
     mutating func writeControl(into buffer: inout [UInt8]) -> Bool {
+        guard greetedOnConnection else { return false }
         if let control = controls.popFirst() {
             control.encode(into: &buffer)
             return true

@@ -153,6 +153,14 @@ struct Sender: Sendable {
     mutating func handle(_ control: TransportControl, now: Duration) -> Bool {
         lastNow = max(lastNow, now)
         switch control {
+        case .query, .cancel, .hello, .welcome:
+            break
+        default:
+            // Before its welcome a sender takes no answer: it may be about another session's message with the
+            // same id, e.g. a receiver's acknowledgement delayed from the previous connection (PROTOCOL.md 3.9).
+            guard greeted else { return true }
+        }
+        switch control {
         case let .acknowledgement(ack):
             acknowledge(ack, now: now)
         case let .complete(id):

@@ -32,7 +32,7 @@ enum TransportControl: Equatable, Sendable {
 
     var type: UInt8 {
         switch self {
-        case let .acknowledgement(ack): ack.checked ? 0x0C : 0x01
+        case let .acknowledgement(ack): Self.acknowledgementType(checked: ack.checked)
         case .complete: 0x02
         case .checkFailed: 0x03
         case .startMissing: 0x04
@@ -47,6 +47,9 @@ enum TransportControl: Equatable, Sendable {
         case .welcome: 0x0E
         }
     }
+
+    /// The type byte of an acknowledgement: 0x0C when the receiver holds the message checked, else 0x01.
+    static func acknowledgementType(checked: Bool) -> UInt8 { checked ? 0x0C : 0x01 }
 
     /// Writes the whole packet into `out` (replacing its contents).
     func encode(into out: inout [UInt8]) {
@@ -93,7 +96,7 @@ enum TransportControl: Equatable, Sendable {
             self = .acknowledgement(
                 Acknowledgement(
                     messageID: id, checked: type == 0x0C, cumulative: cumulative, bitmapStart: cumulative + gap,
-                    bitmap: Array(reader.remaining)))
+                    bitmap: reader.remaining))
             return
         case 0x04:
             guard let channel = try? reader.readByte("channel"), channel <= 3, reader.isAtEnd else { return nil }

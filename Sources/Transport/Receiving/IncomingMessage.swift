@@ -23,8 +23,9 @@ struct IncomingMessage: Sendable {
     var isChecked: Bool { header.flags.contains(.checked) }
     var isComplete: Bool { stream.isComplete }
 
-    /// The acknowledgement to send now, its bitmap fitted into `packetSize` (PROTOCOL.md 3.4).
-    mutating func acknowledgement(packetSize: Int) -> Acknowledgement {
+    /// Writes the acknowledgement to send now into `out` (replacing its contents), its bitmap fitted into
+    /// `packetSize` (PROTOCOL.md 3.4): built in the buffer itself, nothing allocated.
+    mutating func writeAcknowledgement(into out: inout [UInt8], packetSize: Int) {
         let held = stream.held
         let highest = stream.highest
         let cumulative = held.firstMissing()
@@ -38,16 +39,22 @@ struct IncomingMessage: Sendable {
             reportHighRange.toggle()
         }
         let bits = max(min(highest - start + 1, capacityBits), 0)
-        var bitmap = [UInt8](repeating: 0, count: (bits + 7) / 8)
+        let bitmapStart = UInt32(min(start, Int(UInt32.max)))
+        out.removeAll(keepingCapacity: true)
+        out.append(contentsOf: ControlPacket.prefix)
+        out.append(TransportControl.acknowledgementType(checked: isChecked))
+        out.appendULEB128(id)
+        out.appendULEB128(UInt32(cumulative))
+        out.appendULEB128(bitmapStart &- UInt32(cumulative))
+        let bitmap = out.count
+        for _ in 0 ..< (bits + 7) / 8 { out.append(0) }
         for bit in 0 ..< bits where held.contains(start + bit) {
-            bitmap[bit / 8] |= 1 << UInt8(bit % 8)
+            out[bitmap + bit / 8] |= 1 << UInt8(bit % 8)
         }
-        while bitmap.last == 0 { bitmap.removeLast() }
+        while out.count > bitmap, out.last == 0 { out.removeLast() }
+        PacketCheck.appendControl(to: &out)
         packetsSinceAcknowledgement = 0
         acknowledgementDueAt = nil
         acknowledgeNow = false
-        return Acknowledgement(
-            messageID: id, checked: isChecked, cumulative: UInt32(cumulative), bitmapStart: UInt32(min(start, Int(UInt32.max))),
-            bitmap: bitmap)
     }
 }

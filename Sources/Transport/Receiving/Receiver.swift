@@ -217,7 +217,7 @@ struct Receiver: Sendable {
     ) -> Int? {
         let cut = message.cut
         let last = cut.count - 1
-        let fits = { (segment: Int) -> Bool in
+        func fits(_ segment: Int) -> Bool {
             guard segment >= 1, segment <= last, segment & 7 == Int(header.sequence),
                 (segment == last) == header.isEnd, cut.range(of: segment).count == data.count
             else { return false }
@@ -235,9 +235,9 @@ struct Receiver: Sendable {
         // Checked: the check confirms the index. Only the three nearest candidates are tried: every further
         // candidate would add a 2^-16 chance of taking a corrupted packet for a missing segment.
         let forward = next + distance
-        for candidate in [forward, forward - 8, forward + 8] where fits(candidate) {
-            return candidate
-        }
+        if fits(forward) { return forward }
+        if fits(forward - 8) { return forward - 8 }
+        if fits(forward + 8) { return forward + 8 }
         // A retransmission sent implicitly (PROTOCOL.md 3.5): one of the first two missing segments with this Q.
         var found = 0
         var scanned = 0
@@ -458,13 +458,19 @@ struct Receiver: Sendable {
         }
         for index in open.indices
         where open[index].acknowledgeNow || open[index].packetsSinceAcknowledgement >= configuration.acknowledgeEvery {
-            TransportControl.acknowledgement(open[index].acknowledgement(packetSize: packetSize)).encode(into: &buffer)
+            open[index].writeAcknowledgement(into: &buffer, packetSize: packetSize)
             return true
         }
         return false
     }
 
-    var nextTimeout: Duration? { open.compactMap(\.acknowledgementDueAt).min() }
+    var nextTimeout: Duration? {
+        var earliest: Duration?
+        for message in open {
+            if let due = message.acknowledgementDueAt { earliest = min(earliest ?? due, due) }
+        }
+        return earliest
+    }
 
     mutating func handleTimeout(now: Duration) {
         for index in open.indices {

@@ -95,3 +95,79 @@ struct OutgoingMessage: Sendable {
         }
     }
 }
+
+extension OutgoingMessage {
+    /// What an acknowledgement changed (``apply(_:segments:now:reorderTolerance:)``).
+    struct AcknowledgementOutcome {
+        /// New segments were confirmed.
+        var progressed = false
+        /// A round-trip sample from the latest confirmed first transmission.
+        var sample: Duration?
+        /// Flights that left the window (confirmed or declared lost).
+        var flightsDone = 0
+        /// Segments declared lost and queued for retransmission.
+        var lost = 0
+    }
+
+    /// Applies an acknowledgement in place, allocating nothing: marks the segments it reports held, drops
+    /// confirmed flights and queues for retransmission those it reports missing although a packet sent more
+    /// than `reorderTolerance` packets later arrived, or sent before the query it answers (PROTOCOL.md 3.5).
+    mutating func apply(
+        _ ack: Acknowledgement, segments: Int, now: Duration, reorderTolerance: UInt64
+    ) -> AcknowledgementOutcome {
+        var outcome = AcknowledgementOutcome()
+        heardFromReceiver = true
+        let cumulative = min(Int(ack.cumulative), segments)
+        var segment = acked.firstMissing()
+        while segment < cumulative {
+            if acked.insert(segment) { outcome.progressed = true }
+            segment = acked.firstMissing(from: segment + 1)
+        }
+        for bit in 0 ..< ack.bitmap.count * 8 where ack.isHeldInBitmap(Int(ack.bitmapStart) + bit) {
+            let held = Int(ack.bitmapStart) + bit
+            guard held < segments else { break }
+            if acked.insert(held) { outcome.progressed = true }
+        }
+        // Drop confirmed flights, learn the RTT from first transmissions (compacting the queue in place).
+        let before = flights.count
+        var kept = 0
+        for read in 0 ..< flights.count {
+            let flight = flights[read]
+            if acked.contains(flight.segment) {
+                highestAckedSequence = max(highestAckedSequence, flight.sequence)
+                if !flight.isRetransmission { outcome.sample = now - flight.sentAt }
+            } else {
+                flights[kept] = flight
+                kept += 1
+            }
+        }
+        flights.removeLast(flights.count - kept)
+        // Declare lost what the receiver reports missing although later packets arrived.
+        kept = 0
+        for read in 0 ..< flights.count {
+            let flight = flights[read]
+            let overtaken = flight.sequence + reorderTolerance < highestAckedSequence
+            let beforeQuery = querySequence.map { flight.sequence <= $0 } ?? false
+            if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
+                enqueueRetransmit(flight.segment)
+                outcome.lost += 1
+            } else {
+                flights[kept] = flight
+                kept += 1
+            }
+        }
+        flights.removeLast(flights.count - kept)
+        outcome.flightsDone = before - flights.count
+        return outcome
+    }
+
+    /// After a resume's first answer: every segment sent before and neither confirmed nor in flight goes again.
+    mutating func requeueUnconfirmed() {
+        phase = .sending
+        piece = nil
+        for missing in 0 ..< nextUnsent
+        where !acked.contains(missing) && !flights.contains(where: { $0.segment == missing }) {
+            enqueueRetransmit(missing)
+        }
+    }
+}

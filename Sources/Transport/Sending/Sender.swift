@@ -300,65 +300,26 @@ struct Sender: Sendable {
         }
         let phase = messages[index].phase
         guard phase == .sending || phase == .resyncing else { return }
-        var message = messages[index]
-        message.heardFromReceiver = true
-        var progressed = false
-        let cumulative = min(Int(ack.cumulative), segments)
-        var segment = message.acked.firstMissing()
-        while segment < cumulative {
-            if message.acked.insert(segment) { progressed = true }
-            segment = message.acked.firstMissing(from: segment + 1)
-        }
-        for bit in 0 ..< ack.bitmap.count * 8 where ack.isHeldInBitmap(Int(ack.bitmapStart) + bit) {
-            let held = Int(ack.bitmapStart) + bit
-            guard held < segments else { break }
-            if message.acked.insert(held) { progressed = true }
-        }
-        // Drop confirmed flights, learn the RTT from first transmissions.
-        var sample: Duration?
-        var remaining = Deque<Flight>()
-        for flight in message.flights {
-            if message.acked.contains(flight.segment) {
-                message.highestAckedSequence = max(message.highestAckedSequence, flight.sequence)
-                if !flight.isRetransmission { sample = now - flight.sentAt }
-            } else {
-                remaining.append(flight)
-            }
-        }
-        if let sample { roundTrip.addSample(sample) }
-        // Declare lost what the receiver reports missing although later packets arrived.
-        var kept = Deque<Flight>()
-        for flight in remaining {
-            let overtaken = flight.sequence + Self.reorderTolerance < message.highestAckedSequence
-            let beforeQuery = message.querySequence.map { flight.sequence <= $0 } ?? false
-            if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
-                message.enqueueRetransmit(flight.segment)
-                lostSegments += 1
-            } else {
-                kept.append(flight)
-            }
-        }
-        inFlight -= message.flights.count - kept.count
-        message.flights = kept
+        // In place (`messages[index]`): a copy would share the flight queue and segment sets, and the first
+        // write would copy them for every acknowledgement.
+        let outcome = messages[index].apply(
+            ack, segments: segments, now: now, reorderTolerance: Self.reorderTolerance)
+        if let sample = outcome.sample { roundTrip.addSample(sample) }
+        inFlight -= outcome.flightsDone
+        lostSegments += outcome.lost
         if phase == .resyncing {
             // Resume: everything sent before and not confirmed goes again.
-            message.phase = .sending
-            message.piece = nil
-            for missing in 0 ..< message.nextUnsent
-            where !message.acked.contains(missing) && !message.flights.contains(where: { $0.segment == missing }) {
-                message.enqueueRetransmit(missing)
-            }
-            message.explicitBudget = Self.explicitAfterGap
+            messages[index].requeueUnconfirmed()
+            messages[index].explicitBudget = Self.explicitAfterGap
         }
         // An answer to a query shows the receiver is alive: only timeouts it leaves unanswered count towards
         // "retries exhausted" (on a very lossy link a retransmission round may fail many times in a row).
-        let answeredQuery = message.querySequence != nil
-        message.querySequence = nil
-        if progressed || answeredQuery {
-            message.timeoutsWithoutProgress = 0
-            message.timerAt = now + roundTrip.timeout()
+        let answeredQuery = messages[index].querySequence != nil
+        messages[index].querySequence = nil
+        if outcome.progressed || answeredQuery {
+            messages[index].timeoutsWithoutProgress = 0
+            messages[index].timerAt = now + roundTrip.timeout()
         }
-        messages[index] = message
     }
 
     // MARK: Responses
@@ -386,17 +347,19 @@ struct Sender: Sendable {
 
     var nextTimeout: Duration? {
         var earliest: Duration? = greeted ? nil : helloTimerAt
+        func consider(_ candidate: Duration?) {
+            if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
+        }
         for message in messages {
-            for candidate in [message.timerAt, message.phase == .cancelling ? nil : message.options.deadline] {
-                if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
-            }
+            consider(message.timerAt)
+            if message.phase != .cancelling { consider(message.options.deadline) }
         }
         if messages.contains(where: { $0.phase == .queued }) {
-            let used = Set(messages.filter(\.holdsChannel).map(\.channel))
-            let quietEnds = (0 ..< 4).filter { !used.contains($0) }.map { channelQuietUntil[$0] }
-            if let candidate = quietEnds.min(), candidate > lastNow, earliest.map({ candidate < $0 }) ?? true {
-                earliest = candidate
+            var quietEnd: Duration?
+            for channel in 0 ..< 4 where !messages.contains(where: { $0.holdsChannel && $0.channel == channel }) {
+                quietEnd = min(quietEnd ?? channelQuietUntil[channel], channelQuietUntil[channel])
             }
+            if let quietEnd, quietEnd > lastNow { consider(quietEnd) }
         }
         return earliest
     }
@@ -655,7 +618,6 @@ struct Sender: Sendable {
         // Explicit-offset packets always carry the check: a corrupted offset would misplace bytes far away.
         let limit = streamOffset + encoder.explicitCapacity(fromStreamOffset: streamOffset, packetSize: packetSize)
         var current = segment
-        var touched = [segment]
         var end = min(layout.range(of: current).upperBound, limit)
         while end == layout.range(of: current).upperBound, end < limit {
             if messages[index].retransmitQueue.first == current + 1 {
@@ -669,13 +631,12 @@ struct Sender: Sendable {
                 break
             }
             current += 1
-            touched.append(current)
             end = min(layout.range(of: current).upperBound, limit)
         }
         let currentRange = layout.range(of: current)
         messages[index].piece = end < currentRange.upperBound ? (current, end - currentRange.lowerBound) : nil
         encoder.writePacket(streamRange: streamOffset ..< end, sequence: segment, explicitOffset: true, into: &buffer)
-        for segment in touched {
+        for segment in segment ... current {
             recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
         }
     }

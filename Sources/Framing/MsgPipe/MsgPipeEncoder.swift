@@ -103,7 +103,8 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         PacketHeader(isStart: index == 0, isEnd: end, channel: channel, sequence: index).encode(into: &out)
         if index == 0 { header.encode(into: &out) }
         appendStream(range, to: &out)
-        if index == 0 ? cut.checks != .none : cut.checks == .every {
+        // Plain framing (no checks) pays one comparison here.
+        if cut.checks != .none, index == 0 || cut.checks == .every {
             PacketCheck.appendData(messageID: header.messageID, streamOffset: range.lowerBound, to: &out)
         }
     }

@@ -6,6 +6,8 @@ import Transport
 /// simulator; the custom metrics carry the simulated results (efficiency in per mille of the link's
 /// theoretical limit, goodput in kbit/s), which are deterministic for the fixed seeds.
 let benchmarks: @Sendable () -> Void = {
+    inMemoryBenchmarks()
+
     let efficiency = BenchmarkMetric.custom("efficiency ‰", polarity: .prefersLarger, useScalingFactor: false)
     let goodput = BenchmarkMetric.custom("goodput kbit/s", polarity: .prefersLarger, useScalingFactor: false)
     let configuration = Benchmark.Configuration(

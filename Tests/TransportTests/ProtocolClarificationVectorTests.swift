@@ -107,7 +107,7 @@ import TestSupport
         #expect(hex(packet, separator: " ") == "c0 11 02 01 49 aa")
         #expect(CRC32.checksum(bytes("c0 11 02 01")) == 0x0FDC_AA49)
         // A data packet's check of the same bytes (message id 1, offset 0 before them) would differ.
-        #expect(Checksum.packetCheck(messageID: 1, streamOffset: 0, packet: bytes("c0 11 02 01")[...]) == 0xFF55)
+        #expect(PacketCheck.data(messageID: 1, streamOffset: 0, bytes: bytes("c0 11 02 01")[...]) == 0xFF55)
     }
 
     // MARK: 3.4: acknowledgement bitmaps
@@ -166,7 +166,7 @@ import TestSupport
         pair.toSender(pair.fromListener())
         let resent = pair.fromSender().filter { !Self.isControl($0) }
         #expect(Self.spaced(resent) == ["61 0d 6e 6f 70 71 72 73 74 e5 6a 59 1a d3 4f"])
-        #expect(Checksum.packetCheck(messageID: 1, streamOffset: 13, packet: resent[0].dropLast(2)) == 0x4FD3)
+        #expect(PacketCheck.data(messageID: 1, streamOffset: 13, bytes: resent[0].dropLast(2)) == 0x4FD3)
         pair.toListener(resent)
         #expect(pair.listener.takeMessage()?.body == Array("abcdefghijklmnopqrst".utf8))
     }

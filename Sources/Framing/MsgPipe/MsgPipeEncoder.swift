@@ -4,6 +4,9 @@
 /// Packets are numbered from 0 (the Start packet) in the greedy cut at ``packetSize``. For retransmission
 /// and resume, ``writePacket(fromStreamOffset:sequence:explicitOffset:into:)`` writes a packet that starts
 /// at any stream offset, with the offset sent explicitly (X), at the current packet size.
+///
+/// A `reliable` message's Start and explicit-offset packets end with the 2-byte check, a `checked` message's
+/// every packet (PROTOCOL 3.2, 3.3): the cut leaves room for it and the writers append it.
 public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.Index == Int {
     /// The message body, read in place.
     public let payload: Payload
@@ -17,10 +20,12 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     public let checksum: UInt32
     /// The packet ``writeNextPacket(into:)`` writes next.
     public private(set) var nextPacketIndex = 0
+    /// The greedy cut at ``packetSize``.
+    public private(set) var cut: MsgPipeCut
     /// Packets in the greedy cut at ``packetSize``.
-    public private(set) var packetCount = 0
-    /// Stream bytes the Start packet carries at ``packetSize``.
-    @usableFromInline private(set) var startCapacity = 0
+    @inlinable public var packetCount: Int { cut.count }
+    /// Which packets end with the 2-byte check (from the header's flags).
+    @inlinable public var checks: PacketChecks { cut.checks }
     /// `payload.count`, kept so the per-packet path needs no collection calls.
     @usableFromInline let bodyCount: Int
 
@@ -37,41 +42,44 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         let header = MessageHeader(
             messageID: messageID, length: UInt32(payload.count), flags: flags.subtracting(.reserved),
             correlationID: correlationID)
-        try Self.check(packetSize: packetSize, header: header)
         self.payload = payload
         self.header = header
         self.channel = channel
         self.packetSize = packetSize
         bodyCount = payload.count
+        cut = try Self.cut(packetSize: packetSize, header: header)
         checksum = CRC32.checksum(payload)
-        cut()
     }
 
     /// The smallest packet size that carries this header's Start packet and any explicit-offset packet.
+    ///
+    /// With checks (a `reliable` message) the Start packet may carry no stream byte, as Transport allows.
     public static func minimumPacketSize(for header: MessageHeader) -> Int {
-        max(1 + header.encodedCount + 1, 1 + ULEB128.maximumCount + 1)
+        let checks = PacketChecks(flags: header.flags)
+        let startStream = checks == .none ? 1 : 0
+        return max(
+            1 + header.encodedCount + checks.startCount + startStream,
+            1 + ULEB128.maximumCount + checks.explicitCount + 1)
     }
 
     /// Changes the packet size for the packets written from now on (after an MTU change). The greedy cut
     /// changes with it: continue a message already under way with explicit-offset packets.
     public mutating func setPacketSize(_ packetSize: Int) throws(FramingError) {
-        try Self.check(packetSize: packetSize, header: header)
+        cut = try Self.cut(packetSize: packetSize, header: header)
         self.packetSize = packetSize
-        cut()
     }
 
-    /// Recomputes the greedy cut for the current packet size.
-    private mutating func cut() {
-        startCapacity = packetSize - 1 - header.encodedCount
-        let rest = streamCount - startCapacity
-        packetCount = rest <= 0 ? 1 : 1 + (rest + packetSize - 2) / (packetSize - 1)
-    }
-
-    private static func check(packetSize: Int, header: MessageHeader) throws(FramingError) {
+    /// The greedy cut at `packetSize`; throws when the packet size is below the minimum.
+    private static func cut(packetSize: Int, header: MessageHeader) throws(FramingError) -> MsgPipeCut {
         let minimum = minimumPacketSize(for: header)
-        guard packetSize >= minimum else {
+        guard packetSize >= minimum,
+            let cut = MsgPipeCut(
+                streamCount: Int(header.length) + 4, packetSize: packetSize, headerCount: header.encodedCount,
+                checks: PacketChecks(flags: header.flags))
+        else {
             throw .packetSizeTooSmall(format: "msgpipe", packetSize: packetSize, minimum: minimum)
         }
+        return cut
     }
 
     /// Body plus 4-byte CRC trailer: the bytes the packets carry after the headers.
@@ -81,10 +89,8 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
     /// The stream bytes packet `index` of the greedy cut carries.
     @inlinable
     public func streamRange(ofPacket index: Int) throws(FramingError) -> Range<Int> {
-        guard index >= 0, index < packetCount else { throw .packetIndexOutOfRange(index: index, count: packetCount) }
-        if index == 0 { return 0..<min(startCapacity, streamCount) }
-        let lower = startCapacity + (index - 1) * (packetSize - 1)
-        return lower..<min(lower + packetSize - 1, streamCount)
+        guard index >= 0, index < cut.count else { throw .packetIndexOutOfRange(index: index, count: cut.count) }
+        return cut.range(of: index)
     }
 
     /// Writes packet `index` of the greedy cut into `out`, replacing its contents (keeping its storage).
@@ -97,6 +103,10 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         PacketHeader(isStart: index == 0, isEnd: end, channel: channel, sequence: index).encode(into: &out)
         if index == 0 { header.encode(into: &out) }
         appendStream(range, to: &out)
+        // Plain framing (no checks) pays one comparison here.
+        if cut.checks != .none, index == 0 || cut.checks == .every {
+            PacketCheck.appendData(messageID: header.messageID, streamOffset: range.lowerBound, to: &out)
+        }
     }
 
     /// Writes packet `index` again; with `explicitOffset` the packet carries its stream offset (X) and so
@@ -124,16 +134,37 @@ public struct MsgPipeEncoder<Payload: PayloadBytes>: FrameEncoder where Payload.
         guard offset >= 0, offset < streamCount else {
             throw .streamOffsetOutOfRange(offset: offset, streamCount: streamCount)
         }
-        let packetHeader = PacketHeader(
-            isStart: false, isEnd: false, channel: channel, sequence: sequence,
-            explicitOffset: explicitOffset ? UInt32(offset) : nil)
-        let range = offset..<min(offset + packetSize - packetHeader.encodedCount, streamCount)
-        var header = packetHeader
-        header.isEnd = range.upperBound == streamCount
+        let end = offset + (explicitOffset
+            ? explicitCapacity(fromStreamOffset: offset, packetSize: packetSize)
+            : packetSize - 1 - cut.checks.implicitCount)
+        return writePacket(
+            streamRange: offset..<min(end, streamCount), sequence: sequence, explicitOffset: explicitOffset, into: &out)
+    }
+
+    /// Stream bytes an explicit-offset packet from `offset` carries at `packetSize` (at least 1): the packet
+    /// size less the header byte, the offset's ULEB128 and the check.
+    @inlinable
+    public func explicitCapacity(fromStreamOffset offset: Int, packetSize: Int) -> Int {
+        max(packetSize - 1 - ULEB128.encodedCount(UInt32(truncatingIfNeeded: offset)) - cut.checks.explicitCount, 1)
+    }
+
+    /// Writes a non-Start packet carrying exactly the stream bytes `range` (which the caller fitted into its
+    /// packet size, e.g. with ``explicitCapacity(fromStreamOffset:packetSize:)``): E set when they end the
+    /// stream, the check appended when the message's checks ask for it.
+    @inlinable @discardableResult
+    public func writePacket(
+        streamRange range: Range<Int>, sequence: Int, explicitOffset: Bool, into out: inout [UInt8]
+    ) -> Range<Int> {
+        let header = PacketHeader(
+            isStart: false, isEnd: range.upperBound == streamCount, channel: channel, sequence: sequence,
+            explicitOffset: explicitOffset ? UInt32(truncatingIfNeeded: range.lowerBound) : nil)
         out.removeAll(keepingCapacity: true)
         out.reserveCapacity(packetSize)
         header.encode(into: &out)
         appendStream(range, to: &out)
+        if explicitOffset ? cut.checks != .none : cut.checks == .every {
+            PacketCheck.appendData(messageID: self.header.messageID, streamOffset: range.lowerBound, to: &out)
+        }
         return range
     }
 

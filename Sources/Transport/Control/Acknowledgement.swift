@@ -10,9 +10,10 @@ struct Acknowledgement: Equatable, Sendable {
     var checked = false
     var cumulative: UInt32
     var bitmapStart: UInt32
-    var bitmap: [UInt8]
+    /// A view into the packet it was decoded from (nothing copied).
+    var bitmap: ArraySlice<UInt8>
 
-    init(messageID: UInt32, checked: Bool = false, cumulative: UInt32, bitmapStart: UInt32, bitmap: [UInt8]) {
+    init(messageID: UInt32, checked: Bool = false, cumulative: UInt32, bitmapStart: UInt32, bitmap: ArraySlice<UInt8>) {
         self.messageID = messageID
         self.checked = checked
         self.cumulative = cumulative
@@ -26,7 +27,7 @@ struct Acknowledgement: Equatable, Sendable {
     func isHeldInBitmap(_ segment: Int) -> Bool {
         let offset = segment - Int(bitmapStart)
         guard offset >= 0, offset < bitmap.count * 8 else { return false }
-        return bitmap[offset / 8] & (1 << UInt8(offset % 8)) != 0
+        return bitmap[bitmap.startIndex + offset / 8] & (1 << UInt8(offset % 8)) != 0
     }
 
     /// True when this acknowledgement states that `segment` is missing.

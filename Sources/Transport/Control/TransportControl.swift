@@ -32,7 +32,7 @@ enum TransportControl: Equatable, Sendable {
 
     var type: UInt8 {
         switch self {
-        case let .acknowledgement(ack): ack.checked ? 0x0C : 0x01
+        case let .acknowledgement(ack): Self.acknowledgementType(checked: ack.checked)
         case .complete: 0x02
         case .checkFailed: 0x03
         case .startMissing: 0x04
@@ -47,6 +47,9 @@ enum TransportControl: Equatable, Sendable {
         case .welcome: 0x0E
         }
     }
+
+    /// The type byte of an acknowledgement: 0x0C when the receiver holds the message checked, else 0x01.
+    static func acknowledgementType(checked: Bool) -> UInt8 { checked ? 0x0C : 0x01 }
 
     /// Writes the whole packet into `out` (replacing its contents).
     func encode(into out: inout [UInt8]) {
@@ -75,13 +78,13 @@ enum TransportControl: Equatable, Sendable {
         case let .welcome(session):
             out.appendUInt64LittleEndian(session)
         }
-        out.appendUInt16LittleEndian(Checksum.controlCheck(out[...]))
+        PacketCheck.appendControl(to: &out)
     }
 
     /// Decodes a control packet (including its `C0 11` prefix); nil when malformed or the check fails.
     init?(decoding packet: ArraySlice<UInt8>) {
         guard packet.count >= 5, packet.prefix(2).elementsEqual(ControlPacket.prefix),
-            Checksum.controlCheck(packet.dropLast(2)) == packet.trailingUInt16LE
+            PacketCheck.verifiesControl(packet)
         else { return nil }
         var reader = ByteReader(packet.dropFirst(2).dropLast(2))
         guard let type = try? reader.readByte("control type") else { return nil }
@@ -93,7 +96,7 @@ enum TransportControl: Equatable, Sendable {
             self = .acknowledgement(
                 Acknowledgement(
                     messageID: id, checked: type == 0x0C, cumulative: cumulative, bitmapStart: cumulative + gap,
-                    bitmap: Array(reader.remaining)))
+                    bitmap: reader.remaining))
             return
         case 0x04:
             guard let channel = try? reader.readByte("channel"), channel <= 3, reader.isAtEnd else { return nil }

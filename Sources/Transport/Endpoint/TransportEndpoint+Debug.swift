@@ -8,7 +8,7 @@ extension TransportEndpoint {
 extension Sender {
     var summary: String {
         "inFlight \(inFlight) " + messages.map { message in
-            "[id \(message.messageID) ch \(message.channel) \(message.phase) checked \(message.isChecked) acked \(message.acked.count)/\(message.layout?.count ?? -1) next \(message.nextUnsent) rq \(message.retransmitQueue.count) flights \(message.flights.count) piece \(String(describing: message.piece)) timer \(String(describing: message.timerAt)) timeouts \(message.timeoutsWithoutProgress) query \(message.queryPending)/\(String(describing: message.querySequence))]"
+            "[id \(message.messageID) ch \(message.channel) \(message.phase) checked \(message.isChecked) acked \(message.acked.count)/\(message.encoder?.packetCount ?? -1) next \(message.nextUnsent) rq \(message.retransmitQueue.count) flights \(message.flights.count) piece \(String(describing: message.piece)) timer \(String(describing: message.timerAt)) timeouts \(message.timeoutsWithoutProgress) query \(message.queryPending)/\(String(describing: message.querySequence))]"
         }.joined(separator: " ")
     }
 }
@@ -16,7 +16,7 @@ extension Sender {
 extension Receiver {
     var summary: String {
         "next \(nextDeliveryID) channels \(channels) buffered \(bufferedBytes) app \(applicationQueue.count) " + open.map {
-            "[id \($0.header.messageID) held \($0.held.count)/\($0.layout.count) first missing \($0.held.firstMissing()) highest \($0.highest) partial \($0.partial.count)]"
+            "[id \($0.header.messageID) held \($0.held.count)/\($0.cut.count) first missing \($0.held.firstMissing()) highest \($0.highest) partial \($0.stream.partialSegments)]"
         }.joined(separator: " ")
     }
 }

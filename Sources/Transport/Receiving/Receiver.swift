@@ -37,7 +37,7 @@ struct Receiver: Sendable {
     private var busyOutstanding = false
     private var startMissingCounts = [0, 0, 0, 0]
     private(set) var failures = Deque<TransportError>()
-    var packetSize = SegmentLayout.minimumPacketSize
+    var packetSize = Sender.minimumPacketSize
     /// The session of the sender whose messages this receiver numbers (PROTOCOL.md 3.9); nil before a hello.
     private(set) var peerSession: UInt64?
     /// A hello arrived on the current connection: until then data, queries and cancels are ignored, since
@@ -83,28 +83,37 @@ struct Receiver: Sendable {
 
     mutating func receiveData(_ packet: ArraySlice<UInt8>, now: Duration) {
         guard greetedOnConnection else { return }
-        var reader = ByteReader(packet)
-        guard let header = try? PacketHeader(decoding: &reader) else { return }
-        if header.isStart {
-            receiveStart(packet, header: header, body: reader.remaining, now: now)
-        } else {
-            receiveSegment(packet, header: header, data: reader.remaining, now: now)
+        // Framing parses the packet; a Start whose message header does not decode counts as corruption (3.3).
+        let decoded: MsgPipePacket
+        do {
+            decoded = try MsgPipePacket(decoding: packet)
+        } catch {
+            if let first = packet.first, first & 0xA0 == 0x80, packet.count >= 5 { noteCorruption() }
+            return
+        }
+        switch decoded {
+        case let .start(header, message, data):
+            receiveStart(packet, header: header, message: message, data: data, now: now)
+        case let .continuation(header, data):
+            receiveSegment(packet, header: header, data: data, now: now)
+        case .control:
+            break
         }
     }
 
     private mutating func receiveStart(
-        _ packet: ArraySlice<UInt8>, header packetHeader: PacketHeader, body: ArraySlice<UInt8>, now: Duration
+        _ packet: ArraySlice<UInt8>, header packetHeader: PacketHeader, message header: MessageHeader,
+        data checkedData: ArraySlice<UInt8>, now: Duration
     ) {
-        guard packetHeader.sequence == 0, body.count >= 2 + SegmentLayout.checkSize else { return }
-        var reader = ByteReader(body.dropLast(SegmentLayout.checkSize))
-        guard let header = try? MessageHeader(decoding: &reader), header.flags.contains(.reliable),
-            Checksum.packetCheck(messageID: header.messageID, streamOffset: 0, packet: packet.dropLast(2))
-                == packet.trailingUInt16LE
+        guard packetHeader.sequence == 0 else { return }
+        // The Start of a reliable message always ends with the check (PROTOCOL.md 3.2).
+        guard header.flags.contains(.reliable), checkedData.count >= PacketCheck.count,
+            PacketCheck.verifiesData(packet, messageID: header.messageID, streamOffset: 0)
         else {
             noteCorruption()
             return
         }
-        let data = reader.remaining
+        let data = checkedData.dropLast(PacketCheck.count)
         let id = header.messageID
         let channel = Int(packetHeader.channel)
         let checked = header.flags.contains(.checked)
@@ -116,7 +125,7 @@ struct Receiver: Sendable {
             if checked && !open[index].isChecked {
                 dropOpen(at: index)
             } else {
-                open[index].store(segment: 0, data: data)
+                open[index].stream.store(segment: 0, data: data)
                 return
             }
         }
@@ -143,15 +152,13 @@ struct Receiver: Sendable {
             enqueue(.busy(messageID: id))
             return
         }
-        guard
-            let layout = SegmentLayout(
-                streamLength: streamLength, packetSize: packet.count, headerSize: header.encodedCount,
-                checked: checked),
-            layout.count == 1 ? packetHeader.isEnd : !packetHeader.isEnd,
-            data.count == layout.range(of: 0).count
+        // A multi-packet message's Start is exactly P0 long: its length gives the cut (PROTOCOL.md 3.2).
+        guard let cut = MsgPipeCut(header: header, packetSize: packet.count),
+            cut.count == 1 ? packetHeader.isEnd : !packetHeader.isEnd,
+            data.count == cut.range(of: 0).count
         else { return }
-        var message = IncomingMessage(header: header, channel: channel, layout: layout)
-        message.store(segment: 0, data: data)
+        var message = IncomingMessage(header: header, channel: channel, cut: cut)
+        message.stream.store(segment: 0, data: data)
         open.append(message)
         bufferedBytes += streamLength
         channels[channel] = .open(id)
@@ -173,39 +180,28 @@ struct Receiver: Sendable {
         // Mutated in place (`open[index]`): a local copy of the message would share its stream buffer, and
         // the first write would copy the whole stream for every packet (quadratic in the message size).
         let previousHighest = open[index].highest
-        let layout = open[index].layout
+        let cut = open[index].cut
         if let rawOffset = header.explicitOffset {
             // Explicit-offset packets always carry the check (PROTOCOL.md 3.3).
             let offset = Int(rawOffset)
-            guard body.count > SegmentLayout.checkSize,
-                Checksum.packetCheck(messageID: id, streamOffset: offset, packet: packet.dropLast(2))
-                    == packet.trailingUInt16LE
+            guard body.count > PacketCheck.count,
+                PacketCheck.verifiesData(packet, messageID: id, streamOffset: offset)
             else {
                 noteCorruption()
                 return
             }
-            let data = body.dropLast(SegmentLayout.checkSize)
-            guard offset + data.count <= layout.streamLength,
-                header.isEnd == (offset + data.count == layout.streamLength)
+            let data = body.dropLast(PacketCheck.count)
+            guard offset + data.count <= cut.streamCount,
+                header.isEnd == (offset + data.count == cut.streamCount)
             else { return }
             // The bytes may run over several segments.
-            var position = offset
-            while position < offset + data.count {
-                let segment = layout.segment(containing: position)
-                let range = layout.range(of: segment)
-                let end = min(range.upperBound, offset + data.count)
-                let start = data.startIndex + (position - offset)
-                open[index].store(
-                    segment: segment, offset: position - range.lowerBound,
-                    data: data[start ..< start + (end - position)])
-                position = end
-            }
+            open[index].stream.store(fromStreamOffset: offset, data: data)
         } else {
-            let checkSize = open[index].isChecked ? SegmentLayout.checkSize : 0
+            let checkSize = cut.checks.implicitCount
             guard body.count > checkSize else { return }
             let data = body.dropLast(checkSize)
             guard let segment = placeImplicit(packet, data: data, header: header, message: open[index]) else { return }
-            open[index].store(segment: segment, data: data)
+            open[index].stream.store(segment: segment, data: data)
         }
         open[index].packetsSinceAcknowledgement += 1
         if open[index].highest > previousHighest + 1 { open[index].acknowledgeNow = true }
@@ -219,17 +215,15 @@ struct Receiver: Sendable {
     private func placeImplicit(
         _ packet: ArraySlice<UInt8>, data: ArraySlice<UInt8>, header: PacketHeader, message: IncomingMessage
     ) -> Int? {
-        let layout = message.layout
-        let last = layout.count - 1
-        let fits = { (segment: Int) -> Bool in
+        let cut = message.cut
+        let last = cut.count - 1
+        func fits(_ segment: Int) -> Bool {
             guard segment >= 1, segment <= last, segment & 7 == Int(header.sequence),
-                (segment == last) == header.isEnd, layout.range(of: segment).count == data.count
+                (segment == last) == header.isEnd, cut.range(of: segment).count == data.count
             else { return false }
             return !message.isChecked
-                || Checksum.packetCheck(
-                    messageID: message.header.messageID, streamOffset: layout.range(of: segment).lowerBound,
-                    packet: packet.dropLast(2))
-                    == packet.trailingUInt16LE
+                || PacketCheck.verifiesData(
+                    packet, messageID: message.header.messageID, streamOffset: cut.range(of: segment).lowerBound)
         }
         if header.isEnd { return fits(last) ? last : nil }
         let next = message.highest + 1
@@ -241,9 +235,9 @@ struct Receiver: Sendable {
         // Checked: the check confirms the index. Only the three nearest candidates are tried: every further
         // candidate would add a 2^-16 chance of taking a corrupted packet for a missing segment.
         let forward = next + distance
-        for candidate in [forward, forward - 8, forward + 8] where fits(candidate) {
-            return candidate
-        }
+        if fits(forward) { return forward }
+        if fits(forward - 8) { return forward - 8 }
+        if fits(forward + 8) { return forward + 8 }
         // A retransmission sent implicitly (PROTOCOL.md 3.5): one of the first two missing segments with this Q.
         var found = 0
         var scanned = 0
@@ -262,19 +256,14 @@ struct Receiver: Sendable {
     private mutating func finishIfComplete(at index: Int, now: Duration) {
         guard open[index].isComplete else { return }
         let message = open.remove(at: index)
-        bufferedBytes -= message.layout.streamLength
+        bufferedBytes -= message.cut.streamCount
         let id = message.header.messageID
-        let length = Int(message.header.length)
-        let stored = message.stream[length...]
-        let crc = UInt32(stored[length]) | UInt32(stored[length + 1]) << 8
-            | UInt32(stored[length + 2]) << 16 | UInt32(stored[length + 3]) << 24
-        guard CRC32.checksum(message.stream[..<length]) == crc else {
+        guard var body = message.stream.verifiedBody() else {
             channels[message.channel] = .failed(id)
             enqueue(.checkFailed(messageID: id))
             return
         }
         channels[message.channel] = .idle
-        var body = Array(message.stream[..<length])
         if message.header.flags.contains(.deflate) {
             guard let inflated = Deflate.decompress(body[...], limit: configuration.maximumMessageSize) else {
                 failures.append(.inflateFailed(messageID: id, limit: configuration.maximumMessageSize))
@@ -358,7 +347,7 @@ struct Receiver: Sendable {
 
     private mutating func dropOpen(at index: Int) {
         let message = open.remove(at: index)
-        bufferedBytes -= message.layout.streamLength
+        bufferedBytes -= message.cut.streamCount
         channels[message.channel] = .idle
     }
 
@@ -388,7 +377,9 @@ struct Receiver: Sendable {
                 skipped += 1
             }
         }
-        enqueue(.welcome(session: session))
+        // The welcome goes before anything held for this session (PROTOCOL.md 3.9).
+        controls.removeAll { $0 == .welcome(session: session) }
+        controls.prepend(.welcome(session: session))
     }
 
     /// Forgets the previous sender session: its partial messages are dropped and reported, its messages
@@ -456,21 +447,30 @@ struct Receiver: Sendable {
 
     // MARK: Output and timers
 
-    /// Writes the next control packet or due acknowledgement; false when there is none.
+    /// Writes the next control packet or due acknowledgement; false when there is none. Nothing goes on a
+    /// connection before its session is established (the hello arrived, the welcome goes first): what came
+    /// due meanwhile may belong to the previous sender and is held (PROTOCOL.md 3.9).
     mutating func writeControl(into buffer: inout [UInt8]) -> Bool {
+        guard greetedOnConnection else { return false }
         if let control = controls.popFirst() {
             control.encode(into: &buffer)
             return true
         }
         for index in open.indices
         where open[index].acknowledgeNow || open[index].packetsSinceAcknowledgement >= configuration.acknowledgeEvery {
-            TransportControl.acknowledgement(open[index].acknowledgement(packetSize: packetSize)).encode(into: &buffer)
+            open[index].writeAcknowledgement(into: &buffer, packetSize: packetSize)
             return true
         }
         return false
     }
 
-    var nextTimeout: Duration? { open.compactMap(\.acknowledgementDueAt).min() }
+    var nextTimeout: Duration? {
+        var earliest: Duration?
+        for message in open {
+            if let due = message.acknowledgementDueAt { earliest = min(earliest ?? due, due) }
+        }
+        return earliest
+    }
 
     mutating func handleTimeout(now: Duration) {
         for index in open.indices {

@@ -30,14 +30,15 @@ struct OutgoingMessage: Sendable {
     let options: SendOptions
     var flags: MessageFlags
     let correlationID: UInt32?
-    /// Body as carried (deflated if that was smaller) followed by its CRC-32, little-endian.
-    let stream: [UInt8]
+    /// Body as carried (deflated if that was smaller); Framing's encoder adds the CRC-32 trailer.
+    let body: [UInt8]
 
     var phase = Phase.queued
     var messageID: UInt32 = 0
     var channel = 0
-    var layout: SegmentLayout?
-    var startPacket: [UInt8] = []
+    /// Framing's encoder for the message as started: its cut at the Start's packet size `P0` names the
+    /// segments (PROTOCOL.md 3.2); it writes every packet of the message.
+    var encoder: MsgPipeEncoder<[UInt8]>?
     var acked = SegmentSet(capacity: 0)
     var nextUnsent = 0
     var retransmitQueue = Deque<Int>()
@@ -60,23 +61,22 @@ struct OutgoingMessage: Sendable {
         self.options = options
         self.flags = flags
         if case let .response(to: id) = options.kind { correlationID = id } else { correlationID = nil }
-        var stream = body
-        stream.appendUInt32LittleEndian(CRC32.checksum(body))
-        self.stream = stream
+        self.body = body
     }
 
-    var bodyLength: Int { stream.count - 4 }
+    /// Body plus CRC-32 trailer.
+    var streamCount: Int { body.count + 4 }
     var isStarted: Bool { phase != .queued }
     var isChecked: Bool { flags.contains(.checked) }
-    var firstPassDone: Bool { layout.map { nextUnsent >= $0.count } ?? false }
+    var firstPassDone: Bool { encoder.map { nextUnsent >= $0.packetCount } ?? false }
     /// True while the message holds a channel at the receiver.
     var holdsChannel: Bool { phase == .sending || phase == .resyncing || phase == .parked || phase == .cancelling }
 
     /// Forgets everything the receiver acknowledged: the message is sent again from its Start.
     mutating func resetTransmission() {
-        guard let layout else { return }
-        acked = SegmentSet(capacity: layout.count)
-        queuedForRetransmit = SegmentSet(capacity: layout.count)
+        guard let encoder else { return }
+        acked = SegmentSet(capacity: encoder.packetCount)
+        queuedForRetransmit = SegmentSet(capacity: encoder.packetCount)
         retransmitQueue.removeAll()
         piece = nil
         nextUnsent = 0
@@ -92,6 +92,82 @@ struct OutgoingMessage: Sendable {
             startResendPending = true
         } else if !acked.contains(segment), queuedForRetransmit.insert(segment) {
             retransmitQueue.append(segment)
+        }
+    }
+}
+
+extension OutgoingMessage {
+    /// What an acknowledgement changed (``apply(_:segments:now:reorderTolerance:)``).
+    struct AcknowledgementOutcome {
+        /// New segments were confirmed.
+        var progressed = false
+        /// A round-trip sample from the latest confirmed first transmission.
+        var sample: Duration?
+        /// Flights that left the window (confirmed or declared lost).
+        var flightsDone = 0
+        /// Segments declared lost and queued for retransmission.
+        var lost = 0
+    }
+
+    /// Applies an acknowledgement in place, allocating nothing: marks the segments it reports held, drops
+    /// confirmed flights and queues for retransmission those it reports missing although a packet sent more
+    /// than `reorderTolerance` packets later arrived, or sent before the query it answers (PROTOCOL.md 3.5).
+    mutating func apply(
+        _ ack: Acknowledgement, segments: Int, now: Duration, reorderTolerance: UInt64
+    ) -> AcknowledgementOutcome {
+        var outcome = AcknowledgementOutcome()
+        heardFromReceiver = true
+        let cumulative = min(Int(ack.cumulative), segments)
+        var segment = acked.firstMissing()
+        while segment < cumulative {
+            if acked.insert(segment) { outcome.progressed = true }
+            segment = acked.firstMissing(from: segment + 1)
+        }
+        for bit in 0 ..< ack.bitmap.count * 8 where ack.isHeldInBitmap(Int(ack.bitmapStart) + bit) {
+            let held = Int(ack.bitmapStart) + bit
+            guard held < segments else { break }
+            if acked.insert(held) { outcome.progressed = true }
+        }
+        // Drop confirmed flights, learn the RTT from first transmissions (compacting the queue in place).
+        let before = flights.count
+        var kept = 0
+        for read in 0 ..< flights.count {
+            let flight = flights[read]
+            if acked.contains(flight.segment) {
+                highestAckedSequence = max(highestAckedSequence, flight.sequence)
+                if !flight.isRetransmission { outcome.sample = now - flight.sentAt }
+            } else {
+                flights[kept] = flight
+                kept += 1
+            }
+        }
+        flights.removeLast(flights.count - kept)
+        // Declare lost what the receiver reports missing although later packets arrived.
+        kept = 0
+        for read in 0 ..< flights.count {
+            let flight = flights[read]
+            let overtaken = flight.sequence + reorderTolerance < highestAckedSequence
+            let beforeQuery = querySequence.map { flight.sequence <= $0 } ?? false
+            if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
+                enqueueRetransmit(flight.segment)
+                outcome.lost += 1
+            } else {
+                flights[kept] = flight
+                kept += 1
+            }
+        }
+        flights.removeLast(flights.count - kept)
+        outcome.flightsDone = before - flights.count
+        return outcome
+    }
+
+    /// After a resume's first answer: every segment sent before and neither confirmed nor in flight goes again.
+    mutating func requeueUnconfirmed() {
+        phase = .sending
+        piece = nil
+        for missing in 0 ..< nextUnsent
+        where !acked.contains(missing) && !flights.contains(where: { $0.segment == missing }) {
+            enqueueRetransmit(missing)
         }
     }
 }

@@ -7,6 +7,8 @@ struct Sender: Sendable {
     static let reorderTolerance: UInt64 = 3
     /// First transmissions sent with an explicit index after a burst may have been lost.
     static let explicitAfterGap = 3
+    /// The smallest packet size Transport works with (ATT_MTU 23).
+    static let minimumPacketSize = 20
 
     let configuration: EndpointConfiguration
     private(set) var messages: [OutgoingMessage] = []
@@ -43,7 +45,7 @@ struct Sender: Sendable {
 
     var canSubmit: Bool { messages.count < configuration.maximumQueuedMessages }
     var isIdle: Bool { messages.isEmpty }
-    var bufferedBytes: Int { messages.reduce(0) { $0 + $1.stream.count } }
+    var bufferedBytes: Int { messages.reduce(0) { $0 + $1.streamCount } }
 
     mutating func popEvent() -> EndpointEvent? { events.popFirst() }
 
@@ -150,6 +152,14 @@ struct Sender: Sendable {
     /// Handles a control packet meant for the sending side; returns false when it is not one.
     mutating func handle(_ control: TransportControl, now: Duration) -> Bool {
         lastNow = max(lastNow, now)
+        switch control {
+        case .query, .cancel, .hello, .welcome:
+            break
+        default:
+            // Before its welcome a sender takes no answer: it may be about another session's message with the
+            // same id, e.g. a receiver's acknowledgement delayed from the previous connection (PROTOCOL.md 3.9).
+            guard greeted else { return true }
+        }
         switch control {
         case let .acknowledgement(ack):
             acknowledge(ack, now: now)
@@ -262,7 +272,7 @@ struct Sender: Sendable {
             events.append(
                 .sendFailed(
                     messages[index].submission,
-                    .packetSizeTooSmall(size: packetSize ?? 0, minimum: SegmentLayout.minimumPacketSize)))
+                    .packetSizeTooSmall(size: packetSize ?? 0, minimum: Self.minimumPacketSize)))
             messages.remove(at: index)
             return
         }
@@ -276,7 +286,7 @@ struct Sender: Sendable {
     }
 
     private mutating func acknowledge(_ ack: Acknowledgement, now: Duration) {
-        guard let index = startedIndex(ack.messageID), let layout = messages[index].layout else { return }
+        guard let index = startedIndex(ack.messageID), let segments = messages[index].encoder?.packetCount else { return }
         guard ack.checked == messages[index].isChecked else {
             // The receiver still holds the unchecked attempt of a message restarted checked: the checked Start
             // was lost. Restart again (unless a Start went out within the last timeout: a late acknowledgement).
@@ -290,65 +300,26 @@ struct Sender: Sendable {
         }
         let phase = messages[index].phase
         guard phase == .sending || phase == .resyncing else { return }
-        var message = messages[index]
-        message.heardFromReceiver = true
-        var progressed = false
-        let cumulative = min(Int(ack.cumulative), layout.count)
-        var segment = message.acked.firstMissing()
-        while segment < cumulative {
-            if message.acked.insert(segment) { progressed = true }
-            segment = message.acked.firstMissing(from: segment + 1)
-        }
-        for bit in 0 ..< ack.bitmap.count * 8 where ack.isHeldInBitmap(Int(ack.bitmapStart) + bit) {
-            let held = Int(ack.bitmapStart) + bit
-            guard held < layout.count else { break }
-            if message.acked.insert(held) { progressed = true }
-        }
-        // Drop confirmed flights, learn the RTT from first transmissions.
-        var sample: Duration?
-        var remaining = Deque<Flight>()
-        for flight in message.flights {
-            if message.acked.contains(flight.segment) {
-                message.highestAckedSequence = max(message.highestAckedSequence, flight.sequence)
-                if !flight.isRetransmission { sample = now - flight.sentAt }
-            } else {
-                remaining.append(flight)
-            }
-        }
-        if let sample { roundTrip.addSample(sample) }
-        // Declare lost what the receiver reports missing although later packets arrived.
-        var kept = Deque<Flight>()
-        for flight in remaining {
-            let overtaken = flight.sequence + Self.reorderTolerance < message.highestAckedSequence
-            let beforeQuery = message.querySequence.map { flight.sequence <= $0 } ?? false
-            if ack.reportsMissing(flight.segment) && (overtaken || beforeQuery) {
-                message.enqueueRetransmit(flight.segment)
-                lostSegments += 1
-            } else {
-                kept.append(flight)
-            }
-        }
-        inFlight -= message.flights.count - kept.count
-        message.flights = kept
+        // In place (`messages[index]`): a copy would share the flight queue and segment sets, and the first
+        // write would copy them for every acknowledgement.
+        let outcome = messages[index].apply(
+            ack, segments: segments, now: now, reorderTolerance: Self.reorderTolerance)
+        if let sample = outcome.sample { roundTrip.addSample(sample) }
+        inFlight -= outcome.flightsDone
+        lostSegments += outcome.lost
         if phase == .resyncing {
             // Resume: everything sent before and not confirmed goes again.
-            message.phase = .sending
-            message.piece = nil
-            for missing in 0 ..< message.nextUnsent
-            where !message.acked.contains(missing) && !message.flights.contains(where: { $0.segment == missing }) {
-                message.enqueueRetransmit(missing)
-            }
-            message.explicitBudget = Self.explicitAfterGap
+            messages[index].requeueUnconfirmed()
+            messages[index].explicitBudget = Self.explicitAfterGap
         }
         // An answer to a query shows the receiver is alive: only timeouts it leaves unanswered count towards
         // "retries exhausted" (on a very lossy link a retransmission round may fail many times in a row).
-        let answeredQuery = message.querySequence != nil
-        message.querySequence = nil
-        if progressed || answeredQuery {
-            message.timeoutsWithoutProgress = 0
-            message.timerAt = now + roundTrip.timeout()
+        let answeredQuery = messages[index].querySequence != nil
+        messages[index].querySequence = nil
+        if outcome.progressed || answeredQuery {
+            messages[index].timeoutsWithoutProgress = 0
+            messages[index].timerAt = now + roundTrip.timeout()
         }
-        messages[index] = message
     }
 
     // MARK: Responses
@@ -376,17 +347,19 @@ struct Sender: Sendable {
 
     var nextTimeout: Duration? {
         var earliest: Duration? = greeted ? nil : helloTimerAt
+        func consider(_ candidate: Duration?) {
+            if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
+        }
         for message in messages {
-            for candidate in [message.timerAt, message.phase == .cancelling ? nil : message.options.deadline] {
-                if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
-            }
+            consider(message.timerAt)
+            if message.phase != .cancelling { consider(message.options.deadline) }
         }
         if messages.contains(where: { $0.phase == .queued }) {
-            let used = Set(messages.filter(\.holdsChannel).map(\.channel))
-            let quietEnds = (0 ..< 4).filter { !used.contains($0) }.map { channelQuietUntil[$0] }
-            if let candidate = quietEnds.min(), candidate > lastNow, earliest.map({ candidate < $0 }) ?? true {
-                earliest = candidate
+            var quietEnd: Duration?
+            for channel in 0 ..< 4 where !messages.contains(where: { $0.holdsChannel && $0.channel == channel }) {
+                quietEnd = min(quietEnd ?? channelQuietUntil[channel], channelQuietUntil[channel])
             }
+            if let quietEnd, quietEnd > lastNow { consider(quietEnd) }
         }
         return earliest
     }
@@ -494,8 +467,7 @@ struct Sender: Sendable {
             }
             if messages[index].startResendPending {
                 messages[index].startResendPending = false
-                buffer.removeAll(keepingCapacity: true)
-                buffer.append(contentsOf: messages[index].startPacket)
+                writeStart(at: index, into: &buffer)
                 recordFlight(at: index, segment: 0, retransmission: true, now: now)
                 return true
             }
@@ -522,8 +494,7 @@ struct Sender: Sendable {
             messages.count(where: \.holdsChannel) < min(configuration.maximumConcurrentMessages, 4)
         else { return false }
         guard startMessage(at: index, packetSize: packetSize, now: now) else { return false }
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: messages[index].startPacket)
+        writeStart(at: index, into: &buffer)
         recordFlight(at: index, segment: 0, retransmission: false, now: now)
         messages[index].nextUnsent = 1
         return true
@@ -541,7 +512,7 @@ struct Sender: Sendable {
             events.append(
                 .sendFailed(
                     messages[index].submission,
-                    .packetSizeTooSmall(size: packetSize, minimum: SegmentLayout.minimumPacketSize)))
+                    .packetSizeTooSmall(size: packetSize, minimum: Self.minimumPacketSize)))
             messages.remove(at: index)
             return false
         }
@@ -566,41 +537,33 @@ struct Sender: Sendable {
         }
     }
 
-    /// Builds the Start packet and segment layout for the message's current flags at `packetSize`.
+    /// Makes Framing's encoder (header, cut, checks) for the message's current flags at `packetSize`.
     @discardableResult
     private mutating func buildLayout(at index: Int, packetSize: Int? = nil) -> Bool {
-        var message = messages[index]
-        let size = packetSize ?? message.layout?.packetSize ?? self.packetSize ?? 0
-        let header = MessageHeader(
-            messageID: message.messageID, length: UInt32(message.bodyLength), flags: message.flags,
-            correlationID: message.correlationID)
-        guard size >= SegmentLayout.minimumPacketSize,
-            let layout = SegmentLayout(
-                streamLength: message.stream.count, packetSize: size, headerSize: header.encodedCount,
-                checked: message.isChecked)
+        let message = messages[index]
+        let size = packetSize ?? message.encoder?.packetSize ?? self.packetSize ?? 0
+        guard size >= Self.minimumPacketSize,
+            let encoder = try? MsgPipeEncoder(
+                payload: message.body, messageID: message.messageID, flags: message.flags,
+                correlationID: message.correlationID, channel: UInt8(message.channel), packetSize: size)
         else { return false }
-        var start: [UInt8] = []
-        start.reserveCapacity(size)
-        PacketHeader(isStart: true, isEnd: layout.count == 1, channel: UInt8(message.channel), sequence: 0)
-            .encode(into: &start)
-        header.encode(into: &start)
-        start.append(contentsOf: message.stream[layout.range(of: 0)])
-        start.appendUInt16LittleEndian(
-            Checksum.packetCheck(messageID: message.messageID, streamOffset: 0, packet: start[...]))
-        message.layout = layout
-        message.startPacket = start
-        message.acked = SegmentSet(capacity: layout.count)
-        message.queuedForRetransmit = SegmentSet(capacity: layout.count)
-        messages[index] = message
+        messages[index].encoder = encoder
+        messages[index].acked = SegmentSet(capacity: encoder.packetCount)
+        messages[index].queuedForRetransmit = SegmentSet(capacity: encoder.packetCount)
         return true
+    }
+
+    /// Writes the message's Start packet (with its check, PROTOCOL.md 3.2).
+    private func writeStart(at index: Int, into buffer: inout [UInt8]) {
+        try? messages[index].encoder?.writePacket(index: 0, into: &buffer)
     }
 
     private mutating func writeFirstTransmission(
         at index: Int, into buffer: inout [UInt8], packetSize: Int, now: Duration
     ) {
         let segment = messages[index].nextUnsent
-        guard let layout = messages[index].layout else { return }
-        if messages[index].explicitBudget > 0 || packetSize < layout.packetSize {
+        guard let encoder = messages[index].encoder else { return }
+        if messages[index].explicitBudget > 0 || packetSize < encoder.packetSize {
             if messages[index].explicitBudget > 0 { messages[index].explicitBudget -= 1 }
             messages[index].nextUnsent += 1
             messages[index].piece = (segment, 0)
@@ -614,25 +577,14 @@ struct Sender: Sendable {
 
     /// Writes segment `segment` as an implicitly indexed packet (PROTOCOL.md 3.2).
     private func writeImplicit(at index: Int, segment: Int, into buffer: inout [UInt8]) {
-        let message = messages[index]
-        guard let layout = message.layout else { return }
-        let range = layout.range(of: segment)
-        buffer.removeAll(keepingCapacity: true)
-        PacketHeader(
-            isStart: false, isEnd: segment == layout.count - 1, channel: UInt8(message.channel), sequence: segment
-        ).encode(into: &buffer)
-        buffer.append(contentsOf: message.stream[range])
-        if message.isChecked {
-            buffer.appendUInt16LittleEndian(
-                Checksum.packetCheck(messageID: message.messageID, streamOffset: range.lowerBound, packet: buffer[...]))
-        }
+        try? messages[index].encoder?.writePacket(index: segment, into: &buffer)
     }
 
     /// A lost segment of a checked message may go again as one implicit packet when the receiver will find it:
     /// it is among the first two unacknowledged segments with its Q (the receiver's missing ones are a subset).
     private func canResendImplicitly(at index: Int, segment: Int, packetSize: Int) -> Bool {
         let message = messages[index]
-        guard message.isChecked, let layout = message.layout, segment > 0, packetSize >= layout.packetSize else {
+        guard message.isChecked, let encoder = message.encoder, segment > 0, packetSize >= encoder.packetSize else {
             return false
         }
         var before = 0
@@ -660,13 +612,12 @@ struct Sender: Sendable {
             messages[index].queuedForRetransmit.remove(next)
             messages[index].piece = (next, 0)
         }
-        guard let (segment, offset) = messages[index].piece, let layout = messages[index].layout else { return }
+        guard let (segment, offset) = messages[index].piece, let encoder = messages[index].encoder else { return }
+        let layout = encoder.cut
         let streamOffset = layout.range(of: segment).lowerBound + offset
         // Explicit-offset packets always carry the check: a corrupted offset would misplace bytes far away.
-        let checkSize = SegmentLayout.checkSize
-        let limit = streamOffset + max(packetSize - 1 - ULEB128.encodedCount(UInt32(streamOffset)) - checkSize, 1)
+        let limit = streamOffset + encoder.explicitCapacity(fromStreamOffset: streamOffset, packetSize: packetSize)
         var current = segment
-        var touched = [segment]
         var end = min(layout.range(of: current).upperBound, limit)
         while end == layout.range(of: current).upperBound, end < limit {
             if messages[index].retransmitQueue.first == current + 1 {
@@ -680,21 +631,12 @@ struct Sender: Sendable {
                 break
             }
             current += 1
-            touched.append(current)
             end = min(layout.range(of: current).upperBound, limit)
         }
         let currentRange = layout.range(of: current)
         messages[index].piece = end < currentRange.upperBound ? (current, end - currentRange.lowerBound) : nil
-        let message = messages[index]
-        buffer.removeAll(keepingCapacity: true)
-        PacketHeader(
-            isStart: false, isEnd: end == layout.streamLength, channel: UInt8(message.channel), sequence: segment,
-            explicitOffset: UInt32(streamOffset)
-        ).encode(into: &buffer)
-        buffer.append(contentsOf: message.stream[streamOffset ..< end])
-        buffer.appendUInt16LittleEndian(
-            Checksum.packetCheck(messageID: message.messageID, streamOffset: streamOffset, packet: buffer[...]))
-        for segment in touched {
+        encoder.writePacket(streamRange: streamOffset ..< end, sequence: segment, explicitOffset: true, into: &buffer)
+        for segment in segment ... current {
             recordFlight(at: index, segment: segment, retransmission: retransmission, now: now)
         }
     }

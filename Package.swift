@@ -109,6 +109,9 @@ let package = Package(
 
         // Helpers every test target shares (hex test vectors), one copy instead of one per target.
         .target(name: "TestSupport", dependencies: ["Framing"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "GATTTestSupport", dependencies: ["GATT", "MemoryLinks"], path: "Tests/GATTTestSupport",
+            swiftSettings: strict),
 
         .testTarget(
             name: "FramingTests",
@@ -149,13 +152,13 @@ let package = Package(
         .testTarget(
             name: "GATTTests",
             dependencies: [
-                "GATT", "Transport", "Backpressure", "MemoryLinks", "TestSupport",
+                "GATT", "Transport", "Backpressure", "MemoryLinks", "TestSupport", "GATTTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "BLELinkTests",
             dependencies: [
-                "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport",
+                "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 

@@ -1,57 +1,14 @@
-@testable import GATT
-import MemoryLinks
-import Synchronization
+import GATT
+import GATTTestSupport
 import Testing
-import Transport
-@testable import BLELink
 
-/// A central and a peripheral ``GATTLink`` joined over a socketpair, connected. The connection can be cut
-/// and made again over a fresh socketpair, so it is also the ``LinkConnectionControl`` that lets a
-/// `FaultInjectingLink` exercise Transport's resume over real GATT.
-final class LinkPair: LinkConnectionControl {
-    static let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 247)
+typealias LinkPair = GATTLinkPair
 
-    let central: GATTLink
-    let peripheral: GATTLink
-    private let serverMTU: Int
-    private let centralMTU: Int
-    private let serving = Mutex<Task<Void, Never>?>(nil)
-
-    init(profile: GATTServiceProfile = .msgpipe, serverMTU: Int = 247, centralMTU: Int = 517) async throws {
-        central = GATTLink(profile: profile)
-        peripheral = GATTLink(profile: profile)
-        self.serverMTU = serverMTU
-        self.centralMTU = centralMTU
-        try await connect()
-    }
-
-    /// A new socketpair: the peripheral serves one end, the central connects over the other.
-    func connect() async throws {
-        let (a, b) = try bearerPair()
-        let configuration = GATTServer.Configuration(maximumMTU: serverMTU)
-        let task = Task { [peripheral] in await peripheral.serve(b, info: Self.info, configuration: configuration) }
-        serving.withLock { $0 = task }
-        try await central.connect(a, mtu: centralMTU)
-    }
-
-    /// Cuts the socketpair; returns once both links reported `.disconnected`.
-    func disconnect(reason: String) async {
-        await central.disconnect()
-        await servingEnded()
-    }
-
-    func reconnect() async {
-        do { try await connect() } catch { Issue.record("reconnecting over a new socketpair failed: \(error)") }
-    }
-
-    /// Returns once the peripheral stopped serving the current socketpair.
-    func servingEnded() async {
-        await serving.withLock { $0.take() }?.value
-    }
-
-    func close() async {
-        await central.close()
-        await peripheral.close()
-        await servingEnded()
+extension GATTLinkPair {
+    /// The links joined over a SEQPACKET socketpair, each end an ``ATTBearer``.
+    convenience init(profile: GATTServiceProfile = .msgpipe, serverMTU: Int = 247, centralMTU: Int = 517) async throws {
+        try await self.init(
+            profile: profile, serverMTU: serverMTU, centralMTU: centralMTU, bearers: { try bearerPair() },
+            reconnectFailed: { Issue.record("reconnecting over a new socketpair failed: \($0)") })
     }
 }

@@ -78,7 +78,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Simulator",
-            dependencies: ["Transport", "Framing", "MemoryLinks"],
+            dependencies: ["Transport", "Framing", "MemoryLinks", "GATT"],
             swiftSettings: strict),
 
         // ATT PDUs, the GATT database, server and client state machines, the service profiles and GATTLink:

@@ -16,7 +16,7 @@ let benchmarks: @Sendable () -> Void = {
         Benchmark("GATTLink 1 MiB packets, MTU \(mtu)", configuration: configuration) { benchmark in
             for _ in benchmark.scaledIterations {
                 let pair = try await ConnectedPair(mtu: mtu, takingConnectedEvents: true)
-                let packetSize = min(mtu - 3, 512)
+                let packetSize = ATTOpcode.maximumValueLength(mtu: mtu)
                 let packet = [UInt8](repeating: 0x5A, count: packetSize)
                 let count = (size + packetSize - 1) / packetSize
                 let start = ContinuousClock.now

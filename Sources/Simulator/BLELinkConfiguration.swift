@@ -1,3 +1,4 @@
+import GATT
 import Transport
 /// The connection a ``BLESimulator`` models: PHY, Data Length Extension, ATT MTU, connection interval, the
 /// per-event packet cap some stacks impose, and LE encryption.
@@ -6,7 +7,7 @@ public struct BLELinkConfiguration: Sendable, Equatable {
     public var phy: BLEPhy
     /// Link-layer data PDU payload limit (27 without Data Length Extension, up to 251 with it).
     public var linkLayerPayload: Int
-    /// The ATT MTU (23 to 517); a msgpipe packet carries at most `attMTU - 3` bytes.
+    /// The ATT MTU (23 to 517); a msgpipe packet carries at most min(`attMTU` - 3, 512) bytes.
     public var attMTU: Int
     /// Time between connection event anchors (7.5 ms to 4 s).
     public var connectionInterval: Duration
@@ -39,8 +40,8 @@ public struct BLELinkConfiguration: Sendable, Equatable {
         self.initialATTMTU = initialATTMTU
     }
 
-    /// Largest msgpipe packet: the ATT value of a notification or write command, `attMTU - 3`.
-    public var maximumPacketSize: Int { attMTU - 3 }
+    /// Largest msgpipe packet: the ATT value of a notification or write command, min(`attMTU` - 3, 512).
+    public var maximumPacketSize: Int { ATTOpcode.maximumValueLength(mtu: attMTU) }
 
     /// Checks every value against what BLE allows and the simulator needs.
     public func validate() throws(SimulationError) {

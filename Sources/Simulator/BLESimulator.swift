@@ -1,3 +1,4 @@
+import GATT
 import MemoryLinks
 public import Transport
 /// A deterministic discrete-event simulator of one BLE connection on simulated time, driving two sans-I/O
@@ -219,7 +220,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         isConnected = true
         nextAnchor = clock
         disconnectAt = faults.disconnectEvery.map { clock + nanoseconds($0) }
-        maximumPacketSize = (configuration.initialATTMTU ?? configuration.attMTU) - 3
+        maximumPacketSize = ATTOpcode.maximumValueLength(mtu: configuration.initialATTMTU ?? configuration.attMTU)
         central.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
         peripheral.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
     }

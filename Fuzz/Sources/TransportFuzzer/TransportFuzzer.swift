@@ -10,7 +10,7 @@ import FuzzSupport
 ///    operations: a raw packet from the input to the endpoint, the peer's next packet delivered (as it is,
 ///    dropped, duplicated, held back for reordering, or with a byte flipped), the endpoint's next packet to the
 ///    peer, time passing, the peer submitting a message or request, the endpoint taking its messages, and a
-///    reconnect at another packet size. After every step the endpoint holds no more than its limits allow,
+///    reconnect at another packet size (or an MTU exchange raising it on the live connection). After every step the endpoint holds no more than its limits allow,
 ///    writes packets within the packet size, and every control packet it writes decodes and re-encodes to
 ///    itself; while no forged or corrupted packet was delivered, every message it delivers is one the peer
 ///    sent, byte for byte.
@@ -85,7 +85,7 @@ enum TransportFuzzTarget {
                 if !held.isEmpty { deliver(held.removeFirst()) }
             case 3:
                 guard endpoint.writeNextPacket(into: &packet, now: now) else { break }
-                require(packet.count <= packetSize, "a packet of \(packet.count) bytes at packet size \(packetSize)")
+                require(packet.count <= packetSize, "a packet of \(packet.count) bytes at packet size \(packetSize): \(packet)")
                 if packet.starts(with: ControlPacket.prefix) {
                     guard let encoded = TransportControlCodec.reencode(packet[...]) else {
                         fatalError("the endpoint wrote a control packet that does not decode: \(packet)")
@@ -120,11 +120,13 @@ enum TransportFuzzTarget {
                 while peer.takeMessage() != nil {}
             default:
                 let argument = Int(script.byte())
-                packetSize = 23 + 2 * argument
                 if operation & 0x08 != 0 {
+                    // An ATT MTU exchange on a live connection only ever raises the MTU.
+                    packetSize = max(packetSize, 23 + 2 * argument)
                     endpoint.maximumPacketSizeChanged(packetSize, now: now)
                     peer.maximumPacketSizeChanged(packetSize, now: now)
                 } else {
+                    packetSize = 23 + 2 * argument
                     endpoint.linkDisconnected(now: now)
                     peer.linkDisconnected(now: now)
                     held.removeAll()
@@ -136,13 +138,14 @@ enum TransportFuzzTarget {
         }
     }
 
-    /// The receiver may admit one message beyond its byte limit: the next in order when the application has
-    /// taken everything (PROTOCOL.md 3.6), so a message larger than the free room cannot deadlock.
+    /// The receiver may admit one message beyond its limits: the next in order when the application has taken
+    /// everything (PROTOCOL.md 3.6), so out-of-order completions and a message larger than the free room cannot
+    /// deadlock it. So it holds at most one message and its stream beyond the configured limits.
     static func checkBounds(_ endpoint: TransportEndpoint) {
         let limit = configuration.maximumBufferedBytes + configuration.maximumMessageSize + 4
         require(endpoint.receiverBufferedBytes >= 0 && endpoint.receiverBufferedBytes <= limit,
                 "the receiver holds \(endpoint.receiverBufferedBytes) bytes, limit \(limit)")
-        require(endpoint.availableMessages <= configuration.maximumMessagesInProgress,
+        require(endpoint.availableMessages <= configuration.maximumMessagesInProgress + 1,
                 "\(endpoint.availableMessages) messages waiting")
         require(endpoint.senderBufferedBytes <= configuration.maximumQueuedMessages * configuration.maximumMessageSize,
                 "the sender holds \(endpoint.senderBufferedBytes) bytes")

@@ -144,7 +144,7 @@ enum TransportFuzzTarget {
     static func checkBounds(_ endpoint: TransportEndpoint) {
         let limit = configuration.maximumBufferedBytes + configuration.maximumMessageSize + 4
         require(endpoint.receiverBufferedBytes >= 0 && endpoint.receiverBufferedBytes <= limit,
-                "the receiver holds \(endpoint.receiverBufferedBytes) bytes, limit \(limit)")
+                "the receiver holds \(endpoint.receiverBufferedBytes) bytes, limit \(limit): \(endpoint.debugSummary)")
         require(endpoint.availableMessages <= configuration.maximumMessagesInProgress + 1,
                 "\(endpoint.availableMessages) messages waiting")
         require(endpoint.senderBufferedBytes <= configuration.maximumQueuedMessages * configuration.maximumMessageSize,

@@ -1,17 +1,59 @@
 // swift-tools-version: 6.1
 import PackageDescription
 
-/// libFuzzer target for the ATT decoder and the GATT server, kept out of the main package so a plain
-/// `swift build` never builds it. Scripts/fuzz.sh builds it with `-sanitize=fuzzer,address -DFUZZING`;
-/// without FUZZING it is a replay tool: `ATTFuzzer FILE...` runs saved inputs (crash reproducers) once.
+/// libFuzzer targets, one per parser that reads a peer's or a disk's bytes, kept out of the main package so a
+/// plain `swift build` never builds them. Scripts/fuzz.sh builds them all with `-sanitize=fuzzer,address
+/// -DFUZZING`; without FUZZING each is a replay tool: `MsgPipeFuzzer FILE...` runs saved inputs (crash
+/// reproducers) once. `TARGET --write-seeds DIR` writes the target's seeds (spec vectors) into DIR.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
 let package = Package(
     name: "msgpipe-fuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(name: "msgpipe", path: "..")],
+    dependencies: [
+        .package(name: "msgpipe", path: ".."),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+    ],
     targets: [
+        // The libFuzzer driver, the replay tool and the seed writer every target shares.
+        .target(name: "FuzzSupport", swiftSettings: strict),
+        // The ATT decoder and the GATT server.
         .executableTarget(
             name: "ATTFuzzer",
-            dependencies: [.product(name: "GATT", package: "msgpipe")],
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("InternalImportsByDefault")]),
+            dependencies: ["FuzzSupport", .product(name: "GATT", package: "msgpipe")],
+            swiftSettings: strict),
+        // The msgpipe packet decoder (packet, message header, control packet) and its reassembler.
+        .executableTarget(
+            name: "MsgPipeFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "Framing", package: "msgpipe")],
+            swiftSettings: strict),
+        // The legacy Start/End, EOM and lines decoders.
+        .executableTarget(
+            name: "TextFormatsFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "Framing", package: "msgpipe")],
+            swiftSettings: strict),
+        // Transport's receive path: control packets and a TransportEndpoint fed a peer's packets.
+        .executableTarget(
+            name: "TransportFuzzer",
+            dependencies: [
+                "FuzzSupport", .product(name: "Framing", package: "msgpipe"),
+                .product(name: "Transport", package: "msgpipe"),
+            ],
+            swiftSettings: strict),
+        // Secure's handshake messages and sealed records.
+        .executableTarget(
+            name: "SecureFuzzer",
+            dependencies: [
+                "FuzzSupport", .product(name: "Secure", package: "msgpipe"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict),
+        // Exchange's request and response envelopes, journal records, and the journal read from disk.
+        .executableTarget(
+            name: "ExchangeFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "Exchange", package: "msgpipe")],
+            swiftSettings: strict),
     ]
 )

@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# Fuzzes the ATT decoder and the GATT server with libFuzzer (Fuzz/Sources/ATTFuzzer) for SECONDS (default 60).
-#   Scripts/fuzz.sh [SECONDS] [libFuzzer flags...]
-# The target is a package of its own (Fuzz/), built in release with -sanitize=fuzzer,address into
-# Fuzz/.build/fuzz, so the main build never compiles it. The corpus grows in Fuzz/corpus (not committed);
-# a finding is saved as Fuzz/findings/crash-* and the script exits non-zero. Replay one without libFuzzer:
-#   swift run --package-path Fuzz ATTFuzzer Fuzz/findings/crash-...
+# Fuzzes every parser that reads a peer's or a disk's bytes with libFuzzer, SECONDS each (default 60):
+#   Scripts/fuzz.sh [SECONDS] [TARGET...] [-- libFuzzer flags...]
+# Targets (Fuzz/Sources/<target>, one executable each; all of them unless named):
+#   ATTFuzzer          ATT PDU decoder and the GATT server (module GATT)
+#   MsgPipeFuzzer      msgpipe packet, message header and control packet decoder; MsgPipeReassembler
+#   TextFormatsFuzzer  legacy Start/End, EOM and lines decoders
+#   TransportFuzzer    Transport control packets; a TransportEndpoint fed a peer's packets
+#   SecureFuzzer       Secure handshake messages and sealed records
+#   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
+# The targets are a package of their own (Fuzz/), built together in one release build with
+# -sanitize=fuzzer,address into Fuzz/.build/fuzz, so the main build never compiles them. Each input gets at
+# most 5 s (-timeout: a hang is a finding) and the process 1 GiB (-rss_limit_mb: so is unbounded memory).
+# The corpus grows in Fuzz/corpus/<target> (not committed; seeded from the spec vectors on first run); a
+# finding is saved as Fuzz/findings/<target>/crash-* (or timeout-*, oom-*) and the script exits non-zero after
+# running the other targets. Replay one without libFuzzer (a debug build that runs each file once):
+#   swift run --package-path Fuzz MsgPipeFuzzer Fuzz/findings/MsgPipeFuzzer/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
+# A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
+export SWIFT_BACKTRACE=enable=no
+all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer)
 seconds=${1:-60}
 shift || true
-flags=(-c release --product ATTFuzzer --scratch-path .build/fuzz
-       -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
+targets=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do targets+=("$1"); shift; done
+if [ "${1:-}" = -- ]; then shift; fi
+if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
+flags=(-c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
 log=$(mktemp)
 if ! swift build "${flags[@]}" >"$log" 2>&1; then cat "$log"; exit 1; fi
-fuzzer="$(swift build "${flags[@]}" --show-bin-path)/ATTFuzzer"
-mkdir -p corpus findings
-if [ -z "$(ls -A corpus)" ]; then
-  # Seeds: an MTU exchange, discovery, a subscription, a long read, prepared writes, a notification, an indication.
-  printf '\x03\x02\x05\x02\x07\x10\x01\x00\xff\xff\x00\x28\x05\x12\x0b\x00\x03\x00\xf0\x20\xf1\x02\x01\x1e' >corpus/seed-session
-  printf '\x05\x0c\x0f\x00\x10\x00\x06\x16\x0f\x00\x00\x00\x61\x02\x18\x01\x05\x04\x01\x00\xff\xff' >corpus/seed-writes
+bin=$(swift build "${flags[@]}" --show-bin-path)
+failed=()
+for target in "${targets[@]}"; do
+  if [ ! -x "$bin/$target" ]; then echo "no fuzz target $target (targets: ${all[*]})" >&2; exit 2; fi
+  mkdir -p "corpus/$target" "findings/$target"
+  if [ -z "$(ls -A "corpus/$target")" ]; then "$bin/$target" --write-seeds "corpus/$target"; fi
+  echo "== $target: $seconds s"
+  if ! "$bin/$target" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=1024 -max_len=4096 \
+      -artifact_prefix="findings/$target/" -print_final_stats=1 "$@" "corpus/$target"; then
+    failed+=("$target")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzzing found crashes, hangs or unbounded memory in: ${failed[*]} (see Fuzz/findings/)" >&2
+  exit 1
 fi
-"$fuzzer" -max_total_time="$seconds" -artifact_prefix=findings/ -print_final_stats=1 "$@" corpus

@@ -2,8 +2,9 @@
 # msgpipe's test suite, as README gives it and CI runs it:
 #   1. a warning-free build of everything (library, CLI, tests, benchmarks),
 #   2. swift test: unit, byte-vector, property-based and fault-injection tests,
-#   3. a short libFuzzer run of the ATT decoder and GATT server (Scripts/fuzz.sh; MSGPIPE_FUZZ_SECONDS, default
-#      15, 0 skips it; its own release build in Fuzz/.build, about half a minute the first time),
+#   3. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh: six targets,
+#      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build, a few minutes
+#      the first time),
 #   4. the BLE lab: the real Linux Bluetooth stack in a throw-away VM (Scripts/lab.sh; needs root, qemu and
 #      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use).
 # MSGPIPE_LAB=0 skips step 4 (for machines where the lab cannot run).
@@ -15,9 +16,9 @@ if grep -E "(warning|error):" "$log" | grep -v "^warning: 'package-benchmark'"; 
   echo "the build produced the warnings above: msgpipe builds without warnings" >&2; exit 1
 fi
 swift test
-if [ "${MSGPIPE_FUZZ_SECONDS:-15}" != 0 ]; then
-  Scripts/fuzz.sh "${MSGPIPE_FUZZ_SECONDS:-15}" >"$log" 2>&1 || { tail -40 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
-  grep -E "^Done" "$log"
+if [ "${MSGPIPE_FUZZ_SECONDS:-8}" != 0 ]; then
+  Scripts/fuzz.sh "${MSGPIPE_FUZZ_SECONDS:-8}" >"$log" 2>&1 || { tail -60 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
+  grep -E "^(== |Done)" "$log"
 fi
 if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   if [ "$(id -u)" = 0 ]; then Scripts/lab.sh; else sudo env PATH="$PATH" Scripts/lab.sh; fi

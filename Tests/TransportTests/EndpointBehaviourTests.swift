@@ -29,6 +29,41 @@ import Transport
         #expect(harness.endpoints[1].receiverBufferedBytes == 0)
     }
 
+    /// Found by Fuzz/Sources/TransportFuzzer: deflated messages were admitted at their size on the wire and then
+    /// inflated, so a peer whose Start packets arrive first made a stalled receiver hold up to (messages in progress
+    /// + 1) × maximum message size, far beyond its configured maximum of buffered bytes.
+    @Test func deflatedMessagesCannotInflateTheReceiverBeyondItsBufferLimit() throws {
+        var receiverConfiguration = EndpointConfiguration()
+        receiverConfiguration.maximumMessageSize = 3000
+        receiverConfiguration.maximumBufferedBytes = 6000
+        receiverConfiguration.maximumMessagesInProgress = 4
+        var sender = TransportEndpoint(session: 1)
+        var receiver = TransportEndpoint(configuration: receiverConfiguration, session: 2)
+        sender.linkConnected(maximumPacketSize: 64, now: .zero)
+        receiver.linkConnected(maximumPacketSize: 64, now: .zero)
+        let bodies = (1...4).map { seed in payload(size: 1000, seed: seed) + [UInt8](repeating: 7, count: 2000) }
+        for body in bodies { _ = try sender.submit(body, options: SendOptions(compress: true), now: .zero) }
+        // hello and welcome, then every data packet the window allows, Start packets delivered first.
+        var packet: [UInt8] = []
+        var data: [[UInt8]] = []
+        for _ in 0 ..< 3 {
+            while sender.writeNextPacket(into: &packet, now: .zero) {
+                if packet.starts(with: [0xC0, 0x11]) { receiver.receive(packet[...], now: .zero) } else { data.append(packet) }
+            }
+            while receiver.writeNextPacket(into: &packet, now: .zero) { sender.receive(packet[...], now: .zero) }
+        }
+        #expect(data.filter { $0[0] & 0x80 != 0 }.count == 4)
+        var mostHeld = 0
+        for packet in data.filter({ $0[0] & 0x80 != 0 }) + data.filter({ $0[0] & 0x80 == 0 }) {
+            receiver.receive(packet[...], now: .zero)
+            mostHeld = max(mostHeld, receiver.receiverBufferedBytes)
+        }
+        // One message may go beyond the limit: the next in order once the application has taken everything.
+        let limit = receiverConfiguration.maximumBufferedBytes + receiverConfiguration.maximumMessageSize + 4
+        #expect(mostHeld <= limit)
+        #expect(receiver.availableMessages <= 2)
+    }
+
     @Test func messageAboveTheReceiversMaximumIsRejected() throws {
         var receiver = EndpointConfiguration()
         receiver.maximumMessageSize = 1000

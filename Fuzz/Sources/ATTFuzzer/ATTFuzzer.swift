@@ -1,8 +1,5 @@
+import FuzzSupport
 import GATT
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One fuzz input, two targets:
 ///
@@ -105,47 +102,17 @@ enum ATTFuzzTarget {
     }
 }
 
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
-    ATTFuzzTarget.run(data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? [])
-    return 0
-}
-
-#if FUZZING
-/// libFuzzer's driver (`-sanitize=fuzzer` links it). SwiftPM renames an executable's entry point and aliases
-/// `main` to it, so libFuzzer's own `main` is never linked: this entry point starts the driver instead.
-@_silgen_name("LLVMFuzzerRunDriver")
-private func runFuzzerDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
-
 @main
 enum ATTFuzzerMain {
     static func main() {
-        var argc = CommandLine.argc
-        var argv = CommandLine.unsafeArgv
-        exit(runFuzzerDriver(&argc, &argv) { data, size in fuzzOneInput(data, size) })
+        FuzzDriver.run(name: "ATTFuzzer", seeds: seeds, target: ATTFuzzTarget.run)
+    }
+
+    /// An MTU exchange, discovery, a subscription, a long read, prepared writes, a notification, an indication.
+    static func seeds() -> [(name: String, bytes: [UInt8])] {
+        [
+            ("session", hex("03 02 05 02 07 10 01 00 ff ff 00 28 05 12 0b 00 03 00 f0 20 f1 02 01 1e")),
+            ("writes", hex("05 0c 0f 00 10 00 06 16 0f 00 00 00 61 02 18 01 05 04 01 00 ff ff")),
+        ]
     }
 }
-#else
-/// Without libFuzzer: runs each file named on the command line through the targets once (reproducing a crash).
-@main
-enum ATTFuzzerReplay {
-    static func main() {
-        for path in CommandLine.arguments.dropFirst() {
-            guard let file = fopen(path, "rb") else {
-                print("ATTFuzzer: cannot open \(path)")
-                exit(2)
-            }
-            var input: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while case let count = fread(&chunk, 1, chunk.count, file), count > 0 { input += chunk[0..<count] }
-            fclose(file)
-            ATTFuzzTarget.run(input)
-            print("\(path): \(input.count) bytes, no finding")
-        }
-    }
-}
-#endif

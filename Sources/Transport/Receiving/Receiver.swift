@@ -50,6 +50,13 @@ struct Receiver: Sendable {
 
     var messagesHeld: Int { open.count + aheadHeld + applicationQueue.count }
 
+    /// What a message in progress counts against ``EndpointConfiguration/maximumBufferedBytes``: its stream, or
+    /// for a deflated one the most its body may inflate to, since it is held inflated once complete (found by
+    /// fuzzing: counted at its size on the wire, several deflated messages swelled far beyond the limit).
+    private func reservation(_ header: MessageHeader) -> Int {
+        header.flags.contains(.deflate) ? max(Int(header.length), configuration.maximumMessageSize) + 4 : Int(header.length) + 4
+    }
+
     private func hasRoom(for streamLength: Int) -> Bool {
         messagesHeld < configuration.maximumMessagesInProgress
             && bufferedBytes + streamLength <= configuration.maximumBufferedBytes
@@ -144,9 +151,8 @@ struct Receiver: Sendable {
             enqueue(.rejected(messageID: id, reason: .tooLarge))
             return
         }
-        let streamLength = Int(header.length) + 4
         let mustAdmit = id == nextDeliveryID && applicationQueue.isEmpty
-        guard hasRoom(for: streamLength) || mustAdmit else {
+        guard hasRoom(for: reservation(header)) || mustAdmit else {
             channels[channel] = .refused(id)
             busyOutstanding = true
             enqueue(.busy(messageID: id))
@@ -160,7 +166,7 @@ struct Receiver: Sendable {
         var message = IncomingMessage(header: header, channel: channel, cut: cut)
         message.stream.store(segment: 0, data: data)
         open.append(message)
-        bufferedBytes += streamLength
+        bufferedBytes += reservation(header)
         channels[channel] = .open(id)
         startMissingCounts[channel] = 0
         finishIfComplete(at: open.count - 1, now: now)
@@ -256,7 +262,7 @@ struct Receiver: Sendable {
     private mutating func finishIfComplete(at index: Int, now: Duration) {
         guard open[index].isComplete else { return }
         let message = open.remove(at: index)
-        bufferedBytes -= message.cut.streamCount
+        bufferedBytes -= reservation(message.header)
         let id = message.header.messageID
         guard var body = message.stream.verifiedBody() else {
             channels[message.channel] = .failed(id)
@@ -347,7 +353,7 @@ struct Receiver: Sendable {
 
     private mutating func dropOpen(at index: Int) {
         let message = open.remove(at: index)
-        bufferedBytes -= message.cut.streamCount
+        bufferedBytes -= reservation(message.header)
         channels[message.channel] = .idle
     }
 

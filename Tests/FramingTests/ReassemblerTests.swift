@@ -115,6 +115,7 @@ struct ReassemblerTests {
         for (byteIndex, value, expected) in [
             (1, UInt8(0x20), FramingError.unsupportedVersion(2)), (1, 0x13, .unknownMessageKind(3)),
             (2, 0x80, .reservedFlags(0x80, messageID: 7)), (2, 0x20, .checkedMessage(messageID: 7)),
+            (2, 0x04, .checkedMessage(messageID: 7)),
         ] {
             var damaged = packets
             damaged[0][byteIndex] = value
@@ -285,5 +286,21 @@ struct ReassemblerTests {
         #expect(feed(Array(packets.prefix(2)), into: &reassembler, finish: true) == [
             .failure(.incompleteMessage(messageID: 7, channel: 1, receivedBytes: 34))
         ])
+    }
+
+    /// Found by MsgPipeFuzzer: a `reliable` Start (no check, hand-made) was delivered, but the same message from
+    /// `MsgPipeEncoder` ends its Start with Transport's check, which plain framing would have read as stream bytes.
+    @Test("a reliable message is refused whether or not its Start carries the check, so encoder and reassembler agree")
+    func reliableMessagesNeedTransport() throws {
+        let encoder = try MsgPipeEncoder(payload: Array("hello".utf8), messageID: 1, flags: .reliable, packetSize: 64)
+        var packet: [UInt8] = []
+        var encoded = encoder
+        let written = encoded.writeNextPacket(into: &packet)
+        #expect(written)
+        #expect(packet.count == 1 + encoder.header.encodedCount + 5 + 4 + 2)  // header byte, header, body, CRC, check
+        var reassembler = MsgPipeReassembler()
+        var events: [FrameEvent] = []
+        reassembler.receive(packet[...], now: .zero) { events.append($0) }
+        #expect(events == [.failure(.checkedMessage(messageID: 1))])
     }
 }

@@ -13,8 +13,8 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownMessageKind(UInt8)
     /// A message sets flag bits that version 1 reserves.
     case reservedFlags(UInt8, messageID: UInt32)
-    /// A message sets the `checked` flag: its packets carry Transport's per-packet checks (PROTOCOL 3.3),
-    /// which only a Transport receiver reads.
+    /// A message sets the `reliable` or `checked` flag: its packets carry Transport's checks (PROTOCOL 3.3: a
+    /// reliable message's Start, a checked message's every packet), which only a Transport receiver reads.
     case checkedMessage(messageID: UInt32)
     /// A Start packet also sets the explicit-offset bit.
     case explicitOffsetOnStartPacket

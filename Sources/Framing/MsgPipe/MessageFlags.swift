@@ -7,7 +7,8 @@ public struct MessageFlags: OptionSet, Hashable, Sendable {
     public static let deflate = MessageFlags(rawValue: 1 << 0)
     /// The body is encrypted.
     public static let sealed = MessageFlags(rawValue: 1 << 1)
-    /// The sender expects acknowledgements.
+    /// The sender expects acknowledgements (Transport): the Start packet ends with a 2-byte check, so plain
+    /// framing refuses such messages.
     public static let reliable = MessageFlags(rawValue: 1 << 2)
     /// The message is a request that expects a response.
     public static let request = MessageFlags(rawValue: 1 << 3)

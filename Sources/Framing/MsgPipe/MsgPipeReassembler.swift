@@ -124,7 +124,7 @@ public struct MsgPipeReassembler: FrameDecoder {
         }
         let streamCount = Int(header.length) + 4
         let failure: FramingError? =
-            if header.flags.contains(.checked) {
+            if !header.flags.isDisjoint(with: [.reliable, .checked]) {
                 .checkedMessage(messageID: id)
             } else if Int(header.length) > limits.maximumMessageSize {
                 .messageTooLarge(messageID: id, size: Int(header.length), limit: limits.maximumMessageSize)

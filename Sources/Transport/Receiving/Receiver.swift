@@ -95,7 +95,9 @@ struct Receiver: Sendable {
         do {
             decoded = try MsgPipePacket(decoding: packet)
         } catch {
-            if let first = packet.first, first & 0xA0 == 0x80, packet.count >= 5 { noteCorruption() }
+            // A Start (header byte, version/kind, flags, id, length: at least 5 bytes) whose rest is broken.
+            var reader = ByteReader(packet)
+            if packet.count >= 5, (try? PacketHeader(decoding: &reader))?.isStart == true { noteCorruption() }
             return
         }
         switch decoded {

@@ -220,3 +220,24 @@ struct DBusConnectionTests {
                 == "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='org.bluez'")
     }
 }
+
+/// BlueZ's errors name their remedy; with no org.bluez on the bus the answer is "bluetoothd is not running".
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .timeLimit(.minutes(1)))
+struct BlueZErrorTests {
+    @Test func noOrgBluezOnTheBusSaysBluetoothdIsNotRunning() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try DBusConnection(address: bus.address)
+        defer { connection.close() }
+        let failure = await #expect(throws: DBusError.self) {
+            try await connection.call(destination: "org.bluez", path: "/org/bluez/hci0",
+                                      interface: "org.bluez.GattManager1", member: "RegisterApplication",
+                                      arguments: [.objectPath("/msgpipe/app"), .variantDictionary([])])
+        }
+        let error = BlueZError(try #require(failure), calling: "GattManager1.RegisterApplication")
+        #expect(error == .notRunning)
+        #expect(error.description.contains("bluetoothd is not running"))
+        #expect(BlueZError(.remote(name: "org.freedesktop.DBus.Error.AccessDenied", message: ""), calling: "x") == .accessDenied("x"))
+        #expect(BlueZError(.remote(name: "org.freedesktop.DBus.Error.UnknownMethod", message: ""), calling: "x") == .tooOld("x"))
+    }
+}

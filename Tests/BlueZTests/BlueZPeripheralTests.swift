@@ -18,7 +18,7 @@ final class FakeBlueZ: Sendable {
     let record = Record()
     private let registrations = Mutex<[DBusRegistration]>([])
 
-    init(address: String) async throws {
+    init(address: String, powered: Bool = true) async throws {
         bus = try DBusConnection(address: address)
         let connection = bus
         let record = self.record
@@ -49,7 +49,10 @@ final class FakeBlueZ: Sendable {
                 return nil
             },
         ]), at: "/org/bluez/hci0")
-        registrations.withLock { $0 = [gatt, advertising] }
+        let adapter = try await bus.export(DBusInterface(name: "org.bluez.Adapter1", properties: [
+            DBusProperty("Powered", .boolean(powered)), DBusProperty("Address", .string("00:11:22:33:44:55")),
+        ]), at: "/org/bluez/hci0")
+        registrations.withLock { $0 = [gatt, advertising, adapter] }
         try await bus.requestName("org.bluez")
     }
 
@@ -155,6 +158,35 @@ struct BlueZPeripheralTests {
                 return
             }
             #expect(await events.next() == nil)
+        }
+    }
+
+    @Test func device1ConnectedFalseIsTheDisconnect() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            _ = try await fake.acquire(device: Self.device, mtu: 247)
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 242))
+            try await fake.bus.emitPropertiesChanged(path: Self.device, interface: "org.bluez.Device1",
+                                                     changed: [("Connected", .boolean(false))])
+            #expect(await events.next() == .disconnected(reason: "the central disconnected (Device1.Connected false)"))
+            #expect(await events.next() == nil)
+        }
+    }
+
+    @Test func aMissingOrPoweredOffAdapterNamesTheRemedy() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address, powered: false)
+        defer { fake.stop() }
+        let app = try DBusConnection(address: bus.address)
+        defer { app.close() }
+        await #expect(throws: BlueZError.adapterPoweredOff("hci0")) {
+            try await BlueZPeripheral.start(bus: app, profile: .nordicUART, info: Self.info, localName: "x")
+        }
+        await #expect(throws: BlueZError.adapterNotFound("hci7")) {
+            try await BlueZPeripheral.start(bus: app, adapter: "/org/bluez/hci7", profile: .nordicUART, info: Self.info, localName: "x")
         }
     }
 

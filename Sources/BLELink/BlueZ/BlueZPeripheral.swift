@@ -27,6 +27,8 @@ public final class BlueZPeripheral: Sendable {
     public let connections: BoundedAsyncQueue<Connection, Never>
     private let pending = Mutex<[String: Pending]>([:])
     private let registrations = Mutex<[DBusRegistration]>([])
+    /// Links handed out, by device path, so Device1.Connected false ends the right one.
+    private let links = Mutex<[String: AcquiredLink]>([:])
 
     private init(capacity: Int) { connections = BoundedAsyncQueue(capacity: capacity) }
 
@@ -45,8 +47,30 @@ public final class BlueZPeripheral: Sendable {
         let peripheral = BlueZPeripheral(capacity: max(1, backlog))
         let app = root + "/app"
         let service = app + "/service0"
+        let adapterName = String(adapter.split(separator: "/").last ?? "")
+        let powered: Bool
+        do throws(DBusError) {
+            let properties = try await bus.allProperties(destination: "org.bluez", path: adapter, interface: "org.bluez.Adapter1")
+            powered = properties["Powered"]?.boolValue ?? true
+        } catch {
+            switch error.name {
+            case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownInterface",
+                 "org.freedesktop.DBus.Error.InvalidArgs":
+                throw .adapterNotFound(adapterName)
+            default:
+                throw BlueZError(error, calling: "reading \(adapter)")
+            }
+        }
+        guard powered else { throw .adapterPoweredOff(adapterName) }
         do throws(DBusError) {
             var exported = [try await bus.addObjectManager(at: app)]
+            exported.append(try await bus.addMatch(
+                .propertiesChanged(sender: "org.bluez", pathNamespace: adapter, interface: "org.bluez.Device1")
+            ) { [weak peripheral] signal in
+                guard signal.arguments.count >= 2, signal.arguments[1].stringKeyed?["Connected"] == .boolean(false),
+                      let link = peripheral?.links.withLock({ $0.removeValue(forKey: signal.path) }) else { return }
+                link.disconnect(reason: "the central disconnected (Device1.Connected false)")
+            })
             exported.append(try await bus.export(DBusInterface(name: "org.bluez.GattService1", properties: [
                 DBusProperty("UUID", .string(profile.service.description)), DBusProperty("Primary", .boolean(true)),
             ]), at: service))
@@ -156,6 +180,7 @@ public final class BlueZPeripheral: Sendable {
             do {
                 let link = try AcquiredLink(sending: notifyFD, receiving: write,
                                             maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: ready.mtu))
+                links.withLock { $0[device] = link }
                 guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
                     link.disconnect(reason: "too many connections waiting to be accepted")
                     Glibc.close(fds[1])

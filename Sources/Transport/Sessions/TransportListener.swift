@@ -1,0 +1,238 @@
+public import Backpressure
+public import Logging
+import Synchronization
+
+/// Serves many peers at once over one-connection links, each peer session with a ``Transport`` of its own
+/// that outlives its connections: the server side of a peripheral that several centrals use at the same
+/// time (or of a UNIX socket many clients connect to).
+///
+/// Hand each new connection to ``accept(_:peer:)``. The listener reads the connection until the peer's
+/// `hello` (PROTOCOL.md 3.9: every endpoint sends one first on every connection), then attaches it to the
+/// Transport of that session: a new ``TransportSession``, published on ``sessions``, or the one an earlier
+/// connection of the same peer left, which resumes. Nothing is shared between sessions but the limits:
+/// each has its own Transport, so a slow peer holds only its own window and buffers.
+public final class TransportListener: Sendable {
+    /// What bounds a listener.
+    public struct Limits: Sendable {
+        /// Sessions kept at once, connected or waiting for their peer to come back. A new peer beyond it
+        /// replaces the session whose peer left longest ago, or is refused while every session is connected.
+        public var maximumSessions = 8
+        /// How long a new connection may take to send its `hello`; it is closed after that.
+        public var helloTimeout: Duration = .seconds(10)
+        /// Packets a new connection may send before its `hello` (they are dropped: the peer's sender
+        /// retransmits what was not acknowledged); it is closed after that many.
+        public var packetsBeforeHello = 1024
+        /// How long a session waits for its peer to reconnect before it is closed.
+        public var resumeWindow: Duration = .seconds(300)
+        /// Link events buffered per session before the connection's reading pauses.
+        public var eventCapacity = 64
+
+        public init() {}
+    }
+
+    /// Each new peer session, once its first connection is attached. Backpressured: while nobody takes
+    /// them, new peers wait in ``accept(_:peer:)``. Finishes when the listener closes.
+    public let sessions: BoundedAsyncQueue<TransportSession, Never>
+
+    private let options: TransportOptions
+    private let limits: Limits
+    private let logger: Logger?
+
+    private struct Registry {
+        var sessions: [UInt64: TransportSession] = [:]
+        var closed = false
+        var connectionNumber: UInt64 = 0
+    }
+
+    private let registry = Mutex(Registry())
+
+    /// A listener whose sessions run Transports with `options`.
+    public init(options: TransportOptions = TransportOptions(), limits: Limits = Limits(), logger: Logger? = nil) {
+        self.options = options
+        self.limits = limits
+        self.logger = logger
+        sessions = BoundedAsyncQueue(capacity: max(1, limits.maximumSessions))
+    }
+
+    /// The sessions kept now (connected or waiting for their peer).
+    public var sessionCount: Int { registry.withLock { $0.sessions.count } }
+
+    /// Serves one connection: `connection` carries exactly one connection to one peer (`.connected`, packets,
+    /// `.disconnected`) and is closed before this returns, once the peer disconnected, the connection was
+    /// refused (no `hello` in time, no room), or the listener closed. `peer` describes it (an address).
+    public func accept<L: Link>(_ connection: L, peer: String) async {
+        var events = connection.events.makeAsyncIterator()
+        let timeout = Task { [limits] in
+            do { try await Task.sleep(for: limits.helloTimeout) } catch { return }
+            await connection.close()
+        }
+        let greeting = await Self.awaitHello(&events, limit: limits.packetsBeforeHello)
+        timeout.cancel()
+        guard let greeting else {
+            logger?.info("a connection from \(peer) ended before its hello")
+            return await connection.close()
+        }
+        guard let session = await session(for: greeting.session, peer: peer) else {
+            return await connection.close()
+        }
+        // A peer that reconnects before its old connection timed out here: that one is dead to the peer.
+        await session.link.dropConnection()
+        do {
+            try await session.link.attachment.acquire()
+        } catch {
+            return await connection.close()
+        }
+        let number = registry.withLock { registry -> UInt64 in
+            registry.connectionNumber += 1
+            return registry.connectionNumber
+        }
+        let attached = session.link.attach(SessionLink.Connection(
+            number: number, send: { try await connection.send($0) }, close: { await connection.close() }))
+        if attached {
+            session.connected(peer: peer)
+            await forward(&events, into: session, greeting: greeting)
+            session.link.detach(number)
+        }
+        session.link.attachment.release()
+        if attached { session.disconnected(expiry: expiry(of: session)) }
+        await connection.close()
+    }
+
+    /// Closes every session's Transport and ends ``sessions``; connections in ``accept(_:peer:)`` close.
+    public func close() async {
+        let all = registry.withLock { registry in
+            registry.closed = true
+            return Array(registry.sessions.values)
+        }
+        sessions.finish()
+        for session in all {
+            session.cancelExpiry()
+            await session.transport.close()
+        }
+    }
+
+    // MARK: Connections
+
+    /// What a new connection said before and with its hello.
+    private struct Greeting {
+        var maximumPacketSize: Int
+        var hello: [UInt8]
+        var session: UInt64
+    }
+
+    /// Reads until the peer's hello; nil when the connection ends first or sends `limit` other packets.
+    private static func awaitHello<I: AsyncIteratorProtocol<LinkEvent, Never>>(_ events: inout I, limit: Int) async -> Greeting? {
+        var maximumPacketSize: Int?
+        var ignored = 0
+        while let event = await events.next(isolation: nil) {
+            switch event {
+            case let .connected(size), let .maximumPacketSizeChanged(size):
+                maximumPacketSize = size
+            case let .packet(packet):
+                if let size = maximumPacketSize, case let .hello(session, _)? = TransportControl(decoding: packet[...]) {
+                    return Greeting(maximumPacketSize: size, hello: packet, session: session)
+                }
+                ignored += 1
+                if ignored >= limit { return nil }
+            case .disconnected:
+                return nil
+            }
+        }
+        return nil
+    }
+
+    /// Reports the connection to the session's Transport: connected, the hello, then what follows, until
+    /// the connection ends (always ending with `.disconnected`).
+    private func forward<I: AsyncIteratorProtocol<LinkEvent, Never>>(
+        _ events: inout I, into session: TransportSession, greeting: Greeting
+    ) async {
+        let queue = session.link.events
+        do {
+            try await queue.push(.connected(maximumPacketSize: greeting.maximumPacketSize))
+            try await queue.push(.packet(greeting.hello))
+            while let event = await events.next(isolation: nil) {
+                switch event {
+                case .connected:
+                    continue
+                case .packet, .maximumPacketSizeChanged:
+                    try await queue.push(event)
+                case .disconnected:
+                    try await queue.push(event)
+                    return
+                }
+            }
+            try await queue.push(.disconnected(reason: "the connection closed"))
+        } catch {
+            return  // the session closed: its Transport reads no more
+        }
+    }
+
+    // MARK: Sessions
+
+    /// The session `id` (the one kept for it, or a new one, published on ``sessions``); nil when there is
+    /// no room or the listener closed.
+    private func session(for id: UInt64, peer: String) async -> TransportSession? {
+        enum Lookup {
+            case existing(TransportSession)
+            case created(TransportSession, evicted: TransportSession?)
+            case refused(String)
+        }
+        let lookup = registry.withLock { registry -> Lookup in
+            if registry.closed { return .refused("the listener is closed") }
+            if let session = registry.sessions[id] { return .existing(session) }
+            var evicted: TransportSession?
+            if registry.sessions.count >= limits.maximumSessions {
+                let idle = registry.sessions.values.compactMap { session in
+                    session.disconnectedAt.map { (session, $0) }
+                }
+                guard let oldest = idle.min(by: { $0.1 < $1.1 })?.0 else {
+                    return .refused("\(registry.sessions.count) sessions are connected (the most this listener keeps)")
+                }
+                registry.sessions[oldest.id] = nil
+                evicted = oldest
+            }
+            let link = SessionLink(eventCapacity: limits.eventCapacity)
+            let session = TransportSession(
+                id: id, peer: peer, link: link, transport: Transport(link: link, options: options, logger: logger))
+            registry.sessions[id] = session
+            return .created(session, evicted: evicted)
+        }
+        switch lookup {
+        case let .existing(session):
+            return session
+        case let .refused(reason):
+            logger?.warning("refused a connection from \(peer): \(reason)")
+            return nil
+        case let .created(session, evicted):
+            if let evicted {
+                logger?.warning("dropped the session of \(evicted.peer), which left first, to make room for \(peer)")
+                evicted.cancelExpiry()
+                await evicted.transport.close()
+            }
+            do {
+                try await sessions.push(session)
+                return session
+            } catch {
+                await remove(session)
+                return nil
+            }
+        }
+    }
+
+    /// A task that drops `session` once its peer stayed away for the resume window.
+    private func expiry(of session: TransportSession) -> Task<Void, Never> {
+        Task { [limits, logger] in
+            do { try await Task.sleep(for: limits.resumeWindow) } catch { return }
+            guard !session.isConnected else { return }
+            logger?.info("the session of \(session.peer) expired: no reconnect within the resume window")
+            await self.remove(session)
+        }
+    }
+
+    private func remove(_ session: TransportSession) async {
+        registry.withLock { registry in
+            if registry.sessions[session.id] === session { registry.sessions[session.id] = nil }
+        }
+        await session.transport.close()
+    }
+}

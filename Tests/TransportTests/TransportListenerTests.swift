@@ -1,0 +1,212 @@
+import Backpressure
+import MemoryLinks
+import Synchronization
+import Testing
+@testable import Transport
+
+/// ``TransportListener``: several peers at once, each session's Transport kept across its connections.
+@Suite struct TransportListenerTests {
+    private static func fastOptions() -> TransportOptions {
+        var options = TransportOptions()
+        options.endpoint.initialRetransmissionTimeout = .milliseconds(50)
+        options.endpoint.minimumRetransmissionTimeout = .milliseconds(20)
+        options.endpoint.acknowledgementDelay = .milliseconds(2)
+        return options
+    }
+
+    @Test func twoPeersSendingAtOnceEachGetTheirMessagesWholeAndInOrder() async throws {
+        let listener = TransportListener(options: Self.fastOptions())
+        let peers = (0 ..< 2).map { _ in DialingLink(packetSize: 61) }
+        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "peer \(index)") }
+        let bodies = (0 ..< 2).map { peer in (0 ..< 3).map { payload(size: 20_000 + 7 * $0, seed: UInt64(10 * peer + $0)) } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, client) in clients.enumerated() {
+                group.addTask { for body in bodies[index] { try await client.send(body) } }
+            }
+            var received: [String: [[UInt8]]] = [:]
+            var sessions = listener.sessions.makeAsyncIterator()
+            for _ in 0 ..< 2 {
+                let session = try #require(await sessions.next())
+                var messages: [[UInt8]] = []
+                for await message in session.transport.messages {
+                    messages.append(message.body)
+                    if messages.count == 3 { break }
+                }
+                received[session.peer] = messages
+            }
+            try await group.waitForAll()
+            #expect(received["peer 0"] == bodies[0])
+            #expect(received["peer 1"] == bodies[1])
+        }
+        #expect(listener.sessionCount == 2)
+        for client in clients { await client.close() }
+        await listener.close()
+    }
+
+    @Test func aPeerThatReconnectsResumesItsSessionAndTheMessageArrivesOnce() async throws {
+        let listener = TransportListener(options: Self.fastOptions())
+        let peer = DialingLink(packetSize: 20)
+        let client = Transport(link: peer, options: Self.fastOptions())
+        peer.dial(listener, peer: "first")
+        let body = payload(size: 30_000, seed: 3)
+        let sending = Task { try await client.send(body) }
+        let session = try #require(await listener.sessions.next())
+        // Cut the first connection once part of the message went through; then dial again.
+        while peer.packetsSent < 400 { await Task.yield() }
+        await peer.drop()
+        peer.dial(listener, peer: "second")
+        var messages: [[UInt8]] = []
+        let reading = Task {
+            var bodies: [[UInt8]] = []
+            for await message in session.transport.messages { bodies.append(message.body) }
+            return bodies
+        }
+        try await sending.value
+        try await client.send([1, 2, 3])
+        await client.close()
+        await listener.close()
+        messages = await reading.value
+        #expect(messages == [body, [1, 2, 3]])
+        #expect(session.connections == 2)
+        #expect(session.peer == "second")
+        #expect(listener.sessionCount == 0 || listener.sessionCount == 1)
+    }
+
+    @Test func theListenerSendsToEachSubscribedPeer() async throws {
+        let listener = TransportListener(options: Self.fastOptions())
+        let peers = (0 ..< 3).map { _ in DialingLink(packetSize: 40) }
+        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "central \(index)") }
+        var sessions: [TransportSession] = []
+        for await session in listener.sessions {
+            sessions.append(session)
+            if sessions.count == 3 { break }
+        }
+        let body = payload(size: 50_000, seed: 9)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for session in sessions { group.addTask { try await session.transport.send(body) } }
+            try await group.waitForAll()
+        }
+        for client in clients {
+            var iterator = client.messages.makeAsyncIterator()
+            #expect(await iterator.next()?.body == body)
+        }
+        for client in clients { await client.close() }
+        await listener.close()
+    }
+
+    @Test func aConnectionWithoutHelloIsClosedAfterTheTimeout() async throws {
+        var limits = TransportListener.Limits()
+        limits.helloTimeout = .milliseconds(100)
+        let listener = TransportListener(limits: limits)
+        let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20)
+        try await ours.send([0x01, 0x02, 0x03])  // not a hello
+        let clock = ContinuousClock()
+        let started = clock.now
+        await listener.accept(theirs, peer: "silent")
+        #expect(started.duration(to: clock.now) >= .milliseconds(100))
+        #expect(listener.sessionCount == 0)
+        await ours.close()
+        await listener.close()
+    }
+
+    @Test func aConnectionSendingTooMuchBeforeItsHelloIsClosed() async throws {
+        var limits = TransportListener.Limits()
+        limits.packetsBeforeHello = 5
+        limits.helloTimeout = .seconds(30)
+        let listener = TransportListener(limits: limits)
+        let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20, capacity: 64)
+        for index in 0 ..< 5 { try await ours.send([UInt8(index)]) }
+        await listener.accept(theirs, peer: "chatty")  // returns without waiting for the timeout
+        #expect(listener.sessionCount == 0)
+        await ours.close()
+        await listener.close()
+    }
+
+    @Test func beyondTheSessionLimitTheLongestGoneSessionMakesRoomAndConnectedOnesAreKept() async throws {
+        var limits = TransportListener.Limits()
+        limits.maximumSessions = 1
+        let listener = TransportListener(options: Self.fastOptions(), limits: limits)
+        let first = DialingLink(packetSize: 40)
+        let firstClient = Transport(link: first, options: Self.fastOptions())
+        first.dial(listener, peer: "first")
+        let firstSession = try #require(await listener.sessions.next())
+
+        // While the first peer is connected, a second one is refused.
+        let (secondLink, secondEnd) = MemoryLink.pair(maximumPacketSize: 40)
+        let second = Transport(link: secondLink, options: Self.fastOptions())
+        await listener.accept(secondEnd, peer: "second")
+        #expect(listener.sessionCount == 1)
+        await second.close()
+
+        // Once the first is gone, a third peer replaces its session.
+        await first.drop()
+        while firstSession.isConnected { await Task.yield() }
+        let third = DialingLink(packetSize: 40)
+        let thirdClient = Transport(link: third, options: Self.fastOptions())
+        third.dial(listener, peer: "third")
+        let thirdSession = try #require(await listener.sessions.next())
+        #expect(thirdSession.peer == "third")
+        var firstMessages = firstSession.transport.messages.makeAsyncIterator()
+        #expect(await firstMessages.next() == nil, "the replaced session's Transport is closed")
+        for client in [firstClient, thirdClient] { await client.close() }
+        await listener.close()
+    }
+
+    @Test func aSessionWhosePeerStaysAwayIsClosedAfterTheResumeWindow() async throws {
+        var limits = TransportListener.Limits()
+        limits.resumeWindow = .milliseconds(50)
+        let listener = TransportListener(options: Self.fastOptions(), limits: limits)
+        let peer = DialingLink(packetSize: 40)
+        let client = Transport(link: peer, options: Self.fastOptions())
+        peer.dial(listener, peer: "gone")
+        let session = try #require(await listener.sessions.next())
+        await peer.drop()
+        var messages = session.transport.messages.makeAsyncIterator()
+        #expect(await messages.next() == nil)
+        #expect(listener.sessionCount == 0)
+        await client.close()
+        await listener.close()
+    }
+}
+
+/// A client's link across connections, each a fresh ``MemoryLink`` pair whose other end goes to
+/// ``TransportListener/accept(_:peer:)``: what a central that reconnects looks like to a listener.
+private final class DialingLink: Link, Sendable {
+    let events = BoundedAsyncQueue<LinkEvent, Never>(capacity: 64)
+    private let packetSize: Int
+    private let current = Mutex<MemoryLink?>(nil)
+    private let sent = Atomic<Int>(0)
+
+    init(packetSize: Int) { self.packetSize = packetSize }
+
+    var packetsSent: Int { sent.load(ordering: .relaxed) }
+
+    /// Opens a new connection to `listener`.
+    func dial(_ listener: TransportListener, peer: String) {
+        let (ours, theirs) = MemoryLink.pair(maximumPacketSize: packetSize)
+        current.withLock { $0 = ours }
+        Task { await listener.accept(theirs, peer: peer) }
+        Task { [events] in
+            for await event in ours.events {
+                do { try await events.push(event) } catch { return }
+                if case .disconnected = event { return }
+            }
+        }
+    }
+
+    /// Drops the current connection.
+    func drop() async { await current.withLock { $0 }?.disconnect(reason: "dropped by the test") }
+
+    func send(_ packet: [UInt8]) async throws {
+        guard let link = current.withLock({ $0 }) else { throw LinkError.notConnected }
+        try await link.send(packet)
+        sent.add(1, ordering: .relaxed)
+    }
+
+    func close() async {
+        await current.withLock { $0 }?.close()
+        events.finish()
+    }
+}

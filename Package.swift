@@ -63,7 +63,7 @@ let package = Package(
         .target(
             name: "Exchange",
             dependencies: [
-                "Framing", "Transport", "Secure",
+                "Framing", "Backpressure", "Transport", "Secure",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),

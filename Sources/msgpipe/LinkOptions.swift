@@ -1,5 +1,6 @@
 import GATT
 import ArgumentParser
+import Backpressure
 import BLELink
 import Glibc
 import Transport
@@ -50,30 +51,14 @@ struct LinkOptions: ParsableArguments {
 
     // MARK: Peripheral (listen, serve)
 
-    /// The peripheral role: serves the profile on `link` to each connecting central in turn (one at a time),
-    /// until `connections` were served (nil: until cancelled). `onReady` runs once the socket listens or the
-    /// adapter advertises; `onConnection` with the peer's description for each central; `onEnd` after each
-    /// connection ended. With `shutdown`, a signal removes the socket file or stops advertising.
-    func serveConnections(
-        on link: GATTLink, info: MsgPipeServiceInfo, connections: Int? = nil, shutdown: ShutdownSignal? = nil,
-        onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in },
-        onEnd: () async -> Void = {}
-    ) async throws {
-        try await acceptBearers(profile: link.profile, connections: connections, shutdown: shutdown, onReady: onReady) {
-            bearer, peer in
-            onConnection(peer)
-            await link.serve(bearer, info: info)
-            await onEnd()
-        }
-    }
-
-    /// The accept loop of both peripheral roles: listens on the socket or advertises the profile's service,
-    /// and hands each central's ATT bearer and description to `handle`, one connection at a time, until
-    /// `connections` were accepted (nil: until cancelled). With `shutdown`, a signal removes the socket file
-    /// or stops advertising.
+    /// The accept loop of every peripheral role: listens on the socket or advertises the profile's service,
+    /// and hands each central's ATT bearer and description to `handle`, up to `maximumConcurrent` centrals
+    /// at once (the next one is accepted when one of them leaves), until `connections` were accepted (nil:
+    /// until cancelled); returns once the last `handle` returned. With `shutdown`, a signal removes the
+    /// socket file or stops advertising.
     func acceptBearers(
-        profile: GATTServiceProfile, connections: Int?, shutdown: ShutdownSignal?, onReady: (String) -> Void,
-        handle: (ATTBearer, String) async -> Void
+        profile: GATTServiceProfile, connections: Int?, maximumConcurrent: Int = 1, shutdown: ShutdownSignal?,
+        onReady: (String) -> Void, handle: @escaping @Sendable (ATTBearer, String) async -> Void
     ) async throws {
         switch try endpoint() {
         case let .unix(path):
@@ -85,15 +70,32 @@ struct LinkOptions: ParsableArguments {
             }
             shutdown?.onSignal { unlink(path) }
             onReady("listening on unix:\(path)")
-            var served = 0
-            while connections.map({ served < $0 }) ?? true {
-                let fd = try await SeqPacketSocket.accept(listener)
-                if UnixSocketPath.isProbe(fd) {  // another listener checking whether this one is alive
-                    _ = Glibc.close(fd)
-                    continue
+            let slots = CreditPool(capacity: max(1, maximumConcurrent))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var served = 0
+                while connections.map({ served < $0 }) ?? true {
+                    try await slots.acquire()
+                    let fd: Int32
+                    do {
+                        fd = try await SeqPacketSocket.accept(listener)
+                    } catch {
+                        slots.release()
+                        throw error
+                    }
+                    if UnixSocketPath.isProbe(fd) {  // another listener checking whether this one is alive
+                        _ = Glibc.close(fd)
+                        slots.release()
+                        continue
+                    }
+                    served += 1
+                    let bearer = try ATTBearer(adopting: fd)
+                    let peer = maximumConcurrent > 1 ? "unix:\(path)#\(served)" : "unix:\(path)"
+                    group.addTask {
+                        defer { slots.release() }
+                        await handle(bearer, peer)
+                    }
                 }
-                served += 1
-                await handle(try ATTBearer(adopting: fd), "unix:\(path)")
+                try await group.waitForAll()
             }
         case .bluetooth:
             try await bluetooth.acceptConnections(

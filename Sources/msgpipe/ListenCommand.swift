@@ -57,6 +57,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "Exit after serving this many centrals (default: until interrupted).")
     var connections: Int?
 
+    @Option(name: .customLong("max-centrals"), help: "Centrals served at once; more wait until one leaves.")
+    var maximumCentrals: Int = 8
+
     @Flag(help: "Log connections and Transport events on standard error.")
     var verbose = false
 
@@ -71,37 +74,32 @@ struct ListenCommand: AsyncParsableCommand {
             throw ValidationError("--max-message-size must be between 0 and \(UInt32.max - 4)")
         }
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1") }
+        guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
     }
 
     func run() async throws {
-        let sink: MessageSink
+        let outcomes = AsyncStream<ListenOutcome>.makeStream()
+        let sink: SharedMessageSink
         do {
-            sink = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout)
+            sink = SharedMessageSink(
+                try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout),
+                onFailure: { outcomes.continuation.yield(.served($0)) })
         } catch {
             printError(error.description)
             throw ExitCode(error.exitCode)
         }
         let shutdown = ShutdownSignal()
-        let gattLink = GATTLink(profile: try link.gattProfile())
         let info = MsgPipeServiceInfo(
             formats: Self.advertisedFormats(format), maximumMessageSize: UInt32(maximumMessageSize),
             serverMTU: UInt16(ATTOpcode.maximumMTU))
-        let receiver = MessageReceiver(
-            format: format, maximumMessageSize: maximumMessageSize, verbose: verbose, dropAfterBytes: dropAfterBytes)
-        let receiving = receiver.start(on: gattLink, sink: sink)
-        let verbose = verbose
-        let outcomes = AsyncStream<ListenOutcome>.makeStream()
-        let serving = Task { [link, connections] in
+        let receiver = PeripheralReceiver(
+            link: link, format: format, maximumMessageSize: maximumMessageSize, maximumCentrals: maximumCentrals,
+            connections: connections, logger: CLILogging.logger("listen", verbose: verbose), verbose: verbose,
+            dropAfterBytes: dropAfterBytes)
+        let serving = Task {
             do {
-                try await link.serveConnections(
-                    on: gattLink, info: info, connections: connections, shutdown: shutdown,
-                    onReady: { printError($0) },
-                    onConnection: { peer in
-                        let number = receiver.connections.add(1, ordering: .relaxed).newValue
-                        if verbose { printError("connection \(number) from \(peer)") }
-                    },
-                    onEnd: { if verbose { printError("connection ended") } })
-                outcomes.continuation.yield(.served)
+                let failure = try await receiver.run(sink: sink, info: info, shutdown: shutdown, onReady: { printError($0) })
+                outcomes.continuation.yield(.served(failure))
             } catch {
                 outcomes.continuation.yield(.failed(error))
             }
@@ -112,16 +110,15 @@ struct ListenCommand: AsyncParsableCommand {
         }
         var iterator = outcomes.stream.makeAsyncIterator()
         switch await iterator.next() {
-        case .served?:
-            await receiver.finish(gattLink)
-            if let error = await receiving.value { try fail(error) }
+        case let .served(failure)?:
+            if let failure { try fail(failure) }
         case let .failed(error)?:
             serving.cancel()
             printError("\(error)")
             throw ExitCode(1)
         case .signal?, nil:
             // Whole messages were written as they arrived; a partial one is dropped with the process.
-            if let error = receiver.outputError { try fail(error) }
+            if let error = sink.failure { try fail(error) }
         }
     }
 
@@ -143,7 +140,7 @@ struct ListenCommand: AsyncParsableCommand {
 
 /// How `listen`'s serving ended.
 private enum ListenOutcome: Sendable {
-    case served
+    case served(FileIOError?)
     case failed(any Error)
     case signal(Int32)
 }

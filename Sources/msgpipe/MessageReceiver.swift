@@ -44,7 +44,7 @@ final class MessageReceiver: Sendable {
             return Task {
                 for await message in transport.messages {
                     do throws(FileIOError) {
-                        try sink.write(message.body, messageID: message.messageID, connection: currentConnection)
+                        try sink.write(message.body, messageID: message.messageID, connection: currentConnection, peer: nil)
                     } catch {
                         return record(error)
                     }
@@ -92,37 +92,10 @@ final class MessageReceiver: Sendable {
     private func receivePlain(_ link: GATTLink, sink: MessageSink) async -> FileIOError? {
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
-        var decoder = format.makeDecoder(limits: limits)
-        var messages: [[UInt8]] = []
-        let clock = ContinuousClock()
-        let start = clock.now
-        let emit = { [logger] (event: FrameEvent, messages: inout [[UInt8]]) in
-            switch event {
-            case let .message(message): messages.append(message.body)
-            case .control: break
-            case let .failure(failure): logger.warning("\(failure)")
-            }
+        let failure = await PlainReceiving.receive(link.events, format: format, limits: limits, logger: logger) {
+            body throws(FileIOError) in
+            try sink.write(body, messageID: nil, connection: currentConnection, peer: nil)
         }
-        for await event in link.events {
-            switch event {
-            case let .packet(packet):
-                decoder.receive(packet[...], now: start.duration(to: clock.now)) { emit($0, &messages) }
-            case let .disconnected(reason):
-                logger.debug("disconnected: \(reason)")
-                decoder.finish { emit($0, &messages) }
-            case .connected, .maximumPacketSizeChanged:
-                continue
-            }
-            for body in messages {
-                do throws(FileIOError) {
-                    try sink.write(body, messageID: nil, connection: currentConnection)
-                } catch {
-                    return record(error)
-                }
-            }
-            messages.removeAll(keepingCapacity: true)
-        }
-        decoder.finish { emit($0, &messages) }
-        return nil
+        return failure.map(record)
     }
 }

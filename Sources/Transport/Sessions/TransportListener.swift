@@ -89,7 +89,7 @@ public final class TransportListener: Sendable {
         let attached = session.link.attach(SessionLink.Connection(
             number: number, send: { try await connection.send($0) }, close: { await connection.close() }))
         if attached {
-            session.connected(peer: peer)
+            session.connected(peer: peer, number: Int(truncatingIfNeeded: number))
             await forward(&events, into: session, greeting: greeting)
             session.link.detach(number)
         }

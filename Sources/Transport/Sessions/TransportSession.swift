@@ -14,6 +14,7 @@ public final class TransportSession: Sendable {
     private struct Details {
         var peer: String
         var connections = 0
+        var latestConnection = 0
         var disconnectedAt: ContinuousClock.Instant?
         var expiry: Task<Void, Never>?
     }
@@ -33,15 +34,20 @@ public final class TransportSession: Sendable {
     /// How many connections of this peer the session has had.
     public var connections: Int { details.withLock { $0.connections } }
 
+    /// The listener's 1-based number of the peer's latest connection (it counts the connections that said
+    /// hello, in the order they did).
+    public var latestConnection: Int { details.withLock { $0.latestConnection } }
+
     /// True while one of the peer's connections is attached.
     public var isConnected: Bool { link.isConnected }
 
     /// When the peer's last connection ended; nil while connected.
     var disconnectedAt: ContinuousClock.Instant? { details.withLock { $0.disconnectedAt } }
 
-    func connected(peer: String) {
+    func connected(peer: String, number: Int) {
         details.withLock { details in
             details.peer = peer
+            details.latestConnection = number
             details.connections += 1
             details.disconnectedAt = nil
             details.expiry.take()?.cancel()

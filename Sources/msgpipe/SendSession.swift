@@ -5,8 +5,10 @@ import Logging
 import Synchronization
 import Transport
 
-/// One run of `msgpipe send`: connects the GATT link, sends the inputs in order (through Transport, or as
-/// plain framing), reconnects a dropped link for Transport, and maps what happened to a ``SendExitCode``.
+/// One run of `msgpipe send`: as the central it connects the GATT link and reconnects it when it drops; as
+/// the peripheral it serves the profile and waits for a central to subscribe. Either way it then sends the
+/// inputs in order over that one link (through Transport, or as plain framing) and maps what happened to a
+/// ``SendExitCode``.
 struct SendSession {
     let link: LinkOptions
     let format: FrameFormat
@@ -16,6 +18,7 @@ struct SendSession {
     let reconnects: Int
     let deadline: ContinuousClock.Instant?
 
+    /// The central: connects to the listener (or any peripheral serving the profile) and sends.
     func run(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
         let gattLink = GATTLink(profile: profile)
         do {
@@ -31,105 +34,131 @@ struct SendSession {
             return .refused
         }
         var results = SendResults(inputs: inputs, json: json)
-        let outcome =
-            format == .msgpipe
-            ? await sendReliably(over: gattLink, inputs: inputs, sizes: sizes, results: &results)
-            : await sendPlain(over: gattLink, inputs: inputs, results: &results)
+        let outcome = await send(inputs: inputs, sizes: sizes, over: gattLink, results: &results, reconnecting: true)
         await gattLink.close()
         return outcome
+    }
+
+    /// The peripheral: listens on the socket (or advertises `--name`), accepts one central (again after it
+    /// dropped: the same link, so Transport resumes), and sends once it subscribed.
+    func serve(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
+        let gattLink = GATTLink(profile: profile)
+        let info = MsgPipeServiceInfo(
+            formats: ListenCommand.advertisedFormats(format),
+            maximumMessageSize: UInt32(clamping: max(sizes.max() ?? 0, 16 << 20)),
+            serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let failure = Mutex<(any Error)?>(nil)
+        let accepting = Task { [link, logger] in
+            do {
+                try await link.serveConnections(
+                    on: gattLink, info: info, onReady: { printError($0) },
+                    onConnection: { logger.debug("central connected: \($0)") },
+                    onEnd: { logger.debug("the central disconnected") })
+            } catch is CancellationError {
+            } catch ATTError.cancelled {
+            } catch {
+                failure.withLock { $0 = error }
+                await gattLink.close()  // ends the transfer waiting for a central
+            }
+        }
+        var results = SendResults(inputs: inputs, json: json)
+        var outcome = await send(inputs: inputs, sizes: sizes, over: gattLink, results: &results, reconnecting: false)
+        if let error = failure.withLock({ $0 }) {
+            printError("cannot serve on \(link.displayName): \(error)")
+            outcome = .linkFailure
+        }
+        await gattLink.close()
+        accepting.cancel()
+        // The socket's accept wait ends on cancellation (and removes the socket file); the Bluetooth
+        // advertiser's wait for the next central is a blocking call, ended with the process.
+        if case .unix? = try? link.endpoint() { await accepting.value }
+        return outcome
+    }
+
+    /// Sends `inputs` in order to the one peer of `gattLink` (as central or as peripheral: the link is
+    /// connected, or becomes connected when the central subscribes) and returns this peer's exit code.
+    /// With `reconnecting` (central only) a dropped link is reconnected up to `reconnects` times in a row;
+    /// otherwise Transport waits for the peer to come back (a peripheral's central reconnects on its own).
+    func send(
+        inputs: [String], sizes: [Int], over gattLink: GATTLink, results: inout SendResults, reconnecting: Bool
+    ) async -> SendExitCode {
+        format == .msgpipe
+            ? await sendReliably(over: gattLink, inputs: inputs, sizes: sizes, results: &results, reconnecting: reconnecting)
+            : await sendPlain(over: gattLink, inputs: inputs, results: &results)
     }
 
     // MARK: msgpipe: Transport
 
     private func sendReliably(
-        over gattLink: GATTLink, inputs: [String], sizes: [Int], results: inout SendResults
+        over gattLink: GATTLink, inputs: [String], sizes: [Int], results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
-        let drops = AsyncStream<String>.makeStream()
+        let transportBox = Mutex<Transport?>(nil)
+        let reconnector = reconnecting
+            ? CentralReconnector(
+                link: link, gattLink: gattLink, attempts: reconnects, note: { [progress] in progress.note($0) },
+                onGiveUp: { await transportBox.withLock { $0 }?.close() })
+            : nil
         let observed = ObservedLink(
             gattLink,
-            onEvent: { if case let .disconnected(reason) = $0 { drops.continuation.yield(reason) } },
+            onEvent: { event in
+                if case let .disconnected(reason) = event {
+                    if let reconnector { reconnector.dropped(reason) } else { logger.debug("the link dropped (\(reason)); waiting for the central") }
+                }
+            },
             onSent: { [progress] in progress.add($0) })
         var options = TransportOptions()
         options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, sizes.max() ?? 0)
         let transport = Transport(link: observed, options: options, logger: logger)
-        let linkLost = OnceFlag()
-        let supervisor = Task { [link, progress, reconnects] in
-            for await reason in drops.stream {
-                progress.note("the link dropped (\(reason)); reconnecting")
-                guard await Self.reconnect(gattLink, with: link, attempts: reconnects, progress: progress) else {
-                    linkLost.set()
-                    await transport.close()
-                    return
-                }
-            }
-        }
-        defer {
-            supervisor.cancel()
-            drops.continuation.finish()
-        }
+        transportBox.withLock { $0 = transport }
+        let outcome = await sendMessages(
+            inputs, over: transport, peerInfo: { gattLink.peerInfo }, results: &results,
+            linkLost: { reconnector?.hasGivenUp ?? false })
+        await reconnector?.stop()
+        await transport.close()
+        return outcome
+    }
+
+    private func sendMessages(
+        _ inputs: [String], over transport: Transport, peerInfo: () -> MsgPipeServiceInfo?, results: inout SendResults,
+        linkLost: () -> Bool
+    ) async -> SendExitCode {
         for (index, path) in inputs.enumerated() {
             let body: [UInt8]
             do {
                 body = try SendInput.read(path)
             } catch {
                 printError(error.description)
-                await transport.close()
                 return .ioError
             }
-            if let info = gattLink.peerInfo, body.count > Int(info.maximumMessageSize) {
+            if let info = peerInfo(), body.count > Int(info.maximumMessageSize) {
                 printError("\(Self.name(path)) (\(body.count) bytes) exceeds the listener's maximum message size of \(info.maximumMessageSize)")
-                await transport.close()
                 return .refused
             }
             let started = ContinuousClock.now
             do {
                 try await transport.send(body, timeout: try remainingTime())
             } catch {
-                let code: SendExitCode
-                if linkLost.isSet {
+                if linkLost() {
                     printError("\(Self.name(path)): the link dropped and \(reconnects) reconnect attempts failed")
-                    code = .linkFailure
+                    return .linkFailure
                 } else if let error = error as? TransportError {
                     printError("\(Self.name(path)): \(error)")
-                    code = SendExitCode(error)
+                    return SendExitCode(error)
                 } else {
                     printError("\(Self.name(path)): \(error)")
-                    code = .linkFailure
+                    return .linkFailure
                 }
-                await transport.close()
-                return code
             }
             results.acknowledged(index, bytes: body.count, since: started)
         }
-        await transport.close()
         return .success
-    }
-
-    /// Brings a dropped link back: immediately, then with exponential backoff; false after `attempts` failures.
-    private static func reconnect(
-        _ gattLink: GATTLink, with link: LinkOptions, attempts: Int, progress: ProgressReporter
-    ) async -> Bool {
-        let backoff = ReconnectBackoff(attempts: attempts)
-        for failures in 0..<attempts {
-            let delay = backoff.delay(afterFailures: failures)
-            if delay > 0 {
-                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return false }
-            }
-            do {
-                let peer = try await link.connect(gattLink)
-                progress.note("reconnected to \(peer)")
-                return true
-            } catch {
-                progress.note("reconnect attempt \(failures + 1) of \(attempts) failed: \(error)")
-            }
-        }
-        return false
     }
 
     // MARK: Plain framing
 
-    /// Sends every packet as a Write Command except the very last one, which goes as a Write Request: its
-    /// response means the peer's ATT layer took every packet (the bearer delivers in order).
+    /// Sends every packet as a Write Command (as peripheral: a notification) except the very last one, which
+    /// goes as a Write Request (as peripheral: an indication, where the central enabled them): its response
+    /// (confirmation) means the peer's ATT layer took every packet (the bearer delivers in order).
     private func sendPlain(over gattLink: GATTLink, inputs: [String], results: inout SendResults) async -> SendExitCode {
         let connectionEvents = AsyncStream<LinkEvent>.makeStream()
         let drain = Task {
@@ -170,7 +199,12 @@ struct SendSession {
                     held = packet
                 }
                 if index == inputs.count - 1, let last = held {
-                    try await gattLink.sendConfirmed(last)
+                    // As peripheral, a central that enabled notifications only cannot confirm (see --help).
+                    if gattLink.canConfirm {
+                        try await gattLink.sendConfirmed(last)
+                    } else {
+                        try await gattLink.send(last)
+                    }
                     progress.add(last.count)
                     held = nil
                 }

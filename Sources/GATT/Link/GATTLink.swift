@@ -101,7 +101,10 @@ public final class GATTLink: Link, Sendable {
             if let infoUUID = profile.info, let characteristic = characteristics.first(where: { $0.uuid == infoUUID }) {
                 info = try? MsgPipeServiceInfo(decoding: try await client.read(characteristic.valueHandle))
             }
-            try await client.subscribe(to: tx)
+            // Notifications carry the data; where TX can also indicate, indications are enabled as well, so
+            // the peripheral can end a plain transfer with a confirmed packet (``sendConfirmed(_:)``).
+            let indicates = tx.properties.contains(.indicate) && tx.properties.contains(.notify)
+            try await client.subscribe(to: tx, enabling: indicates ? [.notifications, .indications] : .notifications)
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             state.withLock { $0.peerInfo = info }
             _ = markConnected()
@@ -158,6 +161,16 @@ public final class GATTLink: Link, Sendable {
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// True when ``sendConfirmed(_:)`` can confirm on the current connection: as central always, as
+    /// peripheral when the central enabled indications on TX (a notify-only TX cannot confirm).
+    public var canConfirm: Bool {
+        switch state.withLock({ $0.connection }) {
+        case let .peripheral(server, tx)?: server.subscription(valueHandle: tx).contains(.indications)
+        case .central?: true
+        case nil: false
         }
     }
 

@@ -37,23 +37,28 @@ extension LinkOptions {
 final class CentralReconnector: Sendable {
     /// One element per disconnect of the link, consumed in order: bounded by the connections made.
     private let drops = AsyncStream<String>.makeStream()
-    private let ending = OnceFlag()
-    private let gaveUp = OnceFlag()
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let ending = Atomic<Bool>(false)
+    private let gaveUp = Atomic<Bool>(false)
+    /// Drops reported minus reconnects made: 0 while the link is up.
+    private let down = Atomic<Int>(0)
+    private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(
         link: LinkOptions, gattLink: GATTLink, attempts: Int?, note: @escaping @Sendable (String) -> Void,
         onReconnected: @escaping @Sendable (String) -> Void = { _ in }, onGiveUp: @escaping @Sendable () async -> Void
     ) {
-        let (stream, ending, gaveUp) = (drops.stream, ending, gaveUp)
         task.withLock {
-            $0 = Task {
-                for await reason in stream {
-                    if ending.isSet { return }
+            $0 = Task { [self] in
+                for await reason in drops.stream {
+                    if ending.load(ordering: .relaxed) { return }
                     note("the link dropped (\(reason)); reconnecting")
-                    guard await link.reconnect(gattLink, attempts: attempts, note: note, onReconnected: onReconnected) else {
+                    let back = await link.reconnect(gattLink, attempts: attempts, note: note) { peer in
+                        self.down.subtract(1, ordering: .relaxed)
+                        onReconnected(peer)
+                    }
+                    guard back else {
                         if Task.isCancelled { return }
-                        gaveUp.set()
+                        gaveUp.store(true, ordering: .relaxed)
                         await onGiveUp()
                         return
                     }
@@ -63,17 +68,20 @@ final class CentralReconnector: Sendable {
     }
 
     /// True once reconnecting failed `attempts` times in a row.
-    var hasGivenUp: Bool { gaveUp.isSet }
+    var hasGivenUp: Bool { gaveUp.load(ordering: .relaxed) }
 
     /// Reports that the link dropped (from the link's events).
-    func dropped(_ reason: String) { drops.continuation.yield(reason) }
+    func dropped(_ reason: String) {
+        down.add(1, ordering: .relaxed)
+        drops.continuation.yield(reason)
+    }
 
-    /// Stops reconnecting. With `grace`, first waits up to that long for the link's next drop (so a peer that
-    /// ends the connection itself, e.g. after taking its last acknowledgement, is not cut off).
+    /// Stops reconnecting. With `grace`, a link that is up is first given up to that long to drop (so a peer
+    /// that ends the connection itself, e.g. after taking its last acknowledgement, is not cut off).
     func stop(awaitingDropWithin grace: Duration? = nil) async {
-        ending.set()
+        ending.store(true, ordering: .relaxed)
         let task = task.withLock { $0 }
-        if let grace, let task {
+        if let grace, let task, down.load(ordering: .relaxed) == 0 {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await task.value }
                 group.addTask { try? await Task.sleep(for: grace) }

@@ -49,8 +49,9 @@ extension ListenCommand {
         switch await iterator.next() {
         case let .received(error)?:
             if let error { try fail(error) }
-            // --count: let the peripheral take its last acknowledgement and end the connection (at most 2 s).
-            await reconnector.stop(awaitingDropWithin: format == .msgpipe ? .seconds(2) : nil)
+            // --count: let the peripheral take its last acknowledgement (plain formats: the confirmation of
+            // its last indication) and end the connection (at most 2 s).
+            await reconnector.stop(awaitingDropWithin: .seconds(2))
             await receiver.finish(gattLink)
         case .signal?, nil:
             await reconnector.stop()

@@ -150,8 +150,8 @@ struct ListenCommand: AsyncParsableCommand {
                 return
             case let .counted(error):
                 if let error { try fail(error) }
-                guard format == .msgpipe else { break loop }
-                // Let the central take its last acknowledgement and leave (at most 2 s).
+                // Let the central take its last acknowledgement (plain formats: the Write Response to its
+                // last packet) and leave (at most 2 s).
                 counted = true
                 Task {
                     try? await Task.sleep(for: .seconds(2))

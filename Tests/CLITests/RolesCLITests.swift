@@ -100,6 +100,22 @@ struct RolesCLITests {
         #expect(sent.status == 0, "send: \(sent.stderr)")
     }
 
+    @Test("a central without --count keeps reconnecting after its peripheral left, until SIGTERM: exit 0")
+    func centralRunsUntilTerminated() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let body = payload(30_000, seed: 41)
+        let sender = try Self.peripheralSend(scratch, [try scratch.file("body", body)])
+        let listener = try RunningMsgPipe(["listen", "--role", "central", "--verbose"] + scratch.link)
+        let sent = sender.finish()
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+        #expect(listener.waitForError(containing: "reconnect attempt 2 failed"), "\(listener.stderrSoFar)")
+        listener.process.terminate()
+        let received = listener.finish()
+        #expect(received.status == 0, "listen: \(received.stderr)")
+        #expect(received.stdout == body)
+    }
+
     @Test("listen --count ends the peripheral listener after N messages and the sender still exits 0")
     func peripheralListenerCount() throws {
         let scratch = try Scratch()

@@ -4,7 +4,8 @@ import Synchronization
 
 /// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX (indications, one
 /// confirmed at a time, if the central enabled only those) and receives the central's writes to RX; as
-/// central it sends with Write Commands to RX and receives TX notifications.
+/// central it sends with Write Commands to RX and receives TX notifications (it enables indications too
+/// where TX offers them, so the peripheral can confirm a packet with ``sendConfirmed(_:)``).
 ///
 /// Packets are at most min(ATT_MTU - 3, 512) bytes (a notification or Write Command value is an attribute
 /// value). Sends suspend while the bearer is not ready (its socket said EAGAIN), events are backpressured

@@ -109,8 +109,8 @@ struct SendCommand: AsyncParsableCommand {
             reconnects: reconnects, deadline: deadline)
         let outcome =
             try link.role(role, default: .central) == .peripheral
-            ? await session.serve(inputs: inputs, sizes: sizes, json: json)
-            : await session.run(inputs: inputs, sizes: sizes, json: json)
+            ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
+            : await session.run(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
     }

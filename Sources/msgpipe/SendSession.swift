@@ -19,7 +19,7 @@ struct SendSession {
     let deadline: ContinuousClock.Instant?
 
     /// The central: connects to the listener (or any peripheral serving the profile) and sends.
-    func run(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
+    func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
         let gattLink = GATTLink(profile: profile)
         do {
             let peer = try await link.connect(gattLink) { [progress] in progress.note("\($0)") }
@@ -33,19 +33,19 @@ struct SendSession {
             await gattLink.close()
             return .refused
         }
-        var results = SendResults(inputs: inputs, json: json)
-        let outcome = await send(inputs: inputs, sizes: sizes, over: gattLink, results: &results, reconnecting: true)
+        var results = SendResults(inputs: inputs.paths, json: json)
+        let outcome = await send(inputs, over: gattLink, results: &results, reconnecting: true)
         await gattLink.close()
         return outcome
     }
 
     /// The peripheral: listens on the socket (or advertises `--name`), accepts one central (again after it
     /// dropped: the same link, so Transport resumes), and sends once it subscribed.
-    func serve(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
+    func serve(inputs: SendInputs, json: Bool) async -> SendExitCode {
         let gattLink = GATTLink(profile: profile)
         let info = MsgPipeServiceInfo(
             formats: ListenCommand.advertisedFormats(format),
-            maximumMessageSize: UInt32(clamping: max(sizes.max() ?? 0, 16 << 20)),
+            maximumMessageSize: UInt32(clamping: max(inputs.sizes.max() ?? 0, 16 << 20)),
             serverMTU: UInt16(ATTOpcode.maximumMTU))
         let failure = Mutex<(any Error)?>(nil)
         let accepting = Task { [link, logger] in
@@ -61,8 +61,8 @@ struct SendSession {
                 await gattLink.close()  // ends the transfer waiting for a central
             }
         }
-        var results = SendResults(inputs: inputs, json: json)
-        var outcome = await send(inputs: inputs, sizes: sizes, over: gattLink, results: &results, reconnecting: false)
+        var results = SendResults(inputs: inputs.paths, json: json)
+        var outcome = await send(inputs, over: gattLink, results: &results, reconnecting: false)
         if let error = failure.withLock({ $0 }) {
             printError("cannot serve on \(link.displayName): \(error)")
             outcome = .linkFailure
@@ -79,18 +79,19 @@ struct SendSession {
     /// connected, or becomes connected when the central subscribes) and returns this peer's exit code.
     /// With `reconnecting` (central only) a dropped link is reconnected up to `reconnects` times in a row;
     /// otherwise Transport waits for the peer to come back (a peripheral's central reconnects on its own).
+    /// One call per peer: several may share `inputs` (standard input is read once).
     func send(
-        inputs: [String], sizes: [Int], over gattLink: GATTLink, results: inout SendResults, reconnecting: Bool
+        _ inputs: SendInputs, over gattLink: GATTLink, results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
         format == .msgpipe
-            ? await sendReliably(over: gattLink, inputs: inputs, sizes: sizes, results: &results, reconnecting: reconnecting)
+            ? await sendReliably(over: gattLink, inputs: inputs, results: &results, reconnecting: reconnecting)
             : await sendPlain(over: gattLink, inputs: inputs, results: &results)
     }
 
     // MARK: msgpipe: Transport
 
     private func sendReliably(
-        over gattLink: GATTLink, inputs: [String], sizes: [Int], results: inout SendResults, reconnecting: Bool
+        over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
         let transportBox = Mutex<Transport?>(nil)
         let reconnector = reconnecting
@@ -107,7 +108,7 @@ struct SendSession {
             },
             onSent: { [progress] in progress.add($0) })
         var options = TransportOptions()
-        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, sizes.max() ?? 0)
+        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, inputs.sizes.max() ?? 0)
         let transport = Transport(link: observed, options: options, logger: logger)
         transportBox.withLock { $0 = transport }
         let outcome = await sendMessages(
@@ -119,13 +120,13 @@ struct SendSession {
     }
 
     private func sendMessages(
-        _ inputs: [String], over transport: Transport, peerInfo: () -> MsgPipeServiceInfo?, results: inout SendResults,
+        _ inputs: SendInputs, over transport: Transport, peerInfo: () -> MsgPipeServiceInfo?, results: inout SendResults,
         linkLost: () -> Bool
     ) async -> SendExitCode {
-        for (index, path) in inputs.enumerated() {
+        for (index, path) in inputs.paths.enumerated() {
             let body: [UInt8]
             do {
-                body = try SendInput.read(path)
+                body = try inputs.body(index)
             } catch {
                 printError(error.description)
                 return .ioError
@@ -159,7 +160,7 @@ struct SendSession {
     /// Sends every packet as a Write Command (as peripheral: a notification) except the very last one, which
     /// goes as a Write Request (as peripheral: an indication, where the central enabled them): its response
     /// (confirmation) means the peer's ATT layer took every packet (the bearer delivers in order).
-    private func sendPlain(over gattLink: GATTLink, inputs: [String], results: inout SendResults) async -> SendExitCode {
+    private func sendPlain(over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults) async -> SendExitCode {
         let connectionEvents = AsyncStream<LinkEvent>.makeStream()
         let drain = Task {
             // Peer notifications are not part of a plain transfer; only connection changes matter.
@@ -186,9 +187,9 @@ struct SendSession {
         defer { watchdog?.cancel() }
         var held: [UInt8]?
         do {
-            for (index, path) in inputs.enumerated() {
+            for index in inputs.paths.indices {
                 let started = ContinuousClock.now
-                let body = try SendInput.read(path)
+                let body = try inputs.body(index)
                 var encoder = try format.makeEncoder(payload: body, packetSize: packetSize)
                 var packet: [UInt8] = []
                 while encoder.writeNextPacket(into: &packet) {
@@ -198,7 +199,7 @@ struct SendSession {
                     }
                     held = packet
                 }
-                if index == inputs.count - 1, let last = held {
+                if index == inputs.paths.count - 1, let last = held {
                     // As peripheral, a central that enabled notifications only cannot confirm (see --help).
                     if gattLink.canConfirm {
                         try await gattLink.sendConfirmed(last)
@@ -270,4 +271,31 @@ final class OnceFlag: Sendable {
 
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// `send`'s inputs, each FILE (or '-': standard input) one message, read when it is sent: a file from disk
+/// each time, standard input once and kept, so one set of inputs can be sent to several peers.
+final class SendInputs: Sendable {
+    let paths: [String]
+    /// The sizes known before sending (regular files; 0 for standard input or a pipe).
+    let sizes: [Int]
+    private let standardInput = Mutex<Result<[UInt8], FileIOError>?>(nil)
+
+    init(paths: [String], sizes: [Int]) {
+        self.paths = paths
+        self.sizes = sizes
+    }
+
+    /// The body of input `index`.
+    func body(_ index: Int) throws(FileIOError) -> [UInt8] {
+        let path = paths[index]
+        guard path == "-" else { return try SendInput.read(path) }
+        let result = standardInput.withLock { cached in
+            if let cached { return cached }
+            let read = Result { () throws(FileIOError) in try SendInput.read(path) }
+            cached = read
+            return read
+        }
+        return try result.get()
+    }
 }

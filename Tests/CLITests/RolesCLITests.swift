@@ -38,6 +38,24 @@ struct RolesCLITests {
         #expect(!FileManager.default.fileExists(atPath: scratch.socket), "the peripheral removes its socket")
     }
 
+    @Test("Transport runs peripheral to central over every profile; standard input is a message", arguments: ["msgpipe", "nus", fff0])
+    func transportOverEveryProfile(profile: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let bodies = [payload(70_000, seed: 3), Array("from standard input".utf8)]
+        let sender = try RunningMsgPipe(
+            ["send", "--role", "peripheral", "--profile", profile] + scratch.link + [try scratch.file("a", bodies[0]), "-"],
+            input: bodies[1])
+        #expect(sender.waitForError(containing: "listening on unix:"), "no ready line: \(sender.stderrSoFar)")
+        let received = try Self.centralListen(scratch, ["--profile", profile, "--json", "--count", "2"])
+        #expect(received.status == 0, "listen: \(received.stderr)")
+        let messages = try ListenSendCLITests.messages(received.stdout)
+        #expect(messages.map(\.body) == bodies)
+        #expect(messages.map(\.id) == [1, 2])
+        let sent = sender.finish()
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+    }
+
     @Test("plain formats from a peripheral arrive whole and in order at the central", arguments: ["legacy", "lines", "eom"])
     func plainFormatsFromAPeripheral(format: String) throws {
         let scratch = try Scratch()

@@ -24,7 +24,9 @@ struct ListenCommand: AsyncParsableCommand {
             connects to a peripheral that sends (msgpipe send --name, send --role peripheral, or a phone app \
             notifying on the profile's TX), subscribes, and receives what it notifies; after a drop it \
             reconnects (at once, then with backoff up to 8 s, without limit) and Transport resumes, until \
-            SIGINT/SIGTERM or --count messages (exit 0). A first connection that fails is exit 1.
+            SIGINT/SIGTERM or --count messages (exit 0). A first connection that fails is exit 1. After --count messages \
+            either role waits up to 2 s for the peer to end the connection, so it gets its last \
+            acknowledgement.
 
             Every received message is written whole, in arrival order:
               (default)     its raw bytes to standard output
@@ -42,7 +44,8 @@ struct ListenCommand: AsyncParsableCommand {
 
             Exit codes:
               0   interrupted by SIGINT/SIGTERM, --connections centrals served, or --count messages written
-              1   link failure (cannot listen on PATH, Bluetooth error)
+              1   link failure (cannot listen on PATH; as central: the first connect failed or the \
+            peripheral's info names another --format; Bluetooth error)
               64  usage error
               73  --out-dir cannot be created or written
               74  standard output cannot be written

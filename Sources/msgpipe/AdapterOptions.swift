@@ -7,11 +7,14 @@ struct AdapterOptions: ParsableArguments {
     @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
     var adapter: String?
 
-    @Option(help: "The local name to advertise as a peripheral (listen).")
-    var name: String = "msgpipe"
+    @Option(help: "Be the peripheral and advertise this local name (default for a peripheral: msgpipe).")
+    var name: String?
 
-    @Option(help: "The peer to connect to as a central (send): ADDRESS, ADDRESS/random, or an advertised NAME.")
+    @Option(help: "Be the central and connect to this peer: ADDRESS, ADDRESS/random, or an advertised NAME.")
     var to: String?
+
+    /// The local name a peripheral advertises.
+    var localName: String { name ?? "msgpipe" }
 
     @Option(help: "Link security: low (plain), medium (encrypted, Just Works), high (authenticated).")
     var security: String = "low"
@@ -41,7 +44,7 @@ struct AdapterOptions: ParsableArguments {
     /// `nextConnection()` on the result for each central (advertising restarts after every disconnect).
     func makePeripheral(service: AdvertisedServiceUUID?) throws(BluetoothError) -> BLEPeripheral {
         try BLEPeripheral(
-            adapter: try selector(), advertisement: Advertisement(localName: name, service: service),
+            adapter: try selector(), advertisement: Advertisement(localName: localName, service: service),
             security: try securityLevel())
     }
 

@@ -12,7 +12,10 @@ struct LinkOptions: ParsableArguments {
     @Option(help: "unix:PATH: GATT over a UNIX SEQPACKET socket at PATH instead of Bluetooth.")
     var link: String?
 
-    @Option(help: "The GATT service: msgpipe, or nus (Nordic UART Service).")
+    @Option(help: """
+        The GATT service: msgpipe, nus (Nordic UART Service), or custom:SERVICE:WRITE:NOTIFY (16- or 128-bit \
+        UUIDs: the service, the characteristic the central writes, the one the peripheral notifies).
+        """)
     var profile: String = "msgpipe"
 
     @OptionGroup var bluetooth: AdapterOptions
@@ -40,10 +43,11 @@ struct LinkOptions: ParsableArguments {
     }
 
     func gattProfile() throws(ValidationError) -> GATTServiceProfile {
-        guard let profile = GATTServiceProfile.named(profile) else {
-            throw ValidationError("--profile must be msgpipe or nus, not '\(profile)'")
+        do throws(GATTProfileError) {
+            return try GATTServiceProfile.parse(profile)
+        } catch {
+            throw ValidationError(error.description)
         }
-        return profile
     }
 
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".

@@ -19,11 +19,17 @@ final class MessageReceiver: Sendable {
     private let dropAfterBytes: Int?
     /// Bytes received on the current connection (for `dropAfterBytes`).
     private let connectionBytes = Atomic<Int>(0)
+    /// Told of every disconnect of the link (a central reconnects with it).
+    private let onDisconnected: @Sendable (String) -> Void
 
-    init(format: FrameFormat, maximumMessageSize: Int, verbose: Bool, dropAfterBytes: Int? = nil) {
+    init(
+        format: FrameFormat, maximumMessageSize: Int, verbose: Bool, dropAfterBytes: Int? = nil,
+        onDisconnected: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.format = format
         self.maximumMessageSize = maximumMessageSize
         self.dropAfterBytes = dropAfterBytes
+        self.onDisconnected = onDisconnected
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         self.logger = logger
@@ -32,8 +38,9 @@ final class MessageReceiver: Sendable {
     /// The first error writing the output, if any (receiving stops at it).
     var outputError: FileIOError? { failure.withLock { $0 } }
 
-    /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``) or writing fails.
-    func start(on link: GATTLink, sink: sending MessageSink) -> Task<FileIOError?, Never> {
+    /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``), writing fails,
+    /// or `count` messages were written (nil: no limit).
+    func start(on link: GATTLink, sink: sending MessageSink, count: Int? = nil) -> Task<FileIOError?, Never> {
         if format == .msgpipe {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = maximumMessageSize
@@ -48,11 +55,12 @@ final class MessageReceiver: Sendable {
                     } catch {
                         return record(error)
                     }
+                    if let count, sink.count >= count { return nil }
                 }
                 return nil
             }
         }
-        return Task { await receivePlain(link, sink: sink) }
+        return Task { await receivePlain(link, sink: sink, count: count) }
     }
 
     /// Ends receiving after the last connection: closes Transport (messages already delivered are still
@@ -69,6 +77,7 @@ final class MessageReceiver: Sendable {
 
     /// Counts the bytes of each connection and drops it once `dropAfterBytes` arrived.
     private func observe(_ event: LinkEvent, on link: GATTLink) {
+        if case let .disconnected(reason) = event { onDisconnected(reason) }
         guard let dropAfterBytes else { return }
         switch event {
         case .connected: connectionBytes.store(0, ordering: .relaxed)
@@ -89,12 +98,14 @@ final class MessageReceiver: Sendable {
 
     /// Plain framing: decodes the RX packets of each connection; a message left partial when its central
     /// disconnects is reported and dropped.
-    private func receivePlain(_ link: GATTLink, sink: MessageSink) async -> FileIOError? {
+    private func receivePlain(_ link: GATTLink, sink: MessageSink, count: Int?) async -> FileIOError? {
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
-        let failure = await PlainReceiving.receive(link.events, format: format, limits: limits, logger: logger) {
+        let observed = ObservedLink(link, onEvent: { [self] in observe($0, on: link) }, onSent: { _ in })
+        let failure = await PlainReceiving.receive(observed.events, format: format, limits: limits, logger: logger) {
             body throws(FileIOError) in
             try sink.write(body, messageID: nil, connection: currentConnection, peer: nil)
+            return count.map { sink.count < $0 } ?? true
         }
         return failure.map(record)
     }

@@ -8,7 +8,7 @@ import Transport
 /// messages whole, in that central's order (centrals interleave message by message). With `--format
 /// msgpipe` each central's session has a Transport of its own (``TransportListener``), kept while the
 /// central reconnects; the plain formats decode each connection on its own.
-struct PeripheralReceiver: Sendable {
+final class PeripheralReceiver: Sendable {
     let link: LinkOptions
     let format: FrameFormat
     let maximumMessageSize: Int
@@ -17,12 +17,30 @@ struct PeripheralReceiver: Sendable {
     let logger: Logger
     let verbose: Bool
     let dropAfterBytes: Int?
+    /// Told when a central's connection ended, with the number still connected.
+    let onConnectionEnded: @Sendable (Int) -> Void
+    private let active = Atomic<Int>(0)
 
-    /// Serves until `connections` centrals were served and their messages written (nil: until cancelled).
-    /// Returns the first output error (receiving stops at it); throws when the link cannot be served.
+    init(
+        link: LinkOptions, format: FrameFormat, maximumMessageSize: Int, maximumCentrals: Int, connections: Int?,
+        logger: Logger, verbose: Bool, dropAfterBytes: Int?, onConnectionEnded: @escaping @Sendable (Int) -> Void
+    ) {
+        self.link = link
+        self.format = format
+        self.maximumMessageSize = maximumMessageSize
+        self.maximumCentrals = maximumCentrals
+        self.connections = connections
+        self.logger = logger
+        self.verbose = verbose
+        self.dropAfterBytes = dropAfterBytes
+        self.onConnectionEnded = onConnectionEnded
+    }
+
+    /// Serves until `connections` centrals were served and their messages written (nil: until cancelled);
+    /// throws when the link cannot be served. Output errors go to the sink's `onFailure`.
     func run(
         sink: SharedMessageSink, info: MsgPipeServiceInfo, shutdown: ShutdownSignal, onReady: (String) -> Void
-    ) async throws -> FileIOError? {
+    ) async throws {
         let profile = try link.gattProfile()
         if format == .msgpipe {
             return try await receiveReliably(sink: sink, profile: profile, info: info, shutdown: shutdown, onReady: onReady)
@@ -33,29 +51,32 @@ struct PeripheralReceiver: Sendable {
             onReady: onReady
         ) { [self] bearer, peer in
             let number = numbers.add(1, ordering: .relaxed).newValue
+            active.add(1, ordering: .relaxed)
             if verbose { printError("connection from \(peer)") }
             let gattLink = GATTLink(profile: profile)
             let observed = observe(gattLink)
             await withTaskGroup(of: Void.self) { group in
-                group.addTask {
+                group.addTask { [self] in
                     let limits = ReassemblyLimits(
                         maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
                     _ = await PlainReceiving.receive(observed.events, format: format, limits: limits, logger: logger) { body throws(FileIOError) in
                         try sink.write(body, messageID: nil, connection: number, peer: peer)
+                        return true
                     }
+                    await gattLink.close()  // the output failed or --count was reached
                 }
                 await gattLink.serve(bearer, info: info)
                 await gattLink.close()
             }
             if verbose { printError("connection from \(peer) ended") }
+            onConnectionEnded(active.subtract(1, ordering: .relaxed).newValue)
         }
-        return sink.failure
     }
 
     private func receiveReliably(
         sink: SharedMessageSink, profile: GATTServiceProfile, info: MsgPipeServiceInfo, shutdown: ShutdownSignal,
         onReady: (String) -> Void
-    ) async throws -> FileIOError? {
+    ) async throws {
         var options = TransportOptions()
         options.endpoint.maximumMessageSize = maximumMessageSize
         options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
@@ -74,7 +95,7 @@ struct PeripheralReceiver: Sendable {
                                     message.body, messageID: message.messageID, connection: session.latestConnection,
                                     peer: session.peer)
                             } catch {
-                                await listener.close()  // the output is gone: stop receiving
+                                await listener.close()  // the output is gone or --count was reached: stop receiving
                                 return
                             }
                         }
@@ -87,6 +108,7 @@ struct PeripheralReceiver: Sendable {
                 profile: profile, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
                 onReady: onReady
             ) { [self] bearer, peer in
+                active.add(1, ordering: .relaxed)
                 if verbose { printError("connection from \(peer)") }
                 let gattLink = GATTLink(profile: profile)
                 let observed = observe(gattLink)
@@ -96,6 +118,7 @@ struct PeripheralReceiver: Sendable {
                     await gattLink.close()
                 }
                 if verbose { printError("connection from \(peer) ended") }
+                onConnectionEnded(active.subtract(1, ordering: .relaxed).newValue)
             }
         } catch {
             await listener.close()
@@ -105,7 +128,6 @@ struct PeripheralReceiver: Sendable {
         // Every central was served: messages already delivered are still written.
         await listener.close()
         await writing.value
-        return sink.failure
     }
 
     /// The link as the receiving side sees it, with the `--drop-after-bytes` test hook: the connection is
@@ -123,33 +145,62 @@ struct PeripheralReceiver: Sendable {
     }
 }
 
-/// The `listen` output shared by concurrently served centrals: one message written whole at a time.
+/// The `listen` output shared by concurrently served centrals: one message written whole at a time, at
+/// most `limit` messages (`--count`).
 final class SharedMessageSink: Sendable {
-    private let sink: Mutex<MessageSink>
-    private let firstFailure = Mutex<FileIOError?>(nil)
-    private let onFailure: @Sendable (FileIOError) -> Void
+    private struct State {
+        var sink: MessageSink
+        var failure: FileIOError?
+        var written = 0
+    }
 
-    /// `onFailure` sees the first write error (the output is gone: the command ends with its exit code).
-    init(_ sink: sending MessageSink, onFailure: @escaping @Sendable (FileIOError) -> Void = { _ in }) {
-        self.sink = Mutex(sink)
+    private let state: Mutex<State>
+    private let limit: Int?
+    private let onFailure: @Sendable (FileIOError) -> Void
+    private let onLimit: @Sendable () -> Void
+
+    /// `onFailure` sees the first write error (the output is gone: the command ends with its exit code),
+    /// `onLimit` runs once `limit` messages were written.
+    init(
+        _ sink: sending MessageSink, limit: Int? = nil, onFailure: @escaping @Sendable (FileIOError) -> Void = { _ in },
+        onLimit: @escaping @Sendable () -> Void = {}
+    ) {
+        state = Mutex(State(sink: sink))
+        self.limit = limit
         self.onFailure = onFailure
+        self.onLimit = onLimit
     }
 
     /// The first error writing the output, if any.
-    var failure: FileIOError? { firstFailure.withLock { $0 } }
+    var failure: FileIOError? { state.withLock { $0.failure } }
 
+    /// True once `limit` messages were written.
+    var reachedLimit: Bool { state.withLock { state in limit.map { state.written >= $0 } ?? false } }
+
+    /// Writes one message; throws the output's error, or ``FileIOError`` "limit" once `limit` messages were
+    /// written (the message is then not written: the receiving of that central stops).
     func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?) throws(FileIOError) {
-        do throws(FileIOError) {
-            try sink.withLock { sink throws(FileIOError) in
-                try sink.write(body, messageID: messageID, connection: connection, peer: peer)
+        enum Outcome { case written(reachedLimit: Bool), failed(FileIOError, first: Bool), full }
+        let outcome = state.withLock { state -> Outcome in
+            if let failure = state.failure { return .failed(failure, first: false) }
+            if let limit, state.written >= limit { return .full }
+            do throws(FileIOError) {
+                try state.sink.write(body, messageID: messageID, connection: connection, peer: peer)
+            } catch {
+                state.failure = error
+                return .failed(error, first: true)
             }
-        } catch {
-            let first = firstFailure.withLock { failure in
-                defer { failure = failure ?? error }
-                return failure == nil
-            }
+            state.written += 1
+            return .written(reachedLimit: limit == state.written)
+        }
+        switch outcome {
+        case let .written(reachedLimit):
+            if reachedLimit { onLimit() }
+        case let .failed(error, first):
             if first { onFailure(error) }
             throw error
+        case .full:
+            throw FileIOError(description: "--count messages were written", exitCode: 0)
         }
     }
 }

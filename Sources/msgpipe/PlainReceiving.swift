@@ -6,11 +6,11 @@ import Transport
 /// connection's packets decoded in order; a message left partial when the connection ends is logged and
 /// dropped.
 enum PlainReceiving {
-    /// Decodes `events` until they finish, handing each whole message to `write`; stops at, and returns,
-    /// the first error `write` throws.
+    /// Decodes `events` until they finish, handing each whole message to `write`, which returns false to
+    /// stop there (`--count`); stops at, and returns, the first error `write` throws.
     static func receive<Events: AsyncSequence<LinkEvent, Never>>(
         _ events: Events, format: FrameFormat, limits: ReassemblyLimits, logger: Logger,
-        write: ([UInt8]) throws(FileIOError) -> Void
+        write: ([UInt8]) throws(FileIOError) -> Bool
     ) async -> FileIOError? {
         var decoder = format.makeDecoder(limits: limits)
         var messages: [[UInt8]] = []
@@ -36,7 +36,7 @@ enum PlainReceiving {
             }
             for body in messages {
                 do throws(FileIOError) {
-                    try write(body)
+                    guard try write(body) else { return nil }
                 } catch {
                     return error
                 }

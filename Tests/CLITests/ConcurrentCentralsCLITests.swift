@@ -86,3 +86,64 @@ struct ConcurrentCentralsCLITests {
         #expect(messages.map(\.body) == [[1, 1], [2, 2]])
     }
 }
+
+/// `send --role peripheral --centrals N`: one peripheral sends every message to each subscribed central.
+@Suite("msgpipe send as peripheral to several centrals")
+struct PeripheralToSeveralCentralsCLITests {
+    typealias Scratch = ListenSendCLITests.Scratch
+
+    struct SendLine: Decodable {
+        let index: Int
+        let bytes: Int
+        let peer: String
+    }
+
+    @Test("one peripheral sends 1 MiB to two centrals at once: both byte-identical, a JSON line per central", arguments: ["msgpipe", "legacy"])
+    func toTwoCentrals(format: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let big = payload(1 << 20, seed: 41).map { format == "legacy" ? $0 : $0 }
+        let sender = try RunningMsgPipe(
+            ["send", "--role", "peripheral", "--centrals", "2", "--json", "--format", format] + scratch.link
+                + [try scratch.file("big", big)])
+        #expect(sender.waitForError(containing: "listening on unix:"), "no ready line: \(sender.stderrSoFar)")
+        let centrals = try (0 ..< 2).map { _ in
+            try RunningMsgPipe(["listen", "--role", "central", "--format", format, "--count", "1"] + scratch.link)
+        }
+        for central in centrals {
+            let result = central.finish()
+            #expect(result.status == 0, "listen: \(result.stderr)")
+            #expect(result.stdout == big, "a central's 1 MiB differs")
+        }
+        let sent = sender.finish()
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+        let lines = try String(decoding: sent.stdout, as: UTF8.self).split(separator: "\n").map {
+            try JSONDecoder().decode(SendLine.self, from: Data($0.utf8))
+        }
+        #expect(lines.count == 2)
+        #expect(Set(lines.map(\.peer)) == ["unix:\(scratch.socket)#1", "unix:\(scratch.socket)#2"])
+        #expect(lines.allSatisfy { $0.bytes == big.count && $0.index == 1 })
+    }
+
+    @Test("a central that leaves for good fails the peripheral's send, named by its address; the other still gets it")
+    func aCentralThatLeavesIsReported() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let body = payload(3 << 20, seed: 42)
+        let sender = try RunningMsgPipe(
+            ["send", "--role", "peripheral", "--centrals", "2", "--timeout", "10"] + scratch.link + [try scratch.file("b", body)])
+        #expect(sender.waitForError(containing: "listening on unix:"))
+        let staying = try RunningMsgPipe(["listen", "--role", "central", "--count", "1"] + scratch.link)
+        // The second central dies mid-transfer and never comes back: the peripheral's --timeout ends its wait.
+        let leaving = try RunningMsgPipe(["listen", "--role", "central"] + scratch.link)
+        Thread.sleep(forTimeInterval: 0.3)
+        kill(leaving.process.processIdentifier, SIGKILL)
+        let stayed = staying.finish()
+        #expect(stayed.status == 0, "\(stayed.stderr)")
+        #expect(stayed.stdout == body)
+        let sent = sender.finish()
+        #expect(sent.status == 2, "a lost central must not end in exit 0: \(sent.stderr)")
+        #expect(sent.stderr.contains("central unix:\(scratch.socket)#"), "the lost central is named: \(sent.stderr)")
+        #expect(sent.stderr.contains("failed (exit code 2)"), "\(sent.stderr)")
+    }
+}

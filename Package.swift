@@ -99,6 +99,11 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
+            name: "PeripheralToTwoCentrals",
+            dependencies: ["BLELink", "GATT", "Transport"],
+            path: "Examples/PeripheralToTwoCentrals",
+            swiftSettings: strict),
+        .executableTarget(
             name: "msgpipe",
             dependencies: [
                 "Framing", "Transport", "GATT", "BLELink", "Simulator", "Secure", "Exchange",

@@ -96,6 +96,29 @@ import Testing
         await listener.close()
     }
 
+    @Test func sendToAllReachesEveryPeerAndReportsEach() async throws {
+        let listener = TransportListener(options: Self.fastOptions())
+        let peers = (0 ..< 2).map { _ in DialingLink(packetSize: 40) }
+        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "central \(index)") }
+        var iterator = listener.sessions.makeAsyncIterator()
+        for _ in 0 ..< 2 { _ = await iterator.next() }
+        let body = payload(size: 10_000, seed: 12)
+        let outcomes = await listener.send(toAll: body)
+        #expect(outcomes.count == 2)
+        #expect(outcomes.allSatisfy { if case .success = $0.result { true } else { false } })
+        for client in clients {
+            var messages = client.messages.makeAsyncIterator()
+            #expect(await messages.next()?.body == body)
+        }
+        // A peer that left and whose session was closed reports its failure.
+        await listener.currentSessions.first { $0.peer == "central 1" }?.transport.close()
+        let second = await listener.send(toAll: [1, 2, 3], timeout: .seconds(5))
+        #expect(second.filter { if case .failure = $0.result { true } else { false } }.map(\.session.peer) == ["central 1"])
+        for client in clients { await client.close() }
+        await listener.close()
+    }
+
     @Test func aConnectionWithoutHelloIsClosedAfterTheTimeout() async throws {
         var limits = TransportListener.Limits()
         limits.helloTimeout = .milliseconds(100)

@@ -98,6 +98,30 @@ public final class TransportListener: Sendable {
         await connection.close()
     }
 
+    /// The sessions kept now, connected or waiting for their peer, in no particular order.
+    public var currentSessions: [TransportSession] { registry.withLock { Array($0.sessions.values) } }
+
+    /// Sends `message` to every session kept now, at once, each paced by its own link (a slow peer holds only
+    /// its own send), and returns each session's outcome when all are done: success once that peer
+    /// acknowledged the whole message, else the error its ``Transport/send(_:compress:timeout:)`` threw.
+    public func send(
+        toAll message: [UInt8], timeout: Duration? = nil
+    ) async -> [(session: TransportSession, result: Result<Void, any Error>)] {
+        await withTaskGroup(of: (session: TransportSession, result: Result<Void, any Error>).self) { group in
+            for session in currentSessions {
+                group.addTask {
+                    do {
+                        try await session.transport.send(message, timeout: timeout)
+                        return (session, .success(()))
+                    } catch {
+                        return (session, .failure(error))
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     /// Closes every session's Transport and ends ``sessions``; connections in ``accept(_:peer:)`` close.
     public func close() async {
         let all = registry.withLock { registry in

@@ -124,7 +124,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient"],
+            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient", "PeripheralToTwoCentrals"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

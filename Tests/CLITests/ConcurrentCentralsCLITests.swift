@@ -147,3 +147,21 @@ struct PeripheralToSeveralCentralsCLITests {
         #expect(sent.stderr.contains("failed (exit code 2)"), "\(sent.stderr)")
     }
 }
+
+/// Examples/PeripheralToTwoCentrals runs and both centrals get the ticket.
+@Suite("the peripheral-to-two-centrals example")
+struct PeripheralExampleTests {
+    @Test func theExamplesCentralsBothReceiveTheTicket() throws {
+        let process = Process()
+        process.executableURL = MsgPipeProcess.binary.deletingLastPathComponent().appendingPathComponent("PeripheralToTwoCentrals")
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("central 1 received {\"ticket\":42"), "\(text)")
+        #expect(text.contains("central 2 received {\"ticket\":42"), "\(text)")
+        #expect(text.components(separatedBy: ": success").count == 3, "\(text)")
+    }
+}

@@ -16,9 +16,7 @@ final class MessageReceiver: Sendable {
     private let transport = Mutex<Transport?>(nil)
     private let failure = Mutex<FileIOError?>(nil)
 
-    private let dropAfterBytes: Int?
-    /// Bytes received on the current connection (for `dropAfterBytes`).
-    private let connectionBytes = Atomic<Int>(0)
+    private let dropHook: DropAfterBytesHook
     /// Told of every disconnect of the link (a central reconnects with it).
     private let onDisconnected: @Sendable (String) -> Void
 
@@ -28,11 +26,11 @@ final class MessageReceiver: Sendable {
     ) {
         self.format = format
         self.maximumMessageSize = maximumMessageSize
-        self.dropAfterBytes = dropAfterBytes
         self.onDisconnected = onDisconnected
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         self.logger = logger
+        dropHook = DropAfterBytesHook(limit: dropAfterBytes, logger: logger)
     }
 
     /// The first error writing the output, if any (receiving stops at it).
@@ -75,20 +73,10 @@ final class MessageReceiver: Sendable {
 
     private var currentConnection: Int { connections.load(ordering: .relaxed) }
 
-    /// Counts the bytes of each connection and drops it once `dropAfterBytes` arrived.
+    /// Reports disconnects (the central reconnects) and runs the `--drop-after-bytes` hook.
     private func observe(_ event: LinkEvent, on link: GATTLink) {
         if case let .disconnected(reason) = event { onDisconnected(reason) }
-        guard let dropAfterBytes else { return }
-        switch event {
-        case .connected: connectionBytes.store(0, ordering: .relaxed)
-        case let .packet(packet):
-            let before = connectionBytes.add(packet.count, ordering: .relaxed).newValue - packet.count
-            if before < dropAfterBytes && before + packet.count >= dropAfterBytes {
-                logger.warning("dropping the connection after \(before + packet.count) bytes (--drop-after-bytes)")
-                Task { await link.disconnect() }  // a test hook, once per connection
-            }
-        case .maximumPacketSizeChanged, .disconnected: break
-        }
+        dropHook.observe(event, on: link)
     }
 
     private func record(_ error: FileIOError) -> FileIOError {

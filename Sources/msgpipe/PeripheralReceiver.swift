@@ -130,18 +130,10 @@ final class PeripheralReceiver: Sendable {
         await writing.value
     }
 
-    /// The link as the receiving side sees it, with the `--drop-after-bytes` test hook: the connection is
-    /// dropped once that many bytes arrived on it.
+    /// The link as the receiving side sees it, with the `--drop-after-bytes` test hook.
     private func observe(_ gattLink: GATTLink) -> ObservedLink<GATTLink> {
-        let received = Atomic<Int>(0)
-        return ObservedLink(gattLink, onEvent: { [dropAfterBytes, logger] event in
-            guard let dropAfterBytes, case let .packet(packet) = event else { return }
-            let before = received.add(packet.count, ordering: .relaxed).newValue - packet.count
-            if before < dropAfterBytes && before + packet.count >= dropAfterBytes {
-                logger.warning("dropping the connection after \(before + packet.count) bytes (--drop-after-bytes)")
-                Task { await gattLink.disconnect() }  // a test hook, once per connection
-            }
-        }, onSent: { _ in })
+        let hook = DropAfterBytesHook(limit: dropAfterBytes, logger: logger)
+        return ObservedLink(gattLink, onEvent: { hook.observe($0, on: gattLink) }, onSent: { _ in })
     }
 }
 

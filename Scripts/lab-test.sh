@@ -390,6 +390,23 @@ else
 	no_links
 fi
 
+# 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the
+#     lab): BLEPeripheral on hci0 hands out the centrals on hci1 and hci2 at once (both links carry their own
+#     PDUs), advertises nothing at its maximum of two (a third accept times out), and takes hci1 again after
+#     it left. Needs the lab's btvirt (check 17 passed) and the test build (swift build --build-tests).
+TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
+if [ -z "$C" ] || [ -z "$TESTBIN" ] || ! grep -q "^ok - two C centrals" "$OUT/results.txt"; then
+	skip "BLEPeripheral serves two centrals at once (KernelPeripheralLabTests)" \
+		"needs three controllers, the lab's btvirt and the test build (swift build --build-tests)"
+else
+	no_links
+	timeout 300 "$TESTBIN" --testing-library swift-testing --filter KernelPeripheralLabTests > "$OUT/t20.log" 2>&1
+	echo "exit $?" >> "$OUT/t20.log"
+	expect "BLEPeripheral serves two centrals at once, stops advertising at its maximum, takes one again after it left" \
+		"$OUT/t20.log" "twoCentralsAtOnceThenRoomAgainWhenOneLeaves.*passed" "exit 0"
+	no_links
+fi
+
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
 [ "$SKIPPED" = 0 ] || echo "   $SKIPPED skipped (see the skip lines)"

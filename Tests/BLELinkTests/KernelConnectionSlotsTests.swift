@@ -33,10 +33,15 @@ struct KernelConnectionSlotsTests {
     @Test func aLinkCarriesEveryATTConnectionOfItsCentral() {
         var slots = ConnectionSlots()
         slots.taken(by: Self.c)
-        slots.taken(by: Self.c)  // back-to-back clients over one lingering link
-        #expect(!slots.hasRoom(maximum: 2))
+        slots.taken(by: Self.c)  // back-to-back clients over one lingering link: one link, one slot
+        #expect(slots.count == 1)
+        #expect(slots.hasRoom(maximum: 2))
+        #expect(!slots.hasRoom(maximum: 1))
+        #expect(slots.isLinked(Self.cRandom))
+        #expect(!slots.isLinked(Self.b))
         slots.linkDown(Self.cRandom)  // matched by address: the event may name the type differently
         #expect(slots.count == 0)
+        #expect(slots.peers.isEmpty)
     }
 
     @Test func getConnectionsFreesTheSlotsOfLinksNotListed() {

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// The peripheral role end to end: holds the adapter's ATT channel, advertises, and hands out one connected
@@ -43,7 +44,8 @@ public final class BLEPeripheral: Sendable {
     ///
     /// At most `maximumConcurrent` centrals handed out by this peripheral are linked at once: while that many
     /// are, it does not advertise and waits for one's link to go down; below it, it advertises (again, after
-    /// a connection paused it) and accepts. With the default of 1 this is the sequential peripheral: it waits
+    /// a connection paused it) and accepts. A central that connected anyway (in the moment before advertising
+    /// was removed) is handed out rather than left unanswered in the backlog. With the default of 1 this is the sequential peripheral: it waits
     /// (at most ``disconnectWait`` seconds) for the previous central's link to drop before advertising again.
     public func nextConnection(
         maximumConcurrent: Int = 1, until deadline: Deadline? = nil
@@ -52,13 +54,17 @@ public final class BLEPeripheral: Sendable {
             throw .invalidArgument("the maximum of concurrent centrals must be at least 1, not \(maximumConcurrent)")
         }
         return try state.withLock { (state: inout State) throws(BluetoothError) -> L2CAPConnection? in
-            guard try Self.waitForRoom(&state, maximum: maximumConcurrent, adapter: adapter, until: deadline) else {
+            switch try Self.waitForRoom(&state, maximum: maximumConcurrent, adapter: adapter, until: deadline) {
+            case .timedOut:
                 return nil
-            }
-            if !state.advertising {
-                let current = try BluetoothAdapter.resolve(.index(adapter.index), using: state.management)
-                try Advertiser.start(advertisement, on: current, using: state.management)
-                state.advertising = true
+            case .room:
+                if !state.advertising {
+                    let current = try BluetoothAdapter.resolve(.index(adapter.index), using: state.management)
+                    try Advertiser.start(advertisement, on: current, using: state.management)
+                    state.advertising = true
+                }
+            case .waiting:
+                break  // a central is already waiting to be accepted: serve it, do not advertise for more
             }
             guard let connection = try state.listener.accept(until: deadline) else { return nil }
             state.slots.taken(by: connection.peer)
@@ -83,29 +89,49 @@ public final class BLEPeripheral: Sendable {
         }
     }
 
-    /// Frees the slots of centrals whose link went down, then waits (for Device Disconnected events, never by
-    /// polling) until fewer than `maximum` are linked. False when `deadline` passed first.
+    private enum Room { case room, waiting, timedOut }
+
+    /// Frees the slots of centrals whose link went down, then, while `maximum` are linked, waits (on the
+    /// management socket's Device Disconnected events and on the listener, never by polling) until one
+    /// leaves (`.room`) or a connection is already waiting to be accepted (`.waiting`: a central that got in
+    /// before advertising was removed must not sit unanswered in the backlog, issue 13's 30 s silence).
+    /// `.timedOut` when `deadline` passed first. (A central reconnecting over its still lingering link gets
+    /// no new ATT channel here: the kernel makes the fixed channel once per link.)
     private static func waitForRoom(
         _ state: inout State, maximum: Int, adapter: BluetoothAdapter, until deadline: Deadline?
-    ) throws(BluetoothError) -> Bool {
-        guard state.slots.count > 0 else { return true }
+    ) throws(BluetoothError) -> Room {
+        guard state.slots.count > 0 else { return .room }
         // Events queued since the last call are older than the list that follows: drop them, then ask.
         while try state.management.nextEvent(until: .after(seconds: 0)) != nil {}
         let linksUp = try decodeConnectionList(try state.management.execute(.getConnections(adapter.index))[...])
         state.slots.keepOnly(linksUp: linksUp)
         let giveUp = maximum == 1 ? Deadline.after(seconds: disconnectWait) : nil
+        let until = [deadline, giveUp].compactMap { $0 }.min()
         while !state.slots.hasRoom(maximum: maximum) {
-            let until = [deadline, giveUp].compactMap { $0 }.min()
-            guard let event = try state.management.nextEvent(until: until) else {
-                if let deadline, deadline.hasPassed { return false }
-                state.slots.removeAll()  // the sequential peripheral's previous central kept an idle link
-                return true
+            if !state.management.hasBufferedEvents {
+                var waits = [
+                    pollfd(fd: state.listener.descriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: state.management.descriptor, events: Int16(POLLIN), revents: 0),
+                ]
+                let ready = poll(&waits, 2, until?.remainingMilliseconds ?? -1)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    throw bluetoothError("poll", errno: errno)
+                }
+                if ready == 0 {
+                    if let deadline, deadline.hasPassed { return .timedOut }
+                    state.slots.removeAll()  // the sequential peripheral's previous central kept an idle link
+                    return .room
+                }
+                if waits[0].revents != 0 { return .waiting }
             }
-            if event.controllerIndex == adapter.index, case let .deviceDisconnected(gone, _) = event.kind {
+            if let event = try state.management.nextEvent(until: .after(seconds: 0)),
+                event.controllerIndex == adapter.index, case let .deviceDisconnected(gone, _) = event.kind
+            {
                 state.slots.linkDown(gone)
             }
         }
-        return true
+        return .room
     }
 }
 

@@ -34,6 +34,10 @@ let package = Package(
         // C libraries from Debian: zlib1g-dev (zlib licence) and libbluetooth-dev (GPL-2.0-or-later).
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
+        // libsystemd's sd-bus (LGPL-2.1-or-later, libsystemd-dev) for the BlueZ D-Bus backend, and the C it needs
+        // where Swift cannot reach (sd-bus vtables are C macros).
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "CSDBusShim", dependencies: ["CSystemd"]),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
@@ -88,11 +92,12 @@ let package = Package(
             dependencies: ["Transport", "Backpressure"],
             swiftSettings: strict),
 
-        // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user).
+        // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user), and the BlueZ
+        // D-Bus backend over sd-bus (the only libsystemd user).
         .target(
             name: "BLELink",
             dependencies: [
-                "GATT", "Transport", "Backpressure", "CBluetooth",
+                "GATT", "Transport", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -165,6 +170,12 @@ let package = Package(
             dependencies: [
                 "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+
+        // The BlueZ D-Bus backend against a private dbus-daemon and a fake org.bluez (skipped without dbus-daemon).
+        .testTarget(
+            name: "BlueZTests",
+            dependencies: ["BLELink", "GATT", "Transport", "Backpressure"],
             swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).

@@ -1,0 +1,46 @@
+/// Why the BlueZ D-Bus backend failed, each with the remedy the CLI prints as is.
+public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// org.bluez is not on the bus.
+    case notRunning
+    /// No adapter of that name (e.g. "hci0") under /org/bluez.
+    case adapterNotFound(String)
+    /// The adapter exists but is powered off.
+    case adapterPoweredOff(String)
+    /// The bus's policy refused the call.
+    case accessDenied(String)
+    /// bluetoothd does not know the method: too old for it.
+    case tooOld(String)
+    /// Any other D-Bus failure.
+    case dbus(DBusError)
+
+    /// The BlueZ error for a D-Bus failure of a call to org.bluez (`what` names the call, for the message).
+    public init(_ error: DBusError, calling what: String) {
+        switch error.name {
+        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
+            self = .notRunning
+        case "org.freedesktop.DBus.Error.AccessDenied", "org.bluez.Error.NotPermitted":
+            self = .accessDenied(what)
+        case "org.freedesktop.DBus.Error.UnknownMethod", "org.freedesktop.DBus.Error.UnknownInterface":
+            self = .tooOld(what)
+        default:
+            self = .dbus(error)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notRunning:
+            "bluetoothd is not running (org.bluez is not on the system D-Bus): start it (sudo systemctl start bluetooth) or use --backend kernel"
+        case let .adapterNotFound(name):
+            "no Bluetooth adapter \(name) known to bluetoothd: check `bluetoothctl list` and --adapter"
+        case let .adapterPoweredOff(name):
+            "the adapter \(name) is powered off: `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)"
+        case let .accessDenied(what):
+            "the D-Bus policy denies \(what) to this user: add the user to the group BlueZ's policy allows (/usr/share/dbus-1/system.d/bluetooth.conf, usually `bluetooth`) or run as root"
+        case let .tooOld(what):
+            "bluetoothd is too old for \(what): BlueZ 5.48 or later is needed (acquired descriptors)"
+        case let .dbus(error):
+            "BlueZ over D-Bus: \(error)"
+        }
+    }
+}

@@ -1,0 +1,210 @@
+import BLELink
+import Glibc
+import GATT
+import Synchronization
+import Testing
+import Transport
+
+/// A fake org.bluez over our own D-Bus layer: GattManager1 and LEAdvertisingManager1 on /org/bluez/hci0.
+/// On registration it reads the application's tree (GetManagedObjects) and the advertisement's properties,
+/// as bluetoothd does, and keeps them for the test.
+final class FakeBlueZ: Sendable {
+    final class Record: Sendable {
+        let application = Mutex<(owner: String, tree: [String: [String: [String: DBusValue]]])?>(nil)
+        let advertisement = Mutex<[String: DBusValue]?>(nil)
+    }
+
+    let bus: DBusConnection
+    let record = Record()
+    private let registrations = Mutex<[DBusRegistration]>([])
+
+    init(address: String, powered: Bool = true) async throws {
+        bus = try DBusConnection(address: address)
+        let connection = bus
+        let record = self.record
+        let gatt = try await bus.export(DBusInterface(name: "org.bluez.GattManager1", methods: [
+            DBusMethod("RegisterApplication", input: "oa{sv}") { call in
+                let root = call.arguments[0].stringValue ?? "/"
+                Task {
+                    do {
+                        let tree = try await connection.managedObjects(destination: call.sender, path: root)
+                        record.application.withLock { $0 = (call.sender, tree) }
+                        call.reply()
+                    } catch { call.fail(.failed("\(error)")) }
+                }
+                return nil
+            },
+        ]), at: "/org/bluez/hci0")
+        let advertising = try await bus.export(DBusInterface(name: "org.bluez.LEAdvertisingManager1", methods: [
+            DBusMethod("RegisterAdvertisement", input: "oa{sv}") { call in
+                let path = call.arguments[0].stringValue ?? "/"
+                Task {
+                    do {
+                        let properties = try await connection.allProperties(destination: call.sender, path: path,
+                                                                            interface: "org.bluez.LEAdvertisement1")
+                        record.advertisement.withLock { $0 = properties }
+                        call.reply()
+                    } catch { call.fail(.failed("\(error)")) }
+                }
+                return nil
+            },
+        ]), at: "/org/bluez/hci0")
+        let adapter = try await bus.export(DBusInterface(name: "org.bluez.Adapter1", properties: [
+            DBusProperty("Powered", .boolean(powered)), DBusProperty("Address", .string("00:11:22:33:44:55")),
+        ]), at: "/org/bluez/hci0")
+        registrations.withLock { $0 = [gatt, advertising, adapter] }
+        try await bus.requestName("org.bluez")
+    }
+
+    /// Plays bluetoothd for a central subscribing and writing: AcquireNotify, then AcquireWrite, with the
+    /// options bluetoothd passes; returns the central's ends.
+    func acquire(device: String, mtu: UInt16) async throws -> (write: Int32, notify: Int32) {
+        let owner = try #require(record.application.withLock { $0?.owner })
+        let options = DBusValue.variantDictionary([("device", .objectPath(device)), ("mtu", .uint16(mtu)), ("link", .string("LE"))])
+        let notify = try await bus.call(destination: owner, path: "/org/msgpipe/app/service0/char1",
+                                        interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify", arguments: [options])
+        let write = try await bus.call(destination: owner, path: "/org/msgpipe/app/service0/char0",
+                                       interface: "org.bluez.GattCharacteristic1", member: "AcquireWrite", arguments: [options])
+        #expect(notify.count == 2 && notify[1] == .uint16(mtu))
+        #expect(write.count == 2 && write[1] == .uint16(mtu))
+        return (try #require(write[0].fileDescriptorValue?.take()), try #require(notify[0].fileDescriptorValue?.take()))
+    }
+
+    func stop() {
+        for registration in registrations.withLock({ $0 }) { registration.cancel() }
+        bus.close()
+    }
+}
+
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .timeLimit(.minutes(1)))
+struct BlueZPeripheralTests {
+    static let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517)
+    static let device = "/org/bluez/hci0/dev_11_22_33_44_55_66"
+
+    static func withPeripheral(_ body: (FakeBlueZ, BlueZPeripheral, DBusConnection) async throws -> Void) async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let app = try DBusConnection(address: bus.address)
+        defer { app.close() }
+        let peripheral = try await BlueZPeripheral.start(bus: app, profile: .msgpipe, info: info, localName: "msgpipe-test")
+        defer { peripheral.stop() }
+        try await body(fake, peripheral, app)
+    }
+
+    @Test func registrationAndAdvertisementCarryTheProfile() async throws {
+        try await Self.withPeripheral { fake, _, _ in
+            let tree = try #require(fake.record.application.withLock { $0?.tree })
+            let service = try #require(tree["/org/msgpipe/app/service0"]?["org.bluez.GattService1"])
+            #expect(service["UUID"]?.stringValue?.uppercased() == "4D500001-8C5D-4E2B-9F1A-6D7367706970")
+            #expect(service["Primary"] == .boolean(true))
+            let rx = try #require(tree["/org/msgpipe/app/service0/char0"]?["org.bluez.GattCharacteristic1"])
+            #expect(rx["Flags"]?.stringArray == ["write", "write-without-response"])
+            #expect(rx["WriteAcquired"] == .boolean(false))
+            #expect(rx["Service"] == .objectPath("/org/msgpipe/app/service0"))
+            let tx = try #require(tree["/org/msgpipe/app/service0/char1"]?["org.bluez.GattCharacteristic1"])
+            #expect(tx["Flags"]?.stringArray == ["notify", "indicate"])
+            #expect(tx["NotifyAcquired"] == .boolean(false))
+            let info = try #require(tree["/org/msgpipe/app/service0/char2"]?["org.bluez.GattCharacteristic1"])
+            #expect(info["Flags"]?.stringArray == ["read"])
+            let advertisement = try #require(fake.record.advertisement.withLock { $0 })
+            #expect(advertisement["Type"] == .string("peripheral"))
+            #expect(advertisement["LocalName"] == .string("msgpipe-test"))
+            #expect(advertisement["ServiceUUIDs"]?.stringArray?.map { $0.uppercased() } == ["4D500001-8C5D-4E2B-9F1A-6D7367706970"])
+            // bluetoothd reads the info characteristic through ReadValue.
+            let owner = try #require(fake.record.application.withLock { $0?.owner })
+            let read = try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char2",
+                                               interface: "org.bluez.GattCharacteristic1", member: "ReadValue",
+                                               arguments: [.variantDictionary([])])
+            #expect(read == [.bytes(Self.info.bytes)])
+        }
+    }
+
+    @Test func aMessageOf100KiBArrivesThroughTheAcquiredDescriptorsAndOneGoesBack() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            let (write, notify) = try await fake.acquire(device: Self.device, mtu: 185)
+            let central = try AcquiredLink(sending: write, receiving: notify, maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            #expect(connection.peer == "11:22:33:44:55:66")
+            #expect(connection.device == Self.device)
+            #expect(connection.link.maximumPacketSize == 180)
+            let centralTransport = Transport(link: central)
+            let peripheralTransport = Transport(link: connection.link)
+            let big = (0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            async let received = peripheralTransport.messages.first { _ in true }
+            try await centralTransport.send(big, timeout: .seconds(20))
+            #expect(await received?.body == big)
+            async let back = centralTransport.messages.first { _ in true }
+            try await peripheralTransport.send(Array("ok".utf8), timeout: .seconds(20))
+            #expect(await back?.body == Array("ok".utf8))
+            await centralTransport.close()
+            await peripheralTransport.close()
+        }
+    }
+
+    @Test func closingTheCentralsDescriptorsIsTheDisconnect() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            let (write, notify) = try await fake.acquire(device: Self.device, mtu: 23)
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 18))
+            close(write)
+            close(notify)
+            guard case .disconnected? = await events.next() else {
+                Issue.record("no disconnect")
+                return
+            }
+            #expect(await events.next() == nil)
+        }
+    }
+
+    @Test func device1ConnectedFalseIsTheDisconnect() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            _ = try await fake.acquire(device: Self.device, mtu: 247)
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 242))
+            try await fake.bus.emitPropertiesChanged(path: Self.device, interface: "org.bluez.Device1",
+                                                     changed: [("Connected", .boolean(false))])
+            #expect(await events.next() == .disconnected(reason: "the central disconnected (Device1.Connected false)"))
+            #expect(await events.next() == nil)
+        }
+    }
+
+    @Test func aMissingOrPoweredOffAdapterNamesTheRemedy() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address, powered: false)
+        defer { fake.stop() }
+        let app = try DBusConnection(address: bus.address)
+        defer { app.close() }
+        await #expect(throws: BlueZError.adapterPoweredOff("hci0")) {
+            try await BlueZPeripheral.start(bus: app, profile: .nordicUART, info: Self.info, localName: "x")
+        }
+        await #expect(throws: BlueZError.adapterNotFound("hci7")) {
+            try await BlueZPeripheral.start(bus: app, adapter: "/org/bluez/hci7", profile: .nordicUART, info: Self.info, localName: "x")
+        }
+    }
+
+    @Test func anAcquireWithoutItsDeviceIsATypedError() async throws {
+        try await Self.withPeripheral { fake, _, _ in
+            let owner = try #require(fake.record.application.withLock { $0?.owner })
+            let failure = await #expect(throws: DBusError.self) {
+                try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char1",
+                                        interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify",
+                                        arguments: [.variantDictionary([("mtu", .string("not a number"))])])
+            }
+            #expect(failure?.name == "org.freedesktop.DBus.Error.InvalidArgs")
+            let wrongShape = await #expect(throws: DBusError.self) {
+                try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char0",
+                                        interface: "org.bluez.GattCharacteristic1", member: "AcquireWrite",
+                                        arguments: [.uint32(1)])
+            }
+            #expect(wrongShape?.name == "org.freedesktop.DBus.Error.InvalidArgs")
+        }
+    }
+}

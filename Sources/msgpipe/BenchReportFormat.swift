@@ -63,15 +63,11 @@ enum BenchReportFormat {
     }
 
     static func json(_ report: TransferReport, scenario: TransferScenario) -> String {
-        JSONLine.text([String: Value](uniqueKeysWithValues: fields(report, scenario: scenario)))
+        jsonText(fields(report, scenario: scenario))
     }
 
     static func table(_ report: TransferReport, scenario: TransferScenario) -> String {
-        let rows = fields(report, scenario: scenario)
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { name, value in
-            name + String(repeating: " ", count: width - name.count + 2) + value.tableText
-        }.joined(separator: "\n")
+        tableText(fields(report, scenario: scenario))
     }
 
     /// `report` as JSON or a table with `extra` fields first (a per-link report's limit is renamed
@@ -83,11 +79,7 @@ enum BenchReportFormat {
         if let index = rows.firstIndex(where: { $0.0 == "limit_kbps" }), extra.contains(where: { $0.0 == "shared_limit_kbps" }) {
             rows[index].1 = number(AirTimeModel(configuration: scenario.link).applicationThroughputLimit / 1000)
         }
-        if json { return JSONLine.text([String: Value](uniqueKeysWithValues: rows)) }
-        let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { name, value in
-            name + String(repeating: " ", count: width - name.count + 2) + value.tableText
-        }.joined(separator: "\n")
+        return json ? jsonText(rows) : tableText(rows)
     }
 
     // MARK: Real links

@@ -102,8 +102,9 @@ struct LinkOptions: ParsableArguments {
                 try await group.waitForAll()
             }
         case .bluetooth:
-            try await bluetooth.acceptConnections(
-                service: AdvertisedServiceUUID(profile.service.description), connections: connections,
+            try await bluetooth.acceptConcurrentConnections(
+                service: AdvertisedServiceUUID(profile.service.description),
+                maximumConcurrent: max(1, maximumConcurrent), connections: connections,
                 onAdvertising: { peripheral in
                     // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
                     let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)
@@ -115,7 +116,12 @@ struct LinkOptions: ParsableArguments {
                     onReady("advertising '\(advertisement.localName)' on \(adapter)")
                 }
             ) { socket in
-                await handle(try ATTBearer(adopting: socket.fileDescriptor), "\(socket.peer)")
+                let peer = "\(socket.peer)"
+                do {
+                    await handle(try ATTBearer(adopting: socket.fileDescriptor), peer)
+                } catch {
+                    printError("connection from \(peer): \(error)")
+                }
             }
         }
     }

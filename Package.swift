@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "Exchange",
             dependencies: [
-                "Framing", "Transport", "Secure",
+                "Framing", "Backpressure", "Transport", "Secure",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -104,6 +104,11 @@ let package = Package(
             swiftSettings: strict),
 
         .executableTarget(
+            name: "PeripheralToTwoCentrals",
+            dependencies: ["BLELink", "GATT", "Transport"],
+            path: "Examples/PeripheralToTwoCentrals",
+            swiftSettings: strict),
+        .executableTarget(
             name: "msgpipe",
             dependencies: [
                 "Framing", "Transport", "GATT", "BLELink", "Simulator", "Secure", "Exchange",
@@ -124,7 +129,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient"],
+            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient", "PeripheralToTwoCentrals"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

@@ -1,14 +1,15 @@
 #!/bin/bash
-# blelab.sh - run a command inside a throw-away qemu VM with the real Linux Bluetooth stack and two virtual
+# blelab.sh - run a command inside a throw-away qemu VM with the real Linux Bluetooth stack and three virtual
 # LE controllers (BlueZ btvirt over hci_vhci). msgpipe's lab: see docs/LAB.md.
 #
 # The guest boots Debian's kernel (the linux-image-amd64 dependency, fetched with `apt-get download` and
 # unpacked, never installed) and sees this machine's root filesystem read-only over 9p with a tmpfs overlay,
 # so binaries built here run unchanged inside. OUTDIR is shared read-write at the same path.
 #
-# Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l2` running,
-#   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B"): powered, LE.
-#   env: BLELAB_ADDR_A / BLELAB_ADDR_B, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_OUT=OUTDIR
+# Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l3` running (the lab's
+# own build of it, see build_btvirt, unless BLELAB_STOCK_BTVIRT=1),
+#   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B") and hci2 ("C"): powered, LE.
+#   env: BLELAB_ADDR_A / _B / _C, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_OUT=OUTDIR
 #
 # Usage:
 #   Scripts/blelab.sh --setup                     apt packages, kernel, initramfs, pairing agent
@@ -16,7 +17,8 @@
 #       runs CMD with bash in the guest, in the current directory; exits with CMD's status (125: VM failed)
 # Environment:
 #   BLELAB_DIR (default /tmp/blelab), BLELAB_ACCEL (tcg|kvm|auto), BLELAB_MEM (MiB, default 2048),
-#   BLELAB_BTVIRT (default "-L -l2"), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log)
+#   BLELAB_BTVIRT (default "-L -l3"), BLELAB_STOCK_BTVIRT=1 (Debian's btvirt, whose controllers cannot
+#   carry two links at once), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log)
 # Facts (kernel 6.1, BlueZ 5.66): run as root; kvm_pvm hosts cannot boot a stock kernel, so TCG is used;
 # btmgmt quits at stdin EOF (the guest command's stdin is the console, which never ends); an LE connect
 # completes only to a peer that advertises connectable; an advertising controller does not connect out.
@@ -25,7 +27,7 @@ set -uo pipefail
 LAB=${BLELAB_DIR:-/tmp/blelab}
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
 ROOT=$(dirname "$(dirname "$SELF")")
-PACKAGES="qemu-system-x86 bluez bluez-test-tools libbluetooth-dev busybox-static kmod cpio gcc libc6-dev"
+PACKAGES="qemu-system-x86 bluez bluez-test-tools libbluetooth-dev busybox-static kmod cpio gcc libc6-dev patch xz-utils"
 
 log() { echo "[blelab] $*" >&2; }
 
@@ -39,7 +41,7 @@ kernel_version() {
 guest_main() {
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root TERM=dumb LANG=C.UTF-8
-	local x OUT="" BTVIRT_ARGS="-L -l2" AUTOCONFIRM=0 i rc
+	local x OUT="" BTVIRT_ARGS="-L -l3" AUTOCONFIRM=0 STOCK_BTVIRT=0 BTVIRT=btvirt i rc n COUNT
 	mount -t proc proc /proc 2>/dev/null
 	mount -t sysfs sysfs /sys 2>/dev/null
 	mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
@@ -59,6 +61,7 @@ guest_main() {
 		blelab.btvirt=*) BTVIRT_ARGS=$(echo "${x#blelab.btvirt=}" | tr ',' ' ') ;;
 		blelab.autoconfirm=*) AUTOCONFIRM=${x#blelab.autoconfirm=} ;;
 		blelab.lab=*) LAB=${x#blelab.lab=} ;;
+		blelab.stockbtvirt=*) STOCK_BTVIRT=${x#blelab.stockbtvirt=} ;;
 		esac
 	done
 	mkdir -p "$OUT"
@@ -78,33 +81,37 @@ guest_main() {
 		"$LAB/bin/mgmt_autoconfirm" > "$CTL/autoconfirm.log" 2>&1 &
 	fi
 
-	# Two LE-only controllers in one btvirt process: they share one virtual air. On a loaded host the
+	# The LE-only controllers of one btvirt process (-lN: N of them, 3 by default) share one virtual air. On a loaded host the
 	# emulated CPU is so slow that a controller's HCI Reset can time out during the kernel's setup
 	# ("hci0: Opcode 0x0c03 failed: -110"); such a controller never reaches mgmt ("Invalid Index") and
 	# cannot be revived: then btvirt is restarted, which recreates both controllers.
+	[ "$STOCK_BTVIRT" != 1 ] && [ -x "$LAB/bin/btvirt" ] && BTVIRT=$LAB/bin/btvirt
+	echo "[blelab-guest] controllers by $BTVIRT $BTVIRT_ARGS"
 	local BTVIRT_PID="" try
+	COUNT=$(echo "$BTVIRT_ARGS" | sed -n 's/.*-l\([0-9]\+\).*/\1/p'); COUNT=${COUNT:-1}
 	for try in 1 2 3 4; do
-		btvirt $BTVIRT_ARGS >> "$CTL/btvirt.log" 2>&1 &
+		"$BTVIRT" $BTVIRT_ARGS >> "$CTL/btvirt.log" 2>&1 &
 		BTVIRT_PID=$!
-		local until=$((SECONDS + (try == 1 ? 6 : 15)))
+		local until=$((SECONDS + (try == 1 ? 10 : 15)))
 		while [ $SECONDS -lt $until ]; do
-			[ "$(btmgmt info 2>/dev/null | grep -c '^hci[01]:')" = 2 ] && break 2
+			[ "$(btmgmt info 2>/dev/null | grep -c '^hci[0-9]*:')" = "$COUNT" ] && break 2
 			sleep 0.2
 		done
 		echo "[blelab-guest] controllers not ready after attempt $try ($(ls /sys/class/bluetooth | tr '\n' ' ')); restarting btvirt"
 		kill "$BTVIRT_PID"; wait "$BTVIRT_PID" 2>/dev/null
-		for i in $(seq 1 50); do [ -e /sys/class/bluetooth/hci0 ] || [ -e /sys/class/bluetooth/hci1 ] || break; sleep 0.1; done
+		for i in $(seq 1 50); do [ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] && break; sleep 0.1; done
 	done
 	{
 		btmgmt --index 0 le on; btmgmt --index 0 connectable on
 		btmgmt --index 0 advertising on; btmgmt --index 0 power on
-		btmgmt --index 1 le on; btmgmt --index 1 power on
+		for ((n = 1; n < COUNT; n++)); do btmgmt --index $n le on; btmgmt --index $n power on; done
 	} > "$CTL/btmgmt.log" 2>&1
-	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_OUT=$OUT
-	BLELAB_ADDR_A=$(btmgmt --index 0 info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1)
-	BLELAB_ADDR_B=$(btmgmt --index 1 info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1)
-	export BLELAB_ADDR_A BLELAB_ADDR_B
-	echo "[blelab-guest] A=hci0 $BLELAB_ADDR_A  B=hci1 $BLELAB_ADDR_B; command starts at $(cut -d' ' -f1 /proc/uptime)s"
+	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_OUT=$OUT
+	address_of() { btmgmt --index "$1" info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1; }
+	BLELAB_ADDR_A=$(address_of 0); BLELAB_ADDR_B=$(address_of 1); BLELAB_ADDR_C=""
+	[ "$COUNT" -ge 3 ] && BLELAB_ADDR_C=$(address_of 2)
+	export BLELAB_ADDR_A BLELAB_ADDR_B BLELAB_ADDR_C
+	echo "[blelab-guest] A=hci0 $BLELAB_ADDR_A  B=hci1 $BLELAB_ADDR_B  C=hci2 ${BLELAB_ADDR_C:-none}; command starts at $(cut -d' ' -f1 /proc/uptime)s"
 	echo "--------------------------------------------------------------------"
 	cd "$(cat "$CTL/cwd" 2>/dev/null || echo /)" 2>/dev/null || cd /
 	bash "$CTL/cmd.sh"
@@ -113,8 +120,7 @@ guest_main() {
 	echo "--------------------------------------------------------------------"
 	echo "[blelab-guest] command exited with $rc at $(cut -d' ' -f1 /proc/uptime)s"
 	echo "$rc" > "$CTL/rc"
-	btmgmt --index 0 power off > /dev/null 2>&1
-	btmgmt --index 1 power off > /dev/null 2>&1
+	for ((n = 0; n < COUNT; n++)); do btmgmt --index $n power off > /dev/null 2>&1; done
 	kill "$BTVIRT_PID" 2>/dev/null
 	sync
 	umount "$OUT" 2>/dev/null
@@ -166,6 +172,43 @@ INIT
 	log "built $LAB/initramfs.cpio.gz for $K ($(wc -l < "$d/mods/order") modules)"
 }
 
+# The lab's btvirt: Debian's bluez source (apt-get source with private lists under $LAB/btvirt, nothing
+# installed) with Tests/lab/btvirt-one-handle.patch, compiled with gcc. Stock btvirt (BlueZ 5.66, unchanged
+# upstream) numbers a link on each controller on its own but names it by the central's number in LE
+# Connection Complete and in ACL data: a controller with two links gets two links "42" (docs/LAB.md).
+build_btvirt() {
+	local d=$LAB/btvirt v apt src
+	v=$(dpkg-query -W -f='${Version}' bluez 2>/dev/null) || return 1
+	rm -rf "$d"; mkdir -p "$d/parts" "$d/lists/partial" "$d/cache/archives/partial" "$d/src" "$LAB/bin"
+	sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | sort -u > "$d/uris"
+	[ -s "$d/uris" ] || echo http://deb.debian.org/debian > "$d/uris"
+	. /etc/os-release
+	while read -r uri; do
+		case "$uri" in
+		*security*) printf 'Types: deb-src\nURIs: %s\nSuites: %s-security\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n' "$uri" "$VERSION_CODENAME" ;;
+		*) printf 'Types: deb-src\nURIs: %s\nSuites: %s %s-updates\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n' "$uri" "$VERSION_CODENAME" "$VERSION_CODENAME" ;;
+		esac
+	done < "$d/uris" > "$d/parts/blelab-src.sources"
+	apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$d/parts"
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache")
+	"${apt[@]}" update > "$d/apt.log" 2>&1 || { log "apt-get update (deb-src) failed, see $d/apt.log"; return 1; }
+	(cd "$d" && "${apt[@]}" source --download-only "bluez=$v") >> "$d/apt.log" 2>&1 ||
+		{ log "apt-get source bluez=$v failed, see $d/apt.log"; return 1; }
+	tar -xf "$d"/bluez_*.orig.tar.* -C "$d/src" --strip-components=1 || return 1
+	(cd "$d/src" && patch -p1 < "$ROOT/Tests/lab/btvirt-one-handle.patch") > /dev/null || return 1
+	src=$d/src
+	mkdir -p "$src/lib/bluetooth" && cp "$src"/lib/*.h "$src/lib/bluetooth/"
+	printf '#define VERSION "%s"\n#define PACKAGE "bluez"\n' "${v%%-*}" > "$src/config.h"
+	(cd "$src" && gcc -O2 -w -include config.h -I. -Ilib -o "$LAB/bin/btvirt" \
+		emulator/main.c emulator/serial.c emulator/server.c emulator/vhci.c emulator/btdev.c \
+		emulator/bthost.c emulator/smp.c emulator/phy.c emulator/amp.c emulator/le.c \
+		src/shared/io-mainloop.c src/shared/timeout-mainloop.c src/shared/mainloop.c \
+		src/shared/mainloop-notify.c src/shared/queue.c src/shared/util.c src/shared/crypto.c \
+		src/shared/ecc.c src/shared/hci.c src/shared/hci-crypto.c src/shared/ringbuf.c src/shared/log.c \
+		lib/bluetooth.c lib/hci.c) || { log "building btvirt failed"; return 1; }
+	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-one-handle.patch)"
+}
+
 build_agent() {
 	mkdir -p "$LAB/bin"
 	gcc -O2 -Wall -o "$LAB/bin/mgmt_autoconfirm" "$ROOT/Tests/lab/mgmt_autoconfirm.c" -lbluetooth
@@ -195,6 +238,7 @@ setup() {
 	K=$(kernel_version)
 	[ -e "$LAB/kernel/lib/modules/$K/modules.dep" ] || depmod -b "$LAB/kernel" "$K" || return 1
 	build_agent || return 1
+	build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
 	build_initramfs
 }
 
@@ -228,6 +272,9 @@ main() {
 	if [ "$SELF" -nt "$LAB/initramfs.cpio.gz" ] || [ "$ROOT/Tests/lab/mgmt_autoconfirm.c" -nt "$LAB/bin/mgmt_autoconfirm" ]; then
 		build_agent && build_initramfs || exit 125
 	fi
+	if [ "${BLELAB_STOCK_BTVIRT:-0}" != 1 ] && { ! [ -x "$LAB/bin/btvirt" ] || [ "$ROOT/Tests/lab/btvirt-one-handle.patch" -nt "$LAB/bin/btvirt" ]; }; then
+		build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
+	fi
 	K=$(kernel_version)
 	mkdir -p "$OUT/.blelab" || exit 125
 	OUT=$(readlink -f "$OUT")
@@ -242,7 +289,7 @@ main() {
 	if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
 	local QUIET="quiet loglevel=1"
 	[ "${BLELAB_VERBOSE:-0}" = 1 ] && QUIET=""
-	local BTV=${BLELAB_BTVIRT:-"-L -l2"}
+	local BTV=${BLELAB_BTVIRT:-"-L -l3"}
 	log "kernel $K, accel $ACCEL, out $OUT"
 	t0=$(date +%s.%N)
 	timeout "$TMO" qemu-system-x86_64 \
@@ -250,7 +297,7 @@ main() {
 		"${ACCEL_ARGS[@]}" -machine pc -m "${BLELAB_MEM:-2048}" -smp "$(nproc)" \
 		-display none -serial stdio \
 		-kernel "$LAB/kernel/boot/vmlinuz-$K" -initrd "$LAB/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 $QUIET blelab.stage2=$SELF blelab.out=$OUT blelab.btvirt=${BTV// /,} blelab.autoconfirm=${BLELAB_AUTOCONFIRM:-0} blelab.lab=$LAB" \
+		-append "console=ttyS0 panic=-1 $QUIET blelab.stage2=$SELF blelab.out=$OUT blelab.btvirt=${BTV// /,} blelab.autoconfirm=${BLELAB_AUTOCONFIRM:-0} blelab.stockbtvirt=${BLELAB_STOCK_BTVIRT:-0} blelab.lab=$LAB" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$OUT",mount_tag=out,security_model=none,multidevs=remap
 	rc=$?

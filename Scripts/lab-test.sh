@@ -1,14 +1,14 @@
 #!/bin/bash
 # lab-test.sh - msgpipe's guest-side lab suite: runs INSIDE the blelab VM (Scripts/lab.sh starts it with
 # `Scripts/blelab.sh -o OUT -- Scripts/lab-test.sh`), from the repository root, against the real kernel
-# Bluetooth stack: hci0 (A) and hci1 (B) are two virtual LE controllers on one virtual air.
+# Bluetooth stack: hci0 (A), hci1 (B) and hci2 (C) are virtual LE controllers on one virtual air.
 # Prints "ok - NAME" / "not ok - NAME" per check, logs to $BLELAB_OUT, and ends with "N passed, N failed".
 set -u
-A=$BLELAB_ADDR_A; B=$BLELAB_ADDR_B; OUT=$BLELAB_OUT
+A=$BLELAB_ADDR_A; B=$BLELAB_ADDR_B; C=${BLELAB_ADDR_C:-}; OUT=$BLELAB_OUT
 MSGPIPE=${MSGPIPE:-$PWD/.build/debug/msgpipe}
 LABBIN=${LABBIN:-$PWD/.build/lab}
 SERVICE=12345678-1234-5678-1234-56789abcdef0
-PASSED=0; FAILED=0
+PASSED=0; FAILED=0; SKIPPED=0
 : > "$OUT/results.txt"
 
 up() { cut -d' ' -f1 /proc/uptime; }
@@ -16,17 +16,21 @@ result() {  # result NAME STATUS
 	if [ "$2" = 0 ]; then PASSED=$((PASSED + 1)); echo "ok - $1" | tee -a "$OUT/results.txt"
 	else FAILED=$((FAILED + 1)); echo "not ok - $1" | tee -a "$OUT/results.txt"; fi
 }
+# skip NAME WHY: a check this lab cannot run (counted apart, never as passed)
+skip() { SKIPPED=$((SKIPPED + 1)); echo "skip - $1 ($2)" | tee -a "$OUT/results.txt"; }
 # expect NAME LOGFILE PATTERN... : passes when every pattern occurs in LOGFILE
 expect() {
 	local name=$1 file=$2 p ok=0; shift 2
 	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file:"; sed 's/^/   | /' "$file" | tail -20; ok=1; }; done
 	result "$name" $ok
 }
-# no_links: waits until neither controller has an LE link (an idle link lingers ~2 s after its last socket)
+# no_links: waits until no controller has an LE link (an idle link lingers ~2 s after its last socket)
 no_links() {
-	local i
+	local i h busy
 	for i in $(seq 1 100); do
-		[ "$(hcitool -i hci0 con | grep -c LE)" = 0 ] && [ "$(hcitool -i hci1 con | grep -c LE)" = 0 ] && return 0
+		busy=0
+		for h in hci0 hci1 ${C:+hci2}; do [ "$(hcitool -i $h con | grep -c LE)" = 0 ] || busy=1; done
+		[ $busy = 0 ] && return 0
 		sleep 0.2
 	done
 	echo "   links still up after 20 s"; return 1
@@ -275,7 +279,136 @@ expect "encrypted request/serve between the controllers; a wrong key is refused 
 	"plaintext on air: 0" "commands run: 1"
 no_links
 
+# 17. Two centrals at once on one peripheral, C peers only (issue 13): att_server on hci0 serves both at once
+#     (poll); hci1's att_client holds its link while hci2's connects (hci0 advertises an instance again: the
+#     kernel resumes a connectable instance while a central is linked). Both must get every answer. Stock
+#     btvirt (BlueZ 5.66 emulator/btdev.c le_conn_complete) gives the peripheral the central's handle: both
+#     links arrive as handle 42 (btdev's own is 43, its Disconnect Complete says so) and the kernel routes
+#     both centrals' ACL data to one of them; then this check is reported as a skip with that evidence.
+if [ -n "$C" ]; then
+	"$LABBIN/att_server" "$A" 2 > "$OUT/two_server.log" 2>&1 & SRV=$!
+	wait_for "$OUT/two_server.log" "listening"
+	btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
+	"$LABBIN/att_client" "$B" "$A" 15 > "$OUT/two_b.log" 2>&1 & CLB=$!
+	wait_for "$OUT/two_b.log" "holding"
+	btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
+	timeout 60 "$LABBIN/att_client" "$C" "$A" > "$OUT/two_c.log" 2>&1; echo "client C exit $?" >> "$OUT/two_c.log"
+	wait_bounded $CLB 60; echo "client B exit $?" >> "$OUT/two_b.log"
+	btmgmt --index 0 rm-adv 1 > /dev/null 2>&1
+	stop $SRV
+	cat "$OUT/two_b.log" "$OUT/two_c.log" "$OUT/two_server.log" > "$OUT/t17.log"
+	HANDLES=$(sed -n 's/.*hci handle \([0-9]*\).*/\1/p' "$OUT/two_server.log" | tr '\n' ' ')
+	echo "   two C centrals at once: server saw connections with HCI handles: ${HANDLES:-none}"
+	if grep -q "client B exit 0" "$OUT/t17.log" && grep -q "client C exit 0" "$OUT/t17.log"; then
+		expect "two C centrals (hci1, hci2) connected at once to one C peripheral both get every answer" "$OUT/t17.log" \
+			"connection 1 from $B" "connection 2 from $C" "still answered after 15 s"
+	elif [ "$(echo $HANDLES | wc -w)" = 2 ] && [ "$(echo $HANDLES | tr ' ' '\n' | sort -u | wc -l)" = 1 ]; then
+		skip "two C centrals (hci1, hci2) connected at once to one C peripheral both get every answer" \
+			"btvirt gave both links HCI handle $(echo $HANDLES | cut -d' ' -f1): the emulator's bug, see docs/LAB.md"
+		# The kernel is left with two links of one handle that never go down: power-cycle the controllers.
+		for i in 0 1 2; do btmgmt --index $i power off > /dev/null 2>&1; btmgmt --index $i power on > /dev/null 2>&1; done
+	else
+		result "two C centrals (hci1, hci2) connected at once to one C peripheral both get every answer" 1
+		sed 's/^/   | /' "$OUT/t17.log" | grep -v " [RT]X " | tail -30
+	fi
+	no_links
+
+	# 18. Issue 13's failure: while msgpipe send (hci1) moves 2 MiB into msgpipe listen (hci0, one central at a
+	#     time), a second central (gatttool on hci2) tries to connect. Listen no longer advertises while it
+	#     serves its one central (the kernel used to resume its instance ~1 s after the connection), so the
+	#     second central cannot land on a listener that will not answer it: the transfer arrives intact and
+	#     gatttool is either answered or never connected ("no answer for 30 s" was the bug).
+	head -c 2097152 /dev/urandom > "$OUT/2mib.bin"
+	"$MSGPIPE" listen --adapter hci0 --name msgpipe-busy --connections 1 > "$OUT/listen_busy.bin" 2> "$OUT/listen_busy.log" & LST=$!
+	wait_for "$OUT/listen_busy.log" "advertising"
+	timeout 600 "$MSGPIPE" send --adapter hci1 --to msgpipe-busy --json "$OUT/2mib.bin" > "$OUT/t18.json" 2> "$OUT/t18.log" & SND=$!
+	for i in $(seq 1 300); do [ "$(hcitool -i hci0 con | grep -c LE)" != 0 ] && break; sleep 0.2; done
+	sleep 3
+	t18=$(up)
+	timeout 60 gatttool -i hci2 -b "$A" -t public --primary > "$OUT/t18_gatttool.log" 2>&1
+	echo "gatttool exit $? after $(awk "BEGIN{printf \"%.1f\", $(up)-$t18}") s" >> "$OUT/t18_gatttool.log"
+	wait_bounded $SND 600; echo "send exit $?" >> "$OUT/t18.log"
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t18.log"
+	cmp "$OUT/2mib.bin" "$OUT/listen_busy.bin" >> "$OUT/t18.log" 2>&1 && echo "byte-identical" >> "$OUT/t18.log"
+	grep -q "Discover all primary services failed" "$OUT/t18_gatttool.log" || echo "gatttool never left unanswered" >> "$OUT/t18.log"
+	cat "$OUT/t18_gatttool.log" "$OUT/t18.json" "$OUT/listen_busy.log" >> "$OUT/t18.log"
+	grep "gatttool exit" "$OUT/t18_gatttool.log" | sed 's/^/   second central: /'
+	expect "a second central during a 2 MiB send -> listen neither breaks the transfer nor waits unanswered" "$OUT/t18.log" \
+		"send exit 0" "listen exit 0" "byte-identical" "gatttool never left unanswered"
+	no_links
+else
+	skip "two centrals at once" "the lab has no third controller"
+fi
+
+# 19. Several centrals at once on one msgpipe listen (issue 13; runs once `listen` takes --max-centrals, the
+#     concurrent accept loop on BLEPeripheral.connections(maximumConcurrent:)). a) gatttool on hci1 holds its
+#     link (interactive) while gatttool on hci2 discovers the service: both answered, two links on hci0 at
+#     once. b) msgpipe send from hci1 and hci2, 1 MiB each at the same time: both files intact, and the time
+#     of the pair against check 12's one alone. Needs the lab's btvirt (two links on one controller).
+if [ -z "$C" ]; then
+	skip "several centrals at once on msgpipe listen" "the lab has no third controller"
+elif ! "$MSGPIPE" listen --help 2>&1 | grep -q -- "--max-centrals"; then
+	skip "several centrals at once on msgpipe listen" "listen has no --max-centrals yet (the coordinator's concurrent listen)"
+else
+	"$MSGPIPE" listen --adapter hci0 --name msgpipe-many --max-centrals 2 --format lines --json \
+		> "$OUT/many_listen.json" 2> "$OUT/many_listen.log" & LST=$!
+	wait_for "$OUT/many_listen.log" "advertising"
+	{ echo connect; sleep 8; echo primary; sleep 25; echo primary; sleep 5; echo disconnect; sleep 1; echo exit; } |
+		timeout 90 gatttool -i hci1 -b "$A" -t public -I > "$OUT/many_g1.log" 2>&1 & G1=$!
+	wait_for "$OUT/many_g1.log" "$MSVC"
+	timeout 60 gatttool -i hci2 -b "$A" -t public --primary > "$OUT/many_g2.log" 2>&1; echo "second exit $?" >> "$OUT/many_g2.log"
+	echo "links on hci0 at once: $(hcitool -i hci0 con | grep -c LE)" >> "$OUT/many_g2.log"
+	wait_bounded $G1 90
+	echo "first central answered $(grep -o "$MSVC" "$OUT/many_g1.log" | wc -l) times" >> "$OUT/many_g2.log"
+	cat "$OUT/many_g2.log" > "$OUT/t19.log"
+	expect "two gatttool centrals connected at once to msgpipe listen --max-centrals 2 are both answered" "$OUT/t19.log" \
+		"second exit 0" "uuid: $MSVC" "links on hci0 at once: 2" "first central answered [2-9] times"
+	no_links
+	stop $LST
+	no_links
+
+	head -c 1048576 /dev/urandom > "$OUT/mib_c.bin"
+	rm -rf "$OUT/many_out"; mkdir -p "$OUT/many_out"
+	"$MSGPIPE" listen --adapter hci0 --name msgpipe-many --max-centrals 2 --connections 2 --out-dir "$OUT/many_out" \
+		> /dev/null 2> "$OUT/many_listen2.log" & LST=$!
+	wait_for "$OUT/many_listen2.log" "advertising"
+	t19=$(up)
+	timeout 600 "$MSGPIPE" send --adapter hci1 --to msgpipe-many --json "$OUT/mib.bin" > "$OUT/t19b_b.json" 2> "$OUT/t19b_b.log" & S1=$!
+	timeout 600 "$MSGPIPE" send --adapter hci2 --to msgpipe-many --json "$OUT/mib_c.bin" > "$OUT/t19b_c.json" 2> "$OUT/t19b_c.log" & S2=$!
+	wait $S1; echo "send B exit $?" > "$OUT/t19b.log"
+	wait $S2; echo "send C exit $?" >> "$OUT/t19b.log"
+	PAIR=$(awk "BEGIN{printf \"%.1f\", $(up)-$t19}")
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t19b.log"
+	for f in "$OUT"/many_out/*; do
+		cmp -s "$f" "$OUT/mib.bin" && echo "B's file intact" >> "$OUT/t19b.log"
+		cmp -s "$f" "$OUT/mib_c.bin" && echo "C's file intact" >> "$OUT/t19b.log"
+	done
+	cat "$OUT/t19b_b.json" "$OUT/t19b_c.json" "$OUT/many_listen2.log" >> "$OUT/t19b.log"
+	echo "   two sends of 1 MiB at once: $PAIR s for the pair (wall clock, from starting both); one alone: ${SECS:-?} s (check 12, first write to acknowledgement)" | tee -a "$OUT/results.txt"
+	expect "two msgpipe sends (hci1, hci2) of 1 MiB each at once into one listen: both files intact" "$OUT/t19b.log" \
+		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
+	no_links
+fi
+
+# 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the
+#     lab): BLEPeripheral on hci0 hands out the centrals on hci1 and hci2 at once (both links carry their own
+#     PDUs), advertises nothing at its maximum of two (a third accept times out), and takes hci1 again after
+#     it left. Needs the lab's btvirt (check 17 passed) and the test build (swift build --build-tests).
+TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
+if [ -z "$C" ] || [ -z "$TESTBIN" ] || ! grep -q "^ok - two C centrals" "$OUT/results.txt"; then
+	skip "BLEPeripheral serves two centrals at once (KernelPeripheralLabTests)" \
+		"needs three controllers, the lab's btvirt and the test build (swift build --build-tests)"
+else
+	no_links
+	timeout 300 "$TESTBIN" --testing-library swift-testing --filter KernelPeripheralLabTests > "$OUT/t20.log" 2>&1
+	echo "exit $?" >> "$OUT/t20.log"
+	expect "BLEPeripheral serves two centrals at once, stops advertising at its maximum, takes one again after it left" \
+		"$OUT/t20.log" "twoCentralsAtOnceThenRoomAgainWhenOneLeaves.*passed" "exit 0"
+	no_links
+fi
+
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
+[ "$SKIPPED" = 0 ] || echo "   $SKIPPED skipped (see the skip lines)"
 echo "$PASSED passed, $FAILED failed" | tee -a "$OUT/results.txt"
 [ "$FAILED" = 0 ]

@@ -7,11 +7,14 @@ struct AdapterOptions: ParsableArguments {
     @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
     var adapter: String?
 
-    @Option(help: "The local name to advertise as a peripheral (listen).")
-    var name: String = "msgpipe"
+    @Option(help: "Be the peripheral and advertise this local name (default for a peripheral: msgpipe).")
+    var name: String?
 
-    @Option(help: "The peer to connect to as a central (send): ADDRESS, ADDRESS/random, or an advertised NAME.")
+    @Option(help: "Be the central and connect to this peer: ADDRESS, ADDRESS/random, or an advertised NAME.")
     var to: String?
+
+    /// The local name a peripheral advertises.
+    var localName: String { name ?? "msgpipe" }
 
     @Option(help: "Link security: low (plain), medium (encrypted, Just Works), high (authenticated).")
     var security: String = "low"
@@ -41,7 +44,7 @@ struct AdapterOptions: ParsableArguments {
     /// `nextConnection()` on the result for each central (advertising restarts after every disconnect).
     func makePeripheral(service: AdvertisedServiceUUID?) throws(BluetoothError) -> BLEPeripheral {
         try BLEPeripheral(
-            adapter: try selector(), advertisement: Advertisement(localName: name, service: service),
+            adapter: try selector(), advertisement: Advertisement(localName: localName, service: service),
             security: try securityLevel())
     }
 
@@ -58,10 +61,12 @@ struct AdapterOptions: ParsableArguments {
 }
 
 extension AdapterOptions {
-    /// Peripheral accept loop for async commands (`listen --adapter`): advertises `name` with `service`, and
-    /// for each central calls `serve` with the connected ATT socket (which `serve` owns and must close, e.g.
-    /// through `ATTBearer(adopting:)`); when `serve` returns, advertising restarts and the next central is
-    /// accepted. Returns after `connections` centrals (nil: never); blocking calls run on their own thread.
+    /// Peripheral accept loop for async commands (`listen --adapter`), one central at a time: advertises `name`
+    /// with `service`, and for each central calls `serve` with the connected ATT socket (which `serve` owns
+    /// and must close, e.g. through `ATTBearer(adopting:)`); no other central can connect meanwhile (advertising
+    /// is off); when `serve` returns, advertising restarts and the next central is accepted. Returns after
+    /// `connections` centrals (nil: never); blocking calls run on their own thread. Several at once:
+    /// ``acceptConcurrentConnections(service:maximumConcurrent:connections:onAdvertising:serve:)``.
     func acceptConnections(
         service: AdvertisedServiceUUID?, connections: Int? = nil, onAdvertising: (BLEPeripheral) -> Void = { _ in },
         serve: (ConnectedATTSocket) async throws -> Void
@@ -79,6 +84,32 @@ extension AdapterOptions {
             guard let next else { return }
             served += 1
             try await serve(next)
+        }
+    }
+
+    /// Peripheral accept loop serving several centrals at once (`listen`/`serve` with `--max-centrals`):
+    /// advertises `name` with `service` while fewer than `maximumConcurrent` centrals are linked (stops at
+    /// the maximum, resumes when one leaves) and runs `serve` for each central in a child task of its own,
+    /// with the connected ATT socket (which `serve` owns and must close). A central's failure is `serve`'s to
+    /// handle. Returns once `connections` centrals (nil: never) were accepted and all of them were served;
+    /// throws when accepting fails (the centrals being served are cancelled).
+    func acceptConcurrentConnections(
+        service: AdvertisedServiceUUID?, maximumConcurrent: Int, connections: Int? = nil,
+        onAdvertising: (BLEPeripheral) -> Void = { _ in },
+        serve: @escaping @Sendable (ConnectedATTSocket) async -> Void
+    ) async throws {
+        let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
+            try makePeripheral(service: service)
+        }
+        onAdvertising(peripheral)
+        defer { peripheral.stop() }
+        try await withThrowingDiscardingTaskGroup { group in
+            var accepted = 0
+            for try await socket in peripheral.connections(maximumConcurrent: maximumConcurrent) {
+                accepted += 1
+                group.addTask { await serve(socket) }
+                if let connections, accepted >= connections { break }
+            }
         }
     }
 

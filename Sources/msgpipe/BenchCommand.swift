@@ -3,19 +3,20 @@ import ArgumentParser
 import Transport
 
 /// `msgpipe bench --link sim`: runs the real Transport over the BLE air-time simulator and reports goodput
-/// against the configuration's theoretical limit. Exit status 0 when every message arrived exactly once and
-/// intact, 2 when not, 64 for invalid options.
-struct BenchCommand: ParsableCommand {
+/// against the configuration's theoretical limit. `--link unix:PATH` or `--to NAME|ADDRESS`: sends through
+/// the full Transport to a running `msgpipe listen` and reports the goodput measured (``BenchLink``).
+/// Exit status 0 when every message arrived exactly once and intact, 2 when not, 64 for invalid options.
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure Transport goodput over a simulated BLE link (deterministic for a seed).")
+        abstract: "Measure Transport goodput over a simulated BLE link (deterministic for a seed) or a real one.")
 
-    enum LinkKind: String, ExpressibleByArgument, CaseIterable {
-        case sim
-    }
-
-    @Option(help: "The link to measure over: sim (the BLE air-time simulator).")
-    var link: LinkKind = .sim
+    @Option(help: "The link to measure over: sim (the BLE air-time simulator) or unix:PATH (a running listen).")
+    var link = "sim"
+    @Option(help: "Bluetooth: be the central and connect to this listener (ADDRESS or advertised NAME).")
+    var to: String?
+    @Option(help: "Bluetooth: the adapter (hciN or its address).")
+    var adapter: String?
     @Option(help: "PHY: 1m or 2m.")
     var phy: String = "1m"
     @Option(name: .customLong("ll-payload"), help: "Link-layer PDU payload, 27 to 251 (Data Length Extension).")
@@ -42,13 +43,25 @@ struct BenchCommand: ParsableCommand {
     var corrupt = 0.0
     @Option(name: .customLong("disconnect-every"), help: "Drop the connection this many simulated seconds after each connect.")
     var disconnectEvery: Double?
+    @Option(help: "Links sharing one controller's air (each gets 1/N of every connection interval).")
+    var centrals = 1
     @Option(help: "Seed for faults and message contents.")
     var seed: UInt64 = 1
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
 
-    func run() throws {
+    func validate() throws {
+        guard (1...16).contains(centrals) else { throw ValidationError("--centrals must be 1 to 16") }
+        if link != "sim" || to != nil || adapter != nil {
+            _ = try realLink()
+            guard size >= 1, messages >= 1 else { throw ValidationError("--size and --messages must be at least 1") }
+        }
+    }
+
+    func run() async throws {
+        if link != "sim" || to != nil || adapter != nil { return try await runReal() }
         let scenario = try makeScenario()
+        if centrals > 1 { return try runShared(scenario) }
         let report: TransferReport
         do {
             report = try SimulatedTransfer.run(scenario, sender: TransportEndpoint(), receiver: TransportEndpoint())
@@ -57,6 +70,57 @@ struct BenchCommand: ParsableCommand {
         }
         print(json ? BenchReportFormat.json(report, scenario: scenario) : BenchReportFormat.table(report, scenario: scenario))
         if !report.isExactlyOnceInOrder { throw ExitCode(2) }
+    }
+
+    /// `--centrals N`: N links share the air; one line per link (with `link`), then the aggregate (`link`: "all").
+    private func runShared(_ scenario: TransferScenario) throws {
+        let reports: [TransferReport]
+        do {
+            reports = try SharedAir.run(scenario, linkCount: centrals) { (TransportEndpoint(), TransportEndpoint()) }
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let total = TransferReport.aggregate(
+            reports, limitKbps: AirTimeModel(configuration: scenario.link).applicationThroughputLimit / 1000)
+        var lines = reports.enumerated().map { index, report in
+            BenchReportFormat.text(report, scenario: scenario, json: json, extra: [
+                ("link", .integer(index)), ("centrals", .integer(centrals)),
+                ("shared_limit_kbps", BenchReportFormat.number(report.limitKbps)),
+            ])
+        }
+        lines.append(BenchReportFormat.text(total, scenario: scenario, json: json, extra: [
+            ("link", .text("all")), ("centrals", .integer(centrals)),
+        ]))
+        print(lines.joined(separator: json ? "\n" : "\n\n"))
+        if !reports.allSatisfy(\.isExactlyOnceInOrder) { throw ExitCode(2) }
+    }
+
+    /// The real link's options, parsed as `listen`/`send` parse them.
+    private func realLink() throws -> LinkOptions {
+        var arguments: [String] = []
+        if link != "sim" { arguments += ["--link", link] }
+        if let to { arguments += ["--to", to] }
+        if let adapter { arguments += ["--adapter", adapter] }
+        if to == nil, link == "sim" { throw ValidationError("bench over Bluetooth needs --to NAME|ADDRESS") }
+        do {
+            return try LinkOptions.parse(arguments)
+        } catch {
+            throw ValidationError(LinkOptions.message(for: error))
+        }
+    }
+
+    private func runReal() async throws {
+        let options = try realLink()
+        let bench = BenchLink(link: options, size: size, messages: messages, centrals: centrals, seed: seed)
+        let (results, wallSeconds) = await bench.run()
+        for result in results where !result.succeeded {
+            printError("central \(result.index): \(result.error ?? "failed")")
+        }
+        let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName,
+                                          size: size, messages: messages)
+        print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
+            .joined(separator: json ? "\n" : "\n\n"))
+        if !results.allSatisfy({ $0.succeeded && $0.messagesDelivered == messages }) { throw ExitCode(2) }
     }
 
     private func makeScenario() throws -> TransferScenario {

@@ -63,11 +63,85 @@ enum BenchReportFormat {
     }
 
     static func json(_ report: TransferReport, scenario: TransferScenario) -> String {
-        JSONLine.text([String: Value](uniqueKeysWithValues: fields(report, scenario: scenario)))
+        jsonText(fields(report, scenario: scenario))
     }
 
     static func table(_ report: TransferReport, scenario: TransferScenario) -> String {
-        let rows = fields(report, scenario: scenario)
+        tableText(fields(report, scenario: scenario))
+    }
+
+    /// `report` as JSON or a table with `extra` fields first (a per-link report's limit is renamed
+    /// `shared_limit_kbps` by the caller; `limit_kbps` stays the limit of one link owning the air).
+    static func text(
+        _ report: TransferReport, scenario: TransferScenario, json: Bool, extra: [(String, Value)]
+    ) -> String {
+        var rows = extra + fields(report, scenario: scenario).filter { name, _ in !extra.contains { $0.0 == name } }
+        if let index = rows.firstIndex(where: { $0.0 == "limit_kbps" }), extra.contains(where: { $0.0 == "shared_limit_kbps" }) {
+            rows[index].1 = number(AirTimeModel(configuration: scenario.link).applicationThroughputLimit / 1000)
+        }
+        return json ? jsonText(rows) : tableText(rows)
+    }
+
+    // MARK: Real links
+
+    /// What the link parameters a real link reports: the negotiated ATT MTU is known (GATT exchanged it); the
+    /// PHY, connection interval and LL data length are not read from the kernel yet, so they are "unknown",
+    /// and `limit_kbps` is the simulator's limit at that MTU for the best BLE link (2M PHY, LL payload 251,
+    /// 7.5 ms interval, no per-event cap), named in `limit_assumes`.
+    static let bestLink = (phy: BLEPhy.le2M, linkLayerPayload: 251, interval: Duration.microseconds(7_500))
+
+    static func real(
+        _ results: [BenchLink.Result], wallSeconds: Double, link: String, size: Int, messages: Int
+    ) -> [[(String, Value)]] {
+        func limitKbps(mtu: Int?) -> Double? {
+            guard let mtu else { return nil }
+            let configuration = BLELinkConfiguration(
+                phy: bestLink.phy, linkLayerPayload: bestLink.linkLayerPayload, attMTU: min(max(mtu, 23), 517),
+                connectionInterval: bestLink.interval)
+            return AirTimeModel(configuration: configuration).applicationThroughputLimit / 1000
+        }
+        func row(central: Value, peer: String, mtu: Int?, sent: Int, delivered: Int, bytes: Int, seconds: Double,
+                 completed: Bool, limit: Double?) -> [(String, Value)] {
+            let goodput = seconds > 0 ? Double(bytes * 8) / seconds / 1000 : 0
+            return [
+                ("link", .text(link)), ("central", central), ("centrals", .integer(results.count)),
+                ("peer", .text(peer)),
+                ("phy", .text("unknown")), ("ll_payload", .text("unknown")), ("interval_ms", .text("unknown")),
+                ("mtu", mtu.map(Value.integer) ?? .text("unknown")),
+                ("messages_sent", .integer(sent)), ("messages_delivered", .integer(delivered)),
+                ("message_size", .integer(size)),
+                ("payload_bytes", .integer(bytes)), ("seconds", number(seconds)), ("goodput_kbps", number(goodput)),
+                ("limit_kbps", limit.map(number) ?? .text("unknown")),
+                ("limit_assumes", .text("2m, ll_payload 251, interval 7.5 ms, negotiated mtu")),
+                ("efficiency", limit.map { number($0 > 0 ? goodput / $0 : 0) } ?? .text("unknown")),
+                ("completed", .flag(completed)),
+            ]
+        }
+        var rows = results.map { result in
+            row(central: .integer(result.index), peer: result.peer, mtu: result.mtu,
+                sent: result.messagesDelivered + (result.succeeded ? 0 : 1), delivered: result.messagesDelivered,
+                bytes: result.payloadBytes, seconds: result.seconds,
+                completed: result.succeeded && result.messagesDelivered == messages, limit: limitKbps(mtu: result.mtu))
+        }
+        if results.count > 1 {
+            let mtus = Set(results.compactMap(\.mtu))
+            let mtu = mtus.count == 1 ? mtus.first : nil
+            rows.append(row(
+                central: .text("all"), peer: results.first?.peer ?? "", mtu: mtu,
+                sent: results.reduce(0) { $0 + $1.messagesDelivered + ($1.succeeded ? 0 : 1) },
+                delivered: results.reduce(0) { $0 + $1.messagesDelivered },
+                bytes: results.reduce(0) { $0 + $1.payloadBytes }, seconds: wallSeconds,
+                completed: results.allSatisfy { $0.succeeded && $0.messagesDelivered == messages },
+                limit: limitKbps(mtu: mtu)))
+        }
+        return rows
+    }
+
+    static func jsonText(_ rows: [(String, Value)]) -> String {
+        JSONLine.text([String: Value](uniqueKeysWithValues: rows))
+    }
+
+    static func tableText(_ rows: [(String, Value)]) -> String {
         let width = rows.map(\.0.count).max() ?? 0
         return rows.map { name, value in
             name + String(repeating: " ", count: width - name.count + 2) + value.tableText
@@ -75,7 +149,7 @@ enum BenchReportFormat {
     }
 
     /// A number with at most four decimals (0 when it is not finite).
-    private static func number(_ value: Double) -> Value {
+    static func number(_ value: Double) -> Value {
         JSONLine.rounded(value, decimals: 4).map(Value.number) ?? .integer(0)
     }
 }

@@ -21,7 +21,7 @@ struct LabProbeCommand: ParsableCommand {
         func run() throws {
             do {
                 let peripheral = try options.makePeripheral(service: AdvertisedServiceUUID(service))
-                BluetoothDiagnostics.emit("probe: advertising '\(options.name)' on \(peripheral.adapter)")
+                BluetoothDiagnostics.emit("probe: advertising '\(options.localName)' on \(peripheral.adapter)")
                 var served = 0
                 while connections == 0 || served < connections {
                     served += 1

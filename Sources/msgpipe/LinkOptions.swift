@@ -1,5 +1,6 @@
 import GATT
 import ArgumentParser
+import Backpressure
 import BLELink
 import Glibc
 import Transport
@@ -11,7 +12,10 @@ struct LinkOptions: ParsableArguments {
     @Option(help: "unix:PATH: GATT over a UNIX SEQPACKET socket at PATH instead of Bluetooth.")
     var link: String?
 
-    @Option(help: "The GATT service: msgpipe, or nus (Nordic UART Service).")
+    @Option(help: """
+        The GATT service: msgpipe, nus (Nordic UART Service), or custom:SERVICE:WRITE:NOTIFY (16- or 128-bit \
+        UUIDs: the service, the characteristic the central writes, the one the peripheral notifies).
+        """)
     var profile: String = "msgpipe"
 
     @OptionGroup var bluetooth: AdapterOptions
@@ -39,10 +43,11 @@ struct LinkOptions: ParsableArguments {
     }
 
     func gattProfile() throws(ValidationError) -> GATTServiceProfile {
-        guard let profile = GATTServiceProfile.named(profile) else {
-            throw ValidationError("--profile must be msgpipe or nus, not '\(profile)'")
+        do throws(GATTProfileError) {
+            return try GATTServiceProfile.parse(profile)
+        } catch {
+            throw ValidationError(error.description)
         }
-        return profile
     }
 
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
@@ -50,30 +55,14 @@ struct LinkOptions: ParsableArguments {
 
     // MARK: Peripheral (listen, serve)
 
-    /// The peripheral role: serves the profile on `link` to each connecting central in turn (one at a time),
-    /// until `connections` were served (nil: until cancelled). `onReady` runs once the socket listens or the
-    /// adapter advertises; `onConnection` with the peer's description for each central; `onEnd` after each
-    /// connection ended. With `shutdown`, a signal removes the socket file or stops advertising.
-    func serveConnections(
-        on link: GATTLink, info: MsgPipeServiceInfo, connections: Int? = nil, shutdown: ShutdownSignal? = nil,
-        onReady: (String) -> Void = { _ in }, onConnection: (String) -> Void = { _ in },
-        onEnd: () async -> Void = {}
-    ) async throws {
-        try await acceptBearers(profile: link.profile, connections: connections, shutdown: shutdown, onReady: onReady) {
-            bearer, peer in
-            onConnection(peer)
-            await link.serve(bearer, info: info)
-            await onEnd()
-        }
-    }
-
-    /// The accept loop of both peripheral roles: listens on the socket or advertises the profile's service,
-    /// and hands each central's ATT bearer and description to `handle`, one connection at a time, until
-    /// `connections` were accepted (nil: until cancelled). With `shutdown`, a signal removes the socket file
-    /// or stops advertising.
+    /// The accept loop of every peripheral role: listens on the socket or advertises the profile's service,
+    /// and hands each central's ATT bearer and description to `handle`, up to `maximumConcurrent` centrals
+    /// at once (the next one is accepted when one of them leaves), until `connections` were accepted (nil:
+    /// until cancelled); returns once the last `handle` returned. With `shutdown`, a signal removes the
+    /// socket file or stops advertising.
     func acceptBearers(
-        profile: GATTServiceProfile, connections: Int?, shutdown: ShutdownSignal?, onReady: (String) -> Void,
-        handle: (ATTBearer, String) async -> Void
+        profile: GATTServiceProfile, connections: Int?, maximumConcurrent: Int = 1, shutdown: ShutdownSignal?,
+        onReady: (String) -> Void, handle: @escaping @Sendable (ATTBearer, String) async -> Void
     ) async throws {
         switch try endpoint() {
         case let .unix(path):
@@ -85,19 +74,37 @@ struct LinkOptions: ParsableArguments {
             }
             shutdown?.onSignal { unlink(path) }
             onReady("listening on unix:\(path)")
-            var served = 0
-            while connections.map({ served < $0 }) ?? true {
-                let fd = try await SeqPacketSocket.accept(listener)
-                if UnixSocketPath.isProbe(fd) {  // another listener checking whether this one is alive
-                    _ = Glibc.close(fd)
-                    continue
+            let slots = CreditPool(capacity: max(1, maximumConcurrent))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var served = 0
+                while connections.map({ served < $0 }) ?? true {
+                    try await slots.acquire()
+                    let fd: Int32
+                    do {
+                        fd = try await SeqPacketSocket.accept(listener)
+                    } catch {
+                        slots.release()
+                        throw error
+                    }
+                    if UnixSocketPath.isProbe(fd) {  // another listener checking whether this one is alive
+                        _ = Glibc.close(fd)
+                        slots.release()
+                        continue
+                    }
+                    served += 1
+                    let bearer = try ATTBearer(adopting: fd)
+                    let peer = maximumConcurrent > 1 ? "unix:\(path)#\(served)" : "unix:\(path)"
+                    group.addTask {
+                        defer { slots.release() }
+                        await handle(bearer, peer)
+                    }
                 }
-                served += 1
-                await handle(try ATTBearer(adopting: fd), "unix:\(path)")
+                try await group.waitForAll()
             }
         case .bluetooth:
-            try await bluetooth.acceptConnections(
-                service: AdvertisedServiceUUID(profile.service.description), connections: connections,
+            try await bluetooth.acceptConcurrentConnections(
+                service: AdvertisedServiceUUID(profile.service.description),
+                maximumConcurrent: max(1, maximumConcurrent), connections: connections,
                 onAdvertising: { peripheral in
                     // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
                     let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)
@@ -109,7 +116,12 @@ struct LinkOptions: ParsableArguments {
                     onReady("advertising '\(advertisement.localName)' on \(adapter)")
                 }
             ) { socket in
-                await handle(try ATTBearer(adopting: socket.fileDescriptor), "\(socket.peer)")
+                let peer = "\(socket.peer)"
+                do {
+                    await handle(try ATTBearer(adopting: socket.fileDescriptor), peer)
+                } catch {
+                    printError("connection from \(peer): \(error)")
+                }
             }
         }
     }

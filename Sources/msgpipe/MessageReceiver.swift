@@ -16,24 +16,29 @@ final class MessageReceiver: Sendable {
     private let transport = Mutex<Transport?>(nil)
     private let failure = Mutex<FileIOError?>(nil)
 
-    private let dropAfterBytes: Int?
-    /// Bytes received on the current connection (for `dropAfterBytes`).
-    private let connectionBytes = Atomic<Int>(0)
+    private let dropHook: DropAfterBytesHook
+    /// Told of every disconnect of the link (a central reconnects with it).
+    private let onDisconnected: @Sendable (String) -> Void
 
-    init(format: FrameFormat, maximumMessageSize: Int, verbose: Bool, dropAfterBytes: Int? = nil) {
+    init(
+        format: FrameFormat, maximumMessageSize: Int, verbose: Bool, dropAfterBytes: Int? = nil,
+        onDisconnected: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
         self.format = format
         self.maximumMessageSize = maximumMessageSize
-        self.dropAfterBytes = dropAfterBytes
+        self.onDisconnected = onDisconnected
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         self.logger = logger
+        dropHook = DropAfterBytesHook(limit: dropAfterBytes, logger: logger)
     }
 
     /// The first error writing the output, if any (receiving stops at it).
     var outputError: FileIOError? { failure.withLock { $0 } }
 
-    /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``) or writing fails.
-    func start(on link: GATTLink, sink: sending MessageSink) -> Task<FileIOError?, Never> {
+    /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``), writing fails,
+    /// or `count` messages were written (nil: no limit).
+    func start(on link: GATTLink, sink: sending MessageSink, count: Int? = nil) -> Task<FileIOError?, Never> {
         if format == .msgpipe {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = maximumMessageSize
@@ -44,15 +49,16 @@ final class MessageReceiver: Sendable {
             return Task {
                 for await message in transport.messages {
                     do throws(FileIOError) {
-                        try sink.write(message.body, messageID: message.messageID, connection: currentConnection)
+                        try sink.write(message.body, messageID: message.messageID, connection: currentConnection, peer: nil)
                     } catch {
                         return record(error)
                     }
+                    if let count, sink.count >= count { return nil }
                 }
                 return nil
             }
         }
-        return Task { await receivePlain(link, sink: sink) }
+        return Task { await receivePlain(link, sink: sink, count: count) }
     }
 
     /// Ends receiving after the last connection: closes Transport (messages already delivered are still
@@ -67,19 +73,10 @@ final class MessageReceiver: Sendable {
 
     private var currentConnection: Int { connections.load(ordering: .relaxed) }
 
-    /// Counts the bytes of each connection and drops it once `dropAfterBytes` arrived.
+    /// Reports disconnects (the central reconnects) and runs the `--drop-after-bytes` hook.
     private func observe(_ event: LinkEvent, on link: GATTLink) {
-        guard let dropAfterBytes else { return }
-        switch event {
-        case .connected: connectionBytes.store(0, ordering: .relaxed)
-        case let .packet(packet):
-            let before = connectionBytes.add(packet.count, ordering: .relaxed).newValue - packet.count
-            if before < dropAfterBytes && before + packet.count >= dropAfterBytes {
-                logger.warning("dropping the connection after \(before + packet.count) bytes (--drop-after-bytes)")
-                Task { await link.disconnect() }  // a test hook, once per connection
-            }
-        case .maximumPacketSizeChanged, .disconnected: break
-        }
+        if case let .disconnected(reason) = event { onDisconnected(reason) }
+        dropHook.observe(event, on: link)
     }
 
     private func record(_ error: FileIOError) -> FileIOError {
@@ -89,40 +86,15 @@ final class MessageReceiver: Sendable {
 
     /// Plain framing: decodes the RX packets of each connection; a message left partial when its central
     /// disconnects is reported and dropped.
-    private func receivePlain(_ link: GATTLink, sink: MessageSink) async -> FileIOError? {
+    private func receivePlain(_ link: GATTLink, sink: MessageSink, count: Int?) async -> FileIOError? {
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
-        var decoder = format.makeDecoder(limits: limits)
-        var messages: [[UInt8]] = []
-        let clock = ContinuousClock()
-        let start = clock.now
-        let emit = { [logger] (event: FrameEvent, messages: inout [[UInt8]]) in
-            switch event {
-            case let .message(message): messages.append(message.body)
-            case .control: break
-            case let .failure(failure): logger.warning("\(failure)")
-            }
+        let observed = ObservedLink(link, onEvent: { [self] in observe($0, on: link) }, onSent: { _ in })
+        let failure = await PlainReceiving.receive(observed.events, format: format, limits: limits, logger: logger) {
+            body throws(FileIOError) in
+            try sink.write(body, messageID: nil, connection: currentConnection, peer: nil)
+            return count.map { sink.count < $0 } ?? true
         }
-        for await event in link.events {
-            switch event {
-            case let .packet(packet):
-                decoder.receive(packet[...], now: start.duration(to: clock.now)) { emit($0, &messages) }
-            case let .disconnected(reason):
-                logger.debug("disconnected: \(reason)")
-                decoder.finish { emit($0, &messages) }
-            case .connected, .maximumPacketSizeChanged:
-                continue
-            }
-            for body in messages {
-                do throws(FileIOError) {
-                    try sink.write(body, messageID: nil, connection: currentConnection)
-                } catch {
-                    return record(error)
-                }
-            }
-            messages.removeAll(keepingCapacity: true)
-        }
-        decoder.finish { emit($0, &messages) }
-        return nil
+        return failure.map(record)
     }
 }

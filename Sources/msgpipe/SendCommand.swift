@@ -6,26 +6,43 @@ import Glibc
 import Logging
 import Transport
 
-/// `msgpipe send`: the central. Connects to a listener and sends each FILE (or standard input) as one
-/// message; exits 0 only once every message was acknowledged.
+/// `msgpipe send`: sends each FILE (or standard input) as one message: as the central (default, `--to`) to a
+/// listener, or as the peripheral (`--name`, `--role peripheral`) to each of `--centrals` subscribed
+/// centrals; exits 0 only once every message was acknowledged.
 struct SendCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "send",
-        abstract: "Send each FILE (or standard input) as one message, as the central (GATT client).",
+        abstract: "Send each FILE (or standard input) as one message, as the central or the peripheral.",
         discussion: """
-            Connects over --link unix:PATH or Bluetooth (--adapter, --to ADDRESS|NAME), then sends the messages \
-            in order. With --format msgpipe (default) each message goes through Transport: acknowledged, \
-            retransmitted, and over a link that drops mid-transfer the command reconnects (with backoff, up \
-            to --reconnects times in a row) and Transport resumes the message where it stopped.
+            As the central (default; --to ADDRESS|NAME over Bluetooth, or --role central over --link \
+            unix:PATH): connects, then sends the messages in order with Write Commands. As the peripheral \
+            (--name NAME: advertise NAME over Bluetooth; or --role peripheral over --link unix:PATH, which \
+            listens on PATH): serves the GATT service, waits until --centrals centrals (default 1) subscribed \
+            to TX (e.g. `msgpipe listen --to NAME` or phone apps), and sends the messages to every one of them \
+            by notification, each paced by its own link's readiness (a slow central does not hold the others). \
+            Exit 0 then means every central acknowledged every message; a central that fails or leaves is \
+            named on standard error and the exit code is its failure's. When it is ready it prints "msgpipe: listening on unix:PATH" or \
+            "msgpipe: advertising 'NAME' on hciN" on standard error.
 
-            legacy, eom and lines are plain framing for interop: they have no acknowledgements. Their packets \
-            go out as Write Commands paced by the link's readiness, and the very last packet as a Write \
-            Request, so exit 0 means the peer's ATT layer took every packet (not that an application \
-            processed them). A link that drops during a plain transfer is a failure (exit 1).
+            With --format msgpipe (default) each message goes through Transport: acknowledged, \
+            retransmitted, and over a link that drops mid-transfer Transport resumes the message where it \
+            stopped: a central reconnects (with backoff, up to --reconnects times in a row), a peripheral \
+            waits for its central to come back (until --timeout, if given).
+
+            legacy, eom and lines are plain framing for interop: they have no acknowledgements. As central \
+            their packets go out as Write Commands paced by the link's readiness, and the very last packet as \
+            a Write Request, so exit 0 means the peer's ATT layer took every packet (not that an application \
+            processed them). As peripheral they go out as notifications and the very last as an indication \
+            where the central enabled indications (msgpipe listen --to does with the msgpipe profile): exit 0 \
+            means its confirmation arrived. A central that enabled notifications only (a notify-only custom \
+            or nus profile, most phone apps) cannot confirm: then exit 0 means every notification was handed \
+            to the link, not that the central took it. A link that drops during a plain transfer is a \
+            failure (exit 1).
 
             A progress bar is drawn on standard error when it is a terminal (not with --json). With --json \
             one line per acknowledged message goes to standard output (keys sorted): \
-            {"bytes":B,"file":"PATH","index":N,"seconds":S}.
+            {"bytes":B,"file":"PATH","index":N,"seconds":S}; as the peripheral one line per central per \
+            message, with "peer":"ADDRESS".
 
             \(SendExitCode.help)
             """)
@@ -34,6 +51,12 @@ struct SendCommand: AsyncParsableCommand {
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
     var format: FrameFormat = .msgpipe
+
+    @Option(help: "Without --to/--name: peripheral (serve and send to a subscribing central) or central (default).")
+    var role: LinkRole?
+
+    @Option(help: "As the peripheral: wait until this many centrals subscribed, then send to every one.")
+    var centrals: Int = 1
 
     @Option(help: "Seconds until every message must be acknowledged (default: no limit).")
     var timeout: Double?
@@ -59,6 +82,9 @@ struct SendCommand: AsyncParsableCommand {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
         if files.count(where: { $0 == "-" }) > 1 { throw ValidationError("standard input ('-') can be sent once") }
+        let asPeripheral = try link.role(role, default: .central) == .peripheral
+        guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
+        if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
     }
 
     func run() async throws {
@@ -74,7 +100,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
-        let progress = ProgressReporter(total: sizes.reduce(0, +), enabled: !json, killAfterBytes: killAfterBytes)
+        let progress = ProgressReporter(
+            total: sizes.reduce(0, +) * centrals, enabled: !json, killAfterBytes: killAfterBytes)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         if let deadline {
             // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
@@ -89,7 +116,10 @@ struct SendCommand: AsyncParsableCommand {
         let session = SendSession(
             link: link, format: format, profile: try link.gattProfile(), progress: progress, logger: logger,
             reconnects: reconnects, deadline: deadline)
-        let outcome = await session.run(inputs: inputs, sizes: sizes, json: json)
+        let outcome =
+            try link.role(role, default: .central) == .peripheral
+            ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), centrals: centrals, json: json)
+            : await session.run(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
     }

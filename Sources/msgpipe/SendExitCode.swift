@@ -32,8 +32,10 @@ enum SendExitCode: Int32 {
     /// The table printed by `send --help` and in the README.
     static let help = """
         Exit codes:
-          0   every message was acknowledged (plain formats: the last write's Write Response arrived)
-          1   link failure: no listener/peer, or the link dropped and reconnecting failed
+          0   every message was acknowledged (plain formats: the last write's Write Response arrived; as \
+        peripheral the last indication's confirmation, or with a notify-only central the last notification \
+        was handed to the link)
+          1   link failure: no listener/peer, cannot listen or advertise, or the link dropped and reconnecting failed
           2   not acknowledged before --timeout, or the peer stopped answering
           3   refused by the peer: message too large, or the listener speaks another --format
           64  usage error

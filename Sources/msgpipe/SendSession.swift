@@ -5,9 +5,11 @@ import Logging
 import Synchronization
 import Transport
 
-/// One run of `msgpipe send`: connects the GATT link, sends the inputs in order (through Transport, or as
-/// plain framing), reconnects a dropped link for Transport, and maps what happened to a ``SendExitCode``.
-struct SendSession {
+/// One run of `msgpipe send`: as the central it connects the GATT link and reconnects it when it drops; as
+/// the peripheral it serves the profile and waits for a central to subscribe. Either way it then sends the
+/// inputs in order over that one link (through Transport, or as plain framing) and maps what happened to a
+/// ``SendExitCode``.
+struct SendSession: Sendable {
     let link: LinkOptions
     let format: FrameFormat
     let profile: GATTServiceProfile
@@ -16,7 +18,8 @@ struct SendSession {
     let reconnects: Int
     let deadline: ContinuousClock.Instant?
 
-    func run(inputs: [String], sizes: [Int], json: Bool) async -> SendExitCode {
+    /// The central: connects to the listener (or any peripheral serving the profile) and sends.
+    func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
         let gattLink = GATTLink(profile: profile)
         do {
             let peer = try await link.connect(gattLink) { [progress] in progress.note("\($0)") }
@@ -30,107 +33,100 @@ struct SendSession {
             await gattLink.close()
             return .refused
         }
-        var results = SendResults(inputs: inputs, json: json)
-        let outcome =
-            format == .msgpipe
-            ? await sendReliably(over: gattLink, inputs: inputs, sizes: sizes, results: &results)
-            : await sendPlain(over: gattLink, inputs: inputs, results: &results)
+        var results = SendResults(inputs: inputs.paths, json: json)
+        let outcome = await send(inputs, over: gattLink, results: &results, reconnecting: true)
         await gattLink.close()
         return outcome
+    }
+
+    /// Sends `inputs` in order to the one peer of `gattLink` (as central or as peripheral: the link is
+    /// connected, or becomes connected when the central subscribes) and returns this peer's exit code.
+    /// With `reconnecting` (central only) a dropped link is reconnected up to `reconnects` times in a row;
+    /// otherwise Transport waits for the peer to come back (a peripheral's central reconnects on its own).
+    /// One call per peer: several may share `inputs` (standard input is read once).
+    func send(
+        _ inputs: SendInputs, over gattLink: GATTLink, results: inout SendResults, reconnecting: Bool
+    ) async -> SendExitCode {
+        format == .msgpipe
+            ? await sendReliably(over: gattLink, inputs: inputs, results: &results, reconnecting: reconnecting)
+            : await sendPlain(over: gattLink, inputs: inputs, results: &results)
     }
 
     // MARK: msgpipe: Transport
 
     private func sendReliably(
-        over gattLink: GATTLink, inputs: [String], sizes: [Int], results: inout SendResults
+        over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
-        let drops = AsyncStream<String>.makeStream()
+        let transportBox = Mutex<Transport?>(nil)
+        let reconnector = reconnecting
+            ? CentralReconnector(
+                link: link, gattLink: gattLink, attempts: reconnects, note: { [progress] in progress.note($0) },
+                onGiveUp: { await transportBox.withLock { $0 }?.close() })
+            : nil
         let observed = ObservedLink(
             gattLink,
-            onEvent: { if case let .disconnected(reason) = $0 { drops.continuation.yield(reason) } },
+            onEvent: { event in
+                if case let .disconnected(reason) = event {
+                    if let reconnector { reconnector.dropped(reason) } else { logger.debug("the link dropped (\(reason)); waiting for the central") }
+                }
+            },
             onSent: { [progress] in progress.add($0) })
         var options = TransportOptions()
-        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, sizes.max() ?? 0)
+        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, inputs.sizes.max() ?? 0)
         let transport = Transport(link: observed, options: options, logger: logger)
-        let linkLost = OnceFlag()
-        let supervisor = Task { [link, progress, reconnects] in
-            for await reason in drops.stream {
-                progress.note("the link dropped (\(reason)); reconnecting")
-                guard await Self.reconnect(gattLink, with: link, attempts: reconnects, progress: progress) else {
-                    linkLost.set()
-                    await transport.close()
-                    return
-                }
-            }
-        }
-        defer {
-            supervisor.cancel()
-            drops.continuation.finish()
-        }
-        for (index, path) in inputs.enumerated() {
+        transportBox.withLock { $0 = transport }
+        let outcome = await sendMessages(
+            inputs, over: transport, peerInfo: { gattLink.peerInfo }, results: &results,
+            linkLost: { reconnector?.hasGivenUp ?? false })
+        await reconnector?.stop()
+        await transport.close()
+        return outcome
+    }
+
+    func sendMessages(
+        _ inputs: SendInputs, over transport: Transport, peerInfo: () -> MsgPipeServiceInfo?, results: inout SendResults,
+        linkLost: () -> Bool
+    ) async -> SendExitCode {
+        for (index, path) in inputs.paths.enumerated() {
             let body: [UInt8]
             do {
-                body = try SendInput.read(path)
+                body = try inputs.body(index)
             } catch {
                 printError(error.description)
-                await transport.close()
                 return .ioError
             }
-            if let info = gattLink.peerInfo, body.count > Int(info.maximumMessageSize) {
+            if let info = peerInfo(), body.count > Int(info.maximumMessageSize) {
                 printError("\(Self.name(path)) (\(body.count) bytes) exceeds the listener's maximum message size of \(info.maximumMessageSize)")
-                await transport.close()
                 return .refused
             }
             let started = ContinuousClock.now
             do {
                 try await transport.send(body, timeout: try remainingTime())
             } catch {
-                let code: SendExitCode
-                if linkLost.isSet {
+                if linkLost() {
                     printError("\(Self.name(path)): the link dropped and \(reconnects) reconnect attempts failed")
-                    code = .linkFailure
+                    return .linkFailure
                 } else if let error = error as? TransportError {
                     printError("\(Self.name(path)): \(error)")
-                    code = SendExitCode(error)
+                    return SendExitCode(error)
                 } else {
                     printError("\(Self.name(path)): \(error)")
-                    code = .linkFailure
+                    return .linkFailure
                 }
-                await transport.close()
-                return code
             }
             results.acknowledged(index, bytes: body.count, since: started)
         }
-        await transport.close()
         return .success
-    }
-
-    /// Brings a dropped link back: immediately, then with exponential backoff; false after `attempts` failures.
-    private static func reconnect(
-        _ gattLink: GATTLink, with link: LinkOptions, attempts: Int, progress: ProgressReporter
-    ) async -> Bool {
-        let backoff = ReconnectBackoff(attempts: attempts)
-        for failures in 0..<attempts {
-            let delay = backoff.delay(afterFailures: failures)
-            if delay > 0 {
-                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return false }
-            }
-            do {
-                let peer = try await link.connect(gattLink)
-                progress.note("reconnected to \(peer)")
-                return true
-            } catch {
-                progress.note("reconnect attempt \(failures + 1) of \(attempts) failed: \(error)")
-            }
-        }
-        return false
     }
 
     // MARK: Plain framing
 
-    /// Sends every packet as a Write Command except the very last one, which goes as a Write Request: its
-    /// response means the peer's ATT layer took every packet (the bearer delivers in order).
-    private func sendPlain(over gattLink: GATTLink, inputs: [String], results: inout SendResults) async -> SendExitCode {
+    /// Sends every packet as a Write Command (as peripheral: a notification) except the very last one, which
+    /// goes as a Write Request (as peripheral: an indication, where the central enabled them): its response
+    /// (confirmation) means the peer's ATT layer took every packet (the bearer delivers in order).
+    func sendPlain(
+        over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults, beforeSending: () async -> Void = {}
+    ) async -> SendExitCode {
         let connectionEvents = AsyncStream<LinkEvent>.makeStream()
         let drain = Task {
             // Peer notifications are not part of a plain transfer; only connection changes matter.
@@ -146,6 +142,7 @@ struct SendSession {
             printError("the link dropped before the transfer began")
             return .linkFailure
         }
+        await beforeSending()
         let timedOut = OnceFlag()
         let watchdog = deadline.map { deadline in
             Task {
@@ -157,9 +154,9 @@ struct SendSession {
         defer { watchdog?.cancel() }
         var held: [UInt8]?
         do {
-            for (index, path) in inputs.enumerated() {
+            for index in inputs.paths.indices {
                 let started = ContinuousClock.now
-                let body = try SendInput.read(path)
+                let body = try inputs.body(index)
                 var encoder = try format.makeEncoder(payload: body, packetSize: packetSize)
                 var packet: [UInt8] = []
                 while encoder.writeNextPacket(into: &packet) {
@@ -169,8 +166,13 @@ struct SendSession {
                     }
                     held = packet
                 }
-                if index == inputs.count - 1, let last = held {
-                    try await gattLink.sendConfirmed(last)
+                if index == inputs.paths.count - 1, let last = held {
+                    // As peripheral, a central that enabled notifications only cannot confirm (see --help).
+                    if gattLink.canConfirm {
+                        try await gattLink.sendConfirmed(last)
+                    } else {
+                        try await gattLink.send(last)
+                    }
                     progress.add(last.count)
                     held = nil
                 }
@@ -210,6 +212,8 @@ struct SendSession {
 struct SendResults {
     let inputs: [String]
     let json: Bool
+    /// The central a peripheral sent to (`send --name`: one line per central per message).
+    var peer: String? = nil
 
     func acknowledged(_ index: Int, bytes: Int, since started: ContinuousClock.Instant) {
         guard json else { return }
@@ -217,7 +221,7 @@ struct SendResults {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let line = Line(
             index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
-            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0)
+            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer)
         BluetoothDiagnostics.emit(JSONLine.text(line))
     }
 
@@ -227,6 +231,8 @@ struct SendResults {
         let file: String
         let bytes: Int
         let seconds: Double
+        /// The central's address (peripheral only; absent as central).
+        let peer: String?
     }
 }
 
@@ -236,4 +242,31 @@ final class OnceFlag: Sendable {
 
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+}
+
+/// `send`'s inputs, each FILE (or '-': standard input) one message, read when it is sent: a file from disk
+/// each time, standard input once and kept, so one set of inputs can be sent to several peers.
+final class SendInputs: Sendable {
+    let paths: [String]
+    /// The sizes known before sending (regular files; 0 for standard input or a pipe).
+    let sizes: [Int]
+    private let standardInput = Mutex<Result<[UInt8], FileIOError>?>(nil)
+
+    init(paths: [String], sizes: [Int]) {
+        self.paths = paths
+        self.sizes = sizes
+    }
+
+    /// The body of input `index`.
+    func body(_ index: Int) throws(FileIOError) -> [UInt8] {
+        let path = paths[index]
+        guard path == "-" else { return try SendInput.read(path) }
+        let result = standardInput.withLock { cached in
+            if let cached { return cached }
+            let read = Result { () throws(FileIOError) in try SendInput.read(path) }
+            cached = read
+            return read
+        }
+        return try result.get()
+    }
 }

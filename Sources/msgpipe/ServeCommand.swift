@@ -19,7 +19,8 @@ struct ServeCommand: AsyncParsableCommand {
             The journal in --state DIR records each request id before the command runs and its response \
             after, both fsync'd: a retried id gets the recorded response and the command never runs twice, \
             also across a kill -9 of serve (a request whose command was running when serve died is answered \
-            outcome-unknown, not run again). SIGTERM kills a running command's process group and stops.
+            outcome-unknown, not run again). Up to --max-centrals centrals are served at once: their handshakes and \
+            transfers run in parallel, their commands one at a time in arrival order. SIGTERM kills a running command's process group and stops.
             """)
 
     @OptionGroup var link: LinkOptions
@@ -49,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
     var connections: Int?
 
+    @Option(name: .customLong("max-centrals"), help: "Centrals served at once (their commands still run one at a time).")
+    var maximumCentrals: Int = 8
+
     @Flag(help: "Print a JSON line per request handled (and per refused message or failed handshake).")
     var json = false
 
@@ -61,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
         guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
+        guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
     }
 
     func run() async throws {
@@ -84,14 +89,17 @@ struct ServeCommand: AsyncParsableCommand {
         let shutdown = ShutdownSignal()
         let serving = Task {
             try await link.serveSessions(
-                info: info, connections: connections, shutdown: shutdown, onReady: { printError($0) }
+                info: info, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
+                onReady: { printError($0) }
             ) { gattLink, peer in
                 lifecycle.sessionStarted()
                 defer { lifecycle.sessionEnded() }
                 logger.info("connection from \(peer)")
                 let transport = Transport(link: gattLink, logger: logger)
+                // A termination signal cancels serving: the connection closes, whatever it waits for.
+                await withTaskCancellationHandler {
                 do {
-                    // A central that connects and stays silent must not hold the (sequential) server.
+                    // A central that connects and stays silent must not hold a place for long.
                     let channel = try await withDeadline(
                         seconds: handshakeTimeout, onTimeout: { await transport.close() }
                     ) {
@@ -102,6 +110,9 @@ struct ServeCommand: AsyncParsableCommand {
                 } catch {
                     printError("connection from \(peer): \(error)")
                     if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+                }
+                } onCancel: {
+                    Task { await transport.close() }
                 }
                 await transport.close()
             }
@@ -132,8 +143,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// Whether `serve` is inside a connection, so a termination signal exits between connections (at once when
-/// idle, or when the current connection ends) and never in the middle of recording a request.
+/// Whether `serve` is inside connections, so a termination signal exits between them (at once when idle, or
+/// when the connections in progress ended) and never in the middle of recording a request.
 final class ServeLifecycle: Sendable {
     private let state = Mutex((sessions: 0, stopping: false))
 

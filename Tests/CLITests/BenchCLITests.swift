@@ -54,3 +54,75 @@ struct BenchCLITests {
         #expect(result.stderr.contains("Error:"))
     }
 }
+
+/// `msgpipe bench --link unix:PATH` against a running `listen`: the full Transport, one or several centrals.
+@Suite("msgpipe bench over a real link")
+struct BenchRealLinkCLITests {
+    typealias Scratch = ListenSendCLITests.Scratch
+
+    @Test("bench --link unix:PATH sends every message intact to listen and reports it", arguments: [1, 2])
+    func unixBench(centrals: Int) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let listener = try scratch.listen(["--json", "--connections", "\(centrals)", "--max-centrals", "\(centrals)"])
+        let result = try MsgPipeProcess.run(
+            ["bench"] + scratch.link + ["--json", "--size", "100000", "--messages", "2", "--centrals", "\(centrals)"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == (centrals == 1 ? 1 : centrals + 1))
+        let reports = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        for report in reports {
+            for key in ["messages_sent", "messages_delivered", "payload_bytes", "seconds", "goodput_kbps",
+                        "limit_kbps", "efficiency", "mtu", "phy", "interval_ms", "ll_payload", "centrals", "completed"] {
+                #expect(report[key] != nil, "missing \(key)")
+            }
+            #expect(report["completed"] as? Bool == true)
+            #expect(report["mtu"] as? Int == 517)
+        }
+        let total = try #require(reports.last)
+        #expect(total["messages_delivered"] as? Int == 2 * centrals)
+        #expect(total["payload_bytes"] as? Int == 200_000 * centrals)
+
+        let heard = listener.finish()
+        #expect(heard.status == 0, "\(heard.stderr)")
+        let messages = try ListenSendCLITests.messages(heard.stdout)
+        #expect(messages.count == 2 * centrals)
+        #expect(messages.allSatisfy { $0.bytes == 100_000 && $0.body.count == 100_000 })
+        // The simulator's message contents: the index in the first four bytes, little-endian.
+        #expect(messages.filter { Array($0.body.prefix(4)) == [1, 0, 0, 0] }.count == centrals)
+    }
+
+    @Test("bench fails with exit 2, not 0, when nothing listens")
+    func nothingListens() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let result = try MsgPipeProcess.run(["bench"] + scratch.link + ["--size", "1000"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("cannot connect"))
+    }
+
+    @Test("invalid real-link options are usage errors (64)", arguments: [
+        ["--link", "tcp:x"], ["--link", "unix:/tmp/x", "--centrals", "0"], ["--link", "unix:/tmp/x", "--size", "0"],
+        ["--link", "unix:/tmp/x", "--to", "AA:BB:CC:DD:EE:FF"], ["--link", "sim", "--centrals", "17"],
+    ])
+    func invalid(arguments: [String]) throws {
+        let result = try MsgPipeProcess.run(["bench"] + arguments)
+        #expect(result.status == 64, "\(result.stderr)")
+    }
+
+    @Test("bench --link sim --centrals 2: one line per link and the aggregate, not above one link's limit")
+    func simulatedShared() throws {
+        let arguments = ["bench", "--link", "sim", "--json", "--centrals", "2", "--size", "20000"] + BenchCLITests.fastLink
+        let result = try MsgPipeProcess.run(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 3)
+        let total = try #require(try JSONSerialization.jsonObject(with: Data(lines[2].utf8)) as? [String: Any])
+        #expect(total["link"] as? String == "all")
+        #expect(total["payload_bytes"] as? Int == 40_000)
+        let goodput = try #require(total["goodput_kbps"] as? Double)
+        let limit = try #require(total["limit_kbps"] as? Double)
+        #expect(goodput <= limit)
+        #expect(try MsgPipeProcess.run(arguments).stdout == result.stdout)
+    }
+}

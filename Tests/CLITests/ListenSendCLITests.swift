@@ -126,7 +126,8 @@ struct ListenSendCLITests {
         #expect(received.count == 1)
         #expect(received.first?.body == body)
         #expect(received.first?.connection == 2)
-        #expect(result.stderr.contains("dropped: its sender's session ended"), "\(result.stderr)")
+        // The dead sender's session waits at the listener (its peer may come back within the resume window)
+        // and its partial message is never written: the new process's session delivered the message once.
     }
 
     @Test("a link dropped mid-transfer reconnects and Transport resumes the same session: delivered once")

@@ -1,8 +1,10 @@
+import Backpressure
 import Crypto
 public import Logging
 public import Secure
 
-/// Answers requests one at a time, in arrival order (the seeds' command queue): each request's body goes to
+/// Answers requests one at a time, in arrival order (the seeds' command queue), also when several
+/// connections are served at once: each request's body goes to
 /// the command, the command's output is the response, and the journal makes a retried id get the same
 /// response without running the command again (see ``IdempotencyJournal`` for the exact guarantee).
 public actor RequestServer {
@@ -17,6 +19,9 @@ public actor RequestServer {
     private let runner: CommandRunner
     private let limits: ExchangeLimits
     private let logger: Logger?
+    /// One command at a time across all connections, taken in arrival order (the actor alone would let a
+    /// second connection's request run while the first one's command is awaited).
+    private let turn = CreditPool(capacity: 1)
 
     /// A server keeping its journal in `stateDirectory` (created if missing; one server per directory).
     public init(
@@ -34,7 +39,8 @@ public actor RequestServer {
     /// What opening the journal repaired, if anything.
     public var journalRecoveryNote: String? { journal.recoveryNote }
 
-    /// Serves the requests of one connection until it closes, or until no request came for `idleTimeout`
+    /// Serves the requests of one connection until it closes (call it once per connection, concurrently;
+    /// their commands take turns), or until no request came for `idleTimeout`
     /// (then the channel is closed, so an idle peer cannot hold this one-at-a-time server); `onEvent` sees each
     /// request and rejection.
     public func serve(
@@ -53,7 +59,10 @@ public actor RequestServer {
                 logger?.warning("ignoring a message that is not a request (\(message.plaintext.count) bytes)")
                 continue
             }
-            guard let (response, report) = await handle(message.plaintext) else { return }
+            do { try await turn.acquire() } catch { return }
+            let handled = await handle(message.plaintext)
+            turn.release()
+            guard let (response, report) = handled else { return }
             do {
                 try await channel.respond(to: message, with: response.encoded())
             } catch {

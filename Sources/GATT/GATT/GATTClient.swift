@@ -193,11 +193,16 @@ public final class GATTClient: Sendable {
 
     /// Enables notifications (or indications) of `characteristic` by writing its CCCD.
     public func subscribe(to characteristic: GATTRemoteCharacteristic, indications: Bool = false) async throws(ATTError) {
+        try await subscribe(to: characteristic, enabling: indications ? .indications : .notifications)
+    }
+
+    /// Writes `subscription` (notifications, indications or both) to the characteristic's CCCD.
+    public func subscribe(to characteristic: GATTRemoteCharacteristic, enabling subscription: GATTSubscription) async throws(ATTError) {
         let descriptors = try await discoverDescriptors(of: characteristic)
         guard let cccd = descriptors.first(where: { $0.uuid == .clientCharacteristicConfiguration }) else {
             throw .notFound(.clientCharacteristicConfiguration)
         }
-        try await write(indications ? [0x02, 0x00] : [0x01, 0x00], to: cccd.handle)
+        try await write([UInt8(truncatingIfNeeded: subscription.rawValue), UInt8(truncatingIfNeeded: subscription.rawValue >> 8)], to: cccd.handle)
     }
 
     // MARK: - Requests

@@ -4,7 +4,8 @@ import Synchronization
 
 /// Transport's ``Link`` over GATT: as peripheral the link sends with notifications on TX (indications, one
 /// confirmed at a time, if the central enabled only those) and receives the central's writes to RX; as
-/// central it sends with Write Commands to RX and receives TX notifications.
+/// central it sends with Write Commands to RX and receives TX notifications (it enables indications too
+/// where TX offers them, so the peripheral can confirm a packet with ``sendConfirmed(_:)``).
 ///
 /// Packets are at most min(ATT_MTU - 3, 512) bytes (a notification or Write Command value is an attribute
 /// value). Sends suspend while the bearer is not ready (its socket said EAGAIN), events are backpressured
@@ -101,7 +102,10 @@ public final class GATTLink: Link, Sendable {
             if let infoUUID = profile.info, let characteristic = characteristics.first(where: { $0.uuid == infoUUID }) {
                 info = try? MsgPipeServiceInfo(decoding: try await client.read(characteristic.valueHandle))
             }
-            try await client.subscribe(to: tx)
+            // Notifications carry the data; where TX can also indicate, indications are enabled as well, so
+            // the peripheral can end a plain transfer with a confirmed packet (``sendConfirmed(_:)``).
+            let indicates = tx.properties.contains(.indicate) && tx.properties.contains(.notify)
+            try await client.subscribe(to: tx, enabling: indicates ? [.notifications, .indications] : .notifications)
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             state.withLock { $0.peerInfo = info }
             _ = markConnected()
@@ -158,6 +162,16 @@ public final class GATTLink: Link, Sendable {
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// True when ``sendConfirmed(_:)`` can confirm on the current connection: as central always, as
+    /// peripheral when the central enabled indications on TX (a notify-only TX cannot confirm).
+    public var canConfirm: Bool {
+        switch state.withLock({ $0.connection }) {
+        case let .peripheral(server, tx)?: server.subscription(valueHandle: tx).contains(.indications)
+        case .central?: true
+        case nil: false
         }
     }
 

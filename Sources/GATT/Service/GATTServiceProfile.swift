@@ -1,5 +1,6 @@
-/// Which GATT service a msgpipe peripheral exposes and a central looks for: the msgpipe service or the
-/// Nordic UART Service (docs/PROTOCOL.md, section 5).
+/// Which GATT service a msgpipe peripheral exposes and a central looks for: the msgpipe service, the
+/// Nordic UART Service, or a custom layout (`custom:SERVICE:WRITE:NOTIFY`, e.g. a phone app's own UUIDs)
+/// (docs/PROTOCOL.md, section 5).
 public struct GATTServiceProfile: Sendable, Equatable {
     public var name: String
     public var service: BluetoothUUID
@@ -33,6 +34,30 @@ public struct GATTServiceProfile: Sendable, Equatable {
     /// The profile named `name` ("msgpipe" or "nus").
     public static func named(_ name: String) -> GATTServiceProfile? {
         [msgpipe, nordicUART].first { $0.name == name }
+    }
+
+    /// A custom layout: `service` with `write` (the central writes: write and write without response) and
+    /// `notify` (the peripheral notifies); no info characteristic, so formats are not checked.
+    public static func custom(service: BluetoothUUID, write: BluetoothUUID, notify: BluetoothUUID) -> GATTServiceProfile {
+        GATTServiceProfile(
+            name: "custom:\(service):\(write):\(notify)", service: service, rx: write, tx: notify, info: nil,
+            txProperties: [.notify])
+    }
+
+    /// Parses a `--profile` value: "msgpipe", "nus", or "custom:SERVICE:WRITE:NOTIFY" with 16-bit ("FFF0")
+    /// or 128-bit (8-4-4-4-12) UUIDs, three different ones.
+    public static func parse(_ text: String) throws(GATTProfileError) -> GATTServiceProfile {
+        if let profile = named(text) { return profile }
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard fields.first == "custom" else { throw .unknownName(text) }
+        guard fields.count == 4 else { throw .customFieldCount(fields.count - 1) }
+        var uuids: [BluetoothUUID] = []
+        for (role, field) in zip(["SERVICE", "WRITE", "NOTIFY"], fields.dropFirst()) {
+            guard let uuid = BluetoothUUID(String(field)) else { throw .invalidUUID(role: role, String(field)) }
+            uuids.append(uuid)
+        }
+        guard Set(uuids).count == 3 else { throw .repeatedUUID }
+        return custom(service: uuids[0], write: uuids[1], notify: uuids[2])
     }
 
     /// The attribute database a peripheral serves for this profile.

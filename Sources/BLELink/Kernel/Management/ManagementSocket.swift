@@ -53,6 +53,12 @@ public final class ManagementSocket {
         throw .commandTimedOut(command: command.description)
     }
 
+    /// The descriptor, to wait on it beside others (``hasBufferedEvents`` first: those are read already).
+    var descriptor: Int32 { socket.rawValue }
+
+    /// Events already read (while a command waited) that ``nextEvent(until:)`` hands out without waiting.
+    var hasBufferedEvents: Bool { !backlog.isEmpty }
+
     /// The next event (backlog first), or nil when the deadline passes first (nil deadline: wait forever).
     public func nextEvent(until deadline: Deadline?) throws(BluetoothError) -> ManagementEvent? {
         if !backlog.isEmpty { return backlog.removeFirst() }

@@ -9,6 +9,9 @@ public struct ATTListener: ~Copyable, Sendable {
     /// The adapter it listens on, for messages.
     public let adapterName: String
 
+    /// The listening descriptor: readable while a central waits to be accepted.
+    var descriptor: Int32 { socket.rawValue }
+
     /// Binds to `address` (the adapter's public address) on CID 4, sets the security level, and listens.
     public init(
         address: BluetoothAddress, adapterName: String, security: L2CAPSecurityLevel = .low

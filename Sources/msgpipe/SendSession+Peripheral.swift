@@ -1,0 +1,146 @@
+import GATT
+import Backpressure
+import Synchronization
+import Transport
+
+extension SendSession {
+    /// The peripheral (`send --name`, `--role peripheral`): listens on the socket (or advertises), waits until
+    /// `centrals` centrals subscribed, then sends the inputs to every one of them at once, each paced by its
+    /// own link (a slow central holds only its own Transport window). With `--format msgpipe` a central that
+    /// drops and comes back resumes its own session; success means every central acknowledged every
+    /// message. A central that fails is reported by address; the exit code is the first failure's.
+    func serve(inputs: SendInputs, centrals: Int, json: Bool) async -> SendExitCode {
+        let info = MsgPipeServiceInfo(
+            formats: ListenCommand.advertisedFormats(format),
+            maximumMessageSize: UInt32(clamping: max(inputs.sizes.max() ?? 0, 16 << 20)),
+            serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let failure = FirstFailure()
+        let outcomes: [(peer: String, code: SendExitCode)]
+        let accepting: Task<Void, Never>
+        if format == .msgpipe {
+            (outcomes, accepting) = await serveReliably(inputs: inputs, centrals: centrals, json: json, info: info, failure: failure)
+        } else {
+            (outcomes, accepting) = await servePlain(inputs: inputs, centrals: centrals, json: json, info: info, failure: failure)
+        }
+        accepting.cancel()
+        // The socket's accept wait ends on cancellation (and removes the socket file); the Bluetooth
+        // advertiser's wait for the next central is a blocking call, ended with the process.
+        if case .unix? = try? link.endpoint() { await accepting.value }
+        if let error = failure.error {
+            printError("cannot serve on \(link.displayName): \(error)")
+            return .linkFailure
+        }
+        guard outcomes.count == centrals else {
+            printError("\(outcomes.count) of \(centrals) centrals subscribed")
+            return .linkFailure
+        }
+        return outcomes.first { $0.code != .success }?.code ?? .success
+    }
+
+    /// Transport to each central's session (``TransportListener``): sessions outlive reconnects.
+    private func serveReliably(
+        inputs: SendInputs, centrals: Int, json: Bool, info: MsgPipeServiceInfo, failure: FirstFailure
+    ) async -> ([(peer: String, code: SendExitCode)], Task<Void, Never>) {
+        var options = TransportOptions()
+        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, inputs.sizes.max() ?? 0)
+        var limits = TransportListener.Limits()
+        limits.maximumSessions = 2 * centrals
+        // A central that left for longer fails its transfer (Transport's send throws `closed`).
+        limits.resumeWindow = .seconds(60)
+        let listener = TransportListener(options: options, limits: limits, logger: logger)
+        let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { await listener.close() }) {
+            gattLink, peer in
+            logger.debug("central connected: \(peer)")
+            let observed = ObservedLink(gattLink, onEvent: { _ in }, onSent: { [progress] in progress.add($0) })
+            await listener.accept(observed, peer: peer)
+        }
+        var sessions: [TransportSession] = []
+        for await session in listener.sessions {
+            logger.debug("central \(session.peer) subscribed")
+            sessions.append(session)
+            if sessions.count == centrals { break }
+        }
+        let outcomes = await withTaskGroup(of: (peer: String, code: SendExitCode).self) { group in
+            for session in sessions {
+                group.addTask {
+                    var results = SendResults(inputs: inputs.paths, json: json, peer: session.peer)
+                    let code = await sendMessages(
+                        inputs, over: session.transport, peerInfo: { nil }, results: &results, linkLost: { false })
+                    if code != .success { printError("central \(session.peer) failed (exit code \(code.rawValue))") }
+                    return (session.peer, code)
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        await listener.close()
+        return (outcomes, accepting)
+    }
+
+    /// Plain framing to each connection: no acknowledgements, no resume.
+    private func servePlain(
+        inputs: SendInputs, centrals: Int, json: Bool, info: MsgPipeServiceInfo, failure: FirstFailure
+    ) async -> ([(peer: String, code: SendExitCode)], Task<Void, Never>) {
+        let results = AsyncStream<(peer: String, code: SendExitCode)>.makeStream()
+        // Everyone waits until `centrals` centrals subscribed: each announces itself with one credit, then
+        // takes all of them and gives them back, so the last one lets every one through.
+        let subscribed = CreditPool(capacity: centrals, initial: 0)
+        let taken = Atomic<Int>(0)
+        let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { results.continuation.finish() }) {
+            gattLink, peer in
+            guard taken.add(1, ordering: .relaxed).newValue <= centrals else { return }  // only the first ones
+            var report = SendResults(inputs: inputs.paths, json: json, peer: peer)
+            let code = await sendPlain(over: gattLink, inputs: inputs, results: &report) {
+                subscribed.release()
+                try? await subscribed.acquire(centrals)
+                subscribed.release(centrals)
+            }
+            if code != .success { printError("central \(peer) failed (exit code \(code.rawValue))") }
+            results.continuation.yield((peer, code))
+        }
+        var outcomes: [(peer: String, code: SendExitCode)] = []
+        for await outcome in results.stream {
+            outcomes.append(outcome)
+            if outcomes.count == centrals { break }
+        }
+        return (outcomes, accepting)
+    }
+
+    /// The accept loop of `send` as peripheral: each central's connection on a GATTLink of its own, handed to
+    /// `handle` while the link serves it; room for a second connection per central (one that reconnects
+    /// before its old connection timed out).
+    private func accept(
+        centrals: Int, info: MsgPipeServiceInfo, failure: FirstFailure,
+        onFailure: @escaping @Sendable () async -> Void,
+        handle: @escaping @Sendable (GATTLink, String) async -> Void
+    ) -> Task<Void, Never> {
+        Task { [link, profile] in
+            do {
+                try await link.acceptBearers(
+                    profile: profile, connections: nil, maximumConcurrent: 2 * centrals, shutdown: nil,
+                    onReady: { printError($0) }
+                ) { bearer, peer in
+                    let gattLink = GATTLink(profile: profile)
+                    await withTaskGroup(of: Void.self) { group in
+                        group.addTask { await handle(gattLink, peer) }
+                        await gattLink.serve(bearer, info: info)
+                        await gattLink.close()
+                    }
+                }
+            } catch is CancellationError {
+            } catch ATTError.cancelled {
+            } catch {
+                failure.record(error)
+                await onFailure()
+            }
+        }
+    }
+}
+
+/// The first error of a background task, for the task that waits on it.
+final class FirstFailure: Sendable {
+    private let value = Mutex<(any Error)?>(nil)
+
+    var error: (any Error)? { value.withLock { $0 } }
+
+    func record(_ error: any Error) { value.withLock { $0 = $0 ?? error } }
+}

@@ -118,10 +118,16 @@ extension AdapterOptions {
         defer { peripheral.stop() }
         try await withThrowingDiscardingTaskGroup { group in
             var accepted = 0
-            for try await socket in peripheral.connections(maximumConcurrent: maximumConcurrent) {
+            // Never more linked at once than there are connections left to accept: at the maximum the
+            // advertising instance is removed, so no central can land where nobody will accept it.
+            let maximum = min(maximumConcurrent, connections ?? .max)
+            for try await socket in peripheral.connections(maximumConcurrent: maximum) {
                 accepted += 1
                 group.addTask { await serve(socket) }
-                if let connections, accepted >= connections { break }
+                if let connections, accepted >= connections {
+                    peripheral.stop()  // the last one: no advertising while they are served
+                    break
+                }
             }
         }
     }

@@ -194,42 +194,33 @@ import Testing
     }
 }
 
-/// A client's link across connections, each a fresh ``MemoryLink`` pair whose other end goes to
-/// ``TransportListener/accept(_:peer:)``: what a central that reconnects looks like to a listener.
+/// A client's link across connections: a ``RelayLink`` carrying a fresh ``MemoryLink`` pair per connection
+/// whose other end goes to ``TransportListener/accept(_:peer:)``: what a central that reconnects looks like
+/// to a listener.
 private final class DialingLink: Link, Sendable {
-    let events = BoundedAsyncQueue<LinkEvent, Never>(capacity: 64)
+    private let relay = RelayLink()
     private let packetSize: Int
-    private let current = Mutex<MemoryLink?>(nil)
     private let sent = Atomic<Int>(0)
 
     init(packetSize: Int) { self.packetSize = packetSize }
 
+    var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
     var packetsSent: Int { sent.load(ordering: .relaxed) }
 
     /// Opens a new connection to `listener`.
     func dial(_ listener: TransportListener, peer: String) {
         let (ours, theirs) = MemoryLink.pair(maximumPacketSize: packetSize)
-        current.withLock { $0 = ours }
         Task { await listener.accept(theirs, peer: peer) }
-        Task { [events] in
-            for await event in ours.events {
-                do { try await events.push(event) } catch { return }
-                if case .disconnected = event { return }
-            }
-        }
+        Task { [relay] in await relay.carry(ours) }
     }
 
     /// Drops the current connection.
-    func drop() async { await current.withLock { $0 }?.disconnect(reason: "dropped by the test") }
+    func drop() async { await relay.dropConnection() }
 
     func send(_ packet: [UInt8]) async throws {
-        guard let link = current.withLock({ $0 }) else { throw LinkError.notConnected }
-        try await link.send(packet)
+        try await relay.send(packet)
         sent.add(1, ordering: .relaxed)
     }
 
-    func close() async {
-        await current.withLock { $0 }?.close()
-        events.finish()
-    }
+    func close() async { await relay.close() }
 }

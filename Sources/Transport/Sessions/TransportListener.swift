@@ -75,27 +75,19 @@ public final class TransportListener: Sendable {
         guard let session = await session(for: greeting.session, peer: peer) else {
             return await connection.close()
         }
-        // A peer that reconnects before its old connection timed out here: that one is dead to the peer.
-        await session.link.dropConnection()
-        do {
-            try await session.link.attachment.acquire()
-        } catch {
-            return await connection.close()
-        }
+        // A peer that reconnects before its old connection timed out here: the relay drops that one, dead
+        // to the peer, and carries this one.
         let number = registry.withLock { registry -> UInt64 in
             registry.connectionNumber += 1
             return registry.connectionNumber
         }
-        let attached = session.link.attach(SessionLink.Connection(
-            number: number, send: { try await connection.send($0) }, close: { await connection.close() }))
-        if attached {
+        let greeted: [LinkEvent] = [.connected(maximumPacketSize: greeting.maximumPacketSize), .packet(greeting.hello)]
+        var carried = false
+        _ = await session.link.carry(connection, events: &events, replaying: greeted) {
+            carried = true
             session.connected(peer: peer, number: Int(truncatingIfNeeded: number))
-            await forward(&events, into: session, greeting: greeting)
-            session.link.detach(number)
         }
-        session.link.attachment.release()
-        if attached { session.disconnected(expiry: expiry(of: session)) }
-        await connection.close()
+        if carried { session.disconnected(expiry: expiry(of: session)) }
     }
 
     /// The sessions kept now, connected or waiting for their peer, in no particular order.
@@ -165,32 +157,6 @@ public final class TransportListener: Sendable {
         return nil
     }
 
-    /// Reports the connection to the session's Transport: connected, the hello, then what follows, until
-    /// the connection ends (always ending with `.disconnected`).
-    private func forward<I: AsyncIteratorProtocol<LinkEvent, Never>>(
-        _ events: inout I, into session: TransportSession, greeting: Greeting
-    ) async {
-        let queue = session.link.events
-        do {
-            try await queue.push(.connected(maximumPacketSize: greeting.maximumPacketSize))
-            try await queue.push(.packet(greeting.hello))
-            while let event = await events.next(isolation: nil) {
-                switch event {
-                case .connected:
-                    continue
-                case .packet, .maximumPacketSizeChanged:
-                    try await queue.push(event)
-                case .disconnected:
-                    try await queue.push(event)
-                    return
-                }
-            }
-            try await queue.push(.disconnected(reason: "the connection closed"))
-        } catch {
-            return  // the session closed: its Transport reads no more
-        }
-    }
-
     // MARK: Sessions
 
     /// The session `id` (the one kept for it, or a new one, published on ``sessions``); nil when there is
@@ -215,7 +181,7 @@ public final class TransportListener: Sendable {
                 registry.sessions[oldest.id] = nil
                 evicted = oldest
             }
-            let link = SessionLink(eventCapacity: limits.eventCapacity)
+            let link = RelayLink(eventCapacity: limits.eventCapacity)
             let session = TransportSession(
                 id: id, peer: peer, link: link, transport: Transport(link: link, options: options, logger: logger))
             registry.sessions[id] = session

@@ -9,7 +9,7 @@ public final class TransportSession: Sendable {
     /// Sends to and receives from this peer. It closes when the listener drops the session (the peer stayed
     /// away longer than ``TransportListener/Limits/resumeWindow``, room was needed, or the listener closed).
     public let transport: Transport
-    let link: SessionLink
+    let link: RelayLink
 
     private struct Details {
         var peer: String
@@ -21,7 +21,7 @@ public final class TransportSession: Sendable {
 
     private let details: Mutex<Details>
 
-    init(id: UInt64, peer: String, link: SessionLink, transport: Transport) {
+    init(id: UInt64, peer: String, link: RelayLink, transport: Transport) {
         self.id = id
         self.link = link
         self.transport = transport

@@ -1,5 +1,6 @@
 import BLELink
 import Foundation
+import Glibc
 import Testing
 import Transport
 
@@ -7,7 +8,8 @@ import Transport
 /// through DBUS_SYSTEM_BUS_ADDRESS, as it finds bluetoothd on a stock box): the CLI registers its application,
 /// the fake plays bluetoothd handing the descriptors of a subscribing central to it, and the test is that
 /// central, speaking Transport over the other ends.
-@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .timeLimit(.minutes(1)))
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .serialized,
+       .timeLimit(.minutes(2)))
 struct BlueZBackendCLITests {
     static var binary: URL {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
@@ -26,6 +28,13 @@ struct BlueZBackendCLITests {
             process.executableURL = BlueZBackendCLITests.binary
             process.arguments = arguments
             process.environment = ProcessInfo.processInfo.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": bus]) { $1 }
+            // Close-on-exec, so a dbus-daemon another test spawns meanwhile does not hold them open (the
+            // child gets its own copies as 1 and 2).
+            for pipe in [stdout, stderr] {
+                for handle in [pipe.fileHandleForReading, pipe.fileHandleForWriting] {
+                    _ = fcntl(handle.fileDescriptor, F_SETFD, FD_CLOEXEC)
+                }
+            }
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = stdout
             process.standardError = stderr
@@ -87,6 +96,34 @@ struct BlueZBackendCLITests {
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
         #expect(Array(output) == body)
+    }
+
+    @Test func sendAsPeripheralThroughBluetoothdPushesAMessageToTheSubscribedCentral() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let body = (0..<60_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bluez-send-\(getpid())")
+        try Data(body).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-push",
+                                "--json", file.path], bus: bus.address)
+        #expect(send.waitForError("advertising 'msgpipe-push' on hci0 (through bluetoothd)"), "\(send.errors)")
+
+        let ends = try await fake.acquire(device: BlueZPeripheralTests.device, mtu: 247)
+        let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,
+                                       maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 247))
+        let transport = Transport(link: central)
+        var messages = transport.messages.makeAsyncIterator()
+        let message = await messages.next()
+        let (output, status) = send.finish()
+        await transport.close()
+        #expect(message?.body == body)
+        #expect(status == 0, "\(send.errors)")
+        let line = String(decoding: output, as: UTF8.self)
+        #expect(line.contains("\"peer\":\"11:22:33:44:55:66\""), "\(line)")
+        #expect(line.contains("\"bytes\":60000"), "\(line)")
     }
 
     @Test func backendBluezWithoutBluetoothdNamesTheRemedy() async throws {

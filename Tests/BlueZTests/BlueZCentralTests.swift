@@ -56,10 +56,15 @@ struct BlueZCentralTests {
         }
     }
 
-    @Test func connectIsRetriedAfterLeConnectionAbortByLocalAndAKnownAddressNeedsNoDiscovery() async throws {
+    @Test(arguments: [
+        DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"),
+        DBusError.remote(name: "org.bluez.Error.InProgress", message: "In Progress"),
+    ])
+    func connectIsRetriedOnABusyRadioAndAKnownAddressNeedsNoDiscovery(error: DBusError) async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral
             device.connectFailures = 2
+            device.connectError = error
             try await fake.add(device)
             let connection = try await BlueZCentral.connect(
                 bus: client, target: CentralTarget("C0:11:22:33:44:55/random"), profile: .msgpipe, timeout: .seconds(10),
@@ -86,6 +91,20 @@ struct BlueZCentralTests {
         }
     }
 
+    @Test func aConnectErrorNoRetryCanFixIsThrownAtOnce() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.connectFailures = 100
+            device.connectError = .remote(name: "org.bluez.Error.NotAvailable", message: "Operation currently not available")
+            try await fake.add(device)
+            await #expect(throws: BlueZError.dbus(device.connectError)) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                               timeout: .seconds(10), backoff: Self.quickBackoff)
+            }
+            #expect(fake.record.connectAttempts.withLock { $0 } == 1)
+        }
+    }
+
     @Test func servicesThatNeverResolveAreAClearError() async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral
@@ -97,6 +116,7 @@ struct BlueZCentralTests {
                                                timeout: .seconds(1), backoff: Self.quickBackoff)
             }
             #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(fake.record.disconnects.withLock { $0 } == 1)  // the connection we made is ended again
         }
     }
 

@@ -64,8 +64,10 @@ public enum BlueZCentral {
         let deadline = ContinuousClock.now + timeout
         let (device, discovered) = try await locate(target, bus: bus, adapter: adapterPath, deadline: deadline, timeout: timeout)
         let watch = try await BlueZDeviceWatch.start(bus: bus, device: device)
+        // A connection we made and then could not use is ended again; one that another client made is left alone.
+        let wasConnected = watch.snapshot.connected
         do throws(BlueZError) {
-            if !watch.snapshot.connected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
+            if !wasConnected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
             let state = await watch.wait(until: deadline) { $0.servicesResolved || $0.lost }
             guard let state else { throw .servicesNotResolved(device: device, seconds: seconds(timeout)) }
             guard !state.lost else { throw .disconnected(device: device) }
@@ -91,6 +93,10 @@ public enum BlueZCentral {
             return connection
         } catch {
             watch.cancel()
+            if !wasConnected, watch.snapshot.connected {
+                _ = try? await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                        member: "Disconnect")
+            }
             throw error
         }
     }

@@ -2,11 +2,11 @@
 /// so `msgpipe scan` prints either unchanged.
 extension DiscoveredPeer {
     /// Most service UUIDs kept per peer, and UTF-8 bytes of a name (the spec's 248).
-    static let bluezLimits = (services: 64, nameBytes: 248)
+    public static let bluezLimits = (services: 64, nameBytes: 248)
 
     /// A peer for the `Device1` object at `path` (address from the path until the properties say more),
     /// RSSI unknown (127) until one is reported.
-    init?(bluezDevice path: String) {
+    public init?(bluezDevice path: String) {
         guard let last = path.split(separator: "/").last, last.hasPrefix("dev_"),
               let address = BluetoothAddress(String(last.dropFirst(4).map { $0 == "_" ? ":" : $0 })) else { return nil }
         self.init(peer: BluetoothPeer(address: address), rssi: 127)
@@ -14,7 +14,7 @@ extension DiscoveredPeer {
 
     /// Applies `Device1` properties as bluetoothd reports them, whole (GetManagedObjects, InterfacesAdded)
     /// or only the changed ones (PropertiesChanged). A value of the wrong type or over a limit is ignored.
-    mutating func merge(bluezDevice properties: [String: DBusValue]) {
+    public mutating func merge(bluezDevice properties: [String: DBusValue]) {
         if let text = properties["Address"]?.stringValue, let address = BluetoothAddress(text) { peer.address = address }
         if let type = properties["AddressType"]?.stringValue { peer.type = type == "random" ? .leRandom : .lePublic }
         if let advertised = properties["Name"]?.stringValue {
@@ -44,7 +44,7 @@ extension DiscoveredPeer {
     }
 
     /// True once bluetoothd reported an RSSI: the device was heard advertising, not only remembered.
-    var wasHeard: Bool { rssi != 127 }
+    public var wasHeard: Bool { rssi != 127 }
 
     private static func bounded(_ text: String) -> String {
         let utf8 = Array(text.utf8)
@@ -58,7 +58,7 @@ extension DiscoveredPeer {
 extension AdvertisedServiceUUID {
     /// A UUID as bluetoothd writes it (always the 128-bit form, lowercase), shortened to 16 or 32 bits when it
     /// is in the Bluetooth Base range, as the kernel scanner reports advertised ones.
-    init?(bluez text: String) {
+    public init?(bluez text: String) {
         guard let full = AdvertisedServiceUUID(text) else { return nil }
         let bytes = full.fullBytes
         guard full.littleEndianBytes.count == 16, Array(bytes[0..<12]) == Array(Self.baseLittleEndian[0..<12]) else {

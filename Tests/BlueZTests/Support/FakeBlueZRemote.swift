@@ -22,8 +22,9 @@ final class FakeBlueZRemote: Sendable {
         var uuids: [String] = []
         var manufacturerData: [UInt16: [UInt8]] = [:]
         var serviceData: [String: [UInt8]] = [:]
-        /// Connect fails this many times with le-connection-abort-by-local first.
+        /// Connect fails this many times with `connectError` first.
         var connectFailures = 0
+        var connectError = DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         var resolvesServices = true
         var service = "4d500001-8c5d-4e2b-9f1a-6d7367706970"
         /// nil: the characteristic is missing.
@@ -128,7 +129,7 @@ final class FakeBlueZRemote: Sendable {
                 DBusMethod("Connect") { [weak self] call throws(DBusError) in
                     let attempt = record.connectAttempts.withLock { $0 += 1; return $0 }
                     if attempt <= device.connectFailures {
-                        throw .remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+                        throw device.connectError
                     }
                     guard let self else { return [] }
                     Task {

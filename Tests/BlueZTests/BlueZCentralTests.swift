@@ -157,6 +157,22 @@ struct BlueZCentralTests {
         }
     }
 
+    @Test func bluetoothdLeavingTheBusEndsTheFallbackLink() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.txFlags = ["indicate"]
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            let link = try #require(connection.link as? BlueZValueLink)
+            var events = link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 182))
+            fake.stop()
+            #expect(await events.next() == .disconnected(reason: "bluetoothd left the D-Bus"))
+            #expect(await events.next() == nil)
+        }
+    }
+
     @Test(arguments: [
         (["write"], ["indicate"], BlueZValueLink.WriteType.request),
         (["write", "write-without-response"], ["indicate"], .command),

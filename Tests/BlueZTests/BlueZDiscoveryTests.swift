@@ -92,6 +92,30 @@ struct BlueZDiscoveryTests {
         }
     }
 
+    @Test func theAdapterIsResolvedByNameAddressOrAsTheFirstPoweredOne() async throws {
+        let byName = try AdapterSelector("hci0")
+        let byAddress = try AdapterSelector("00:11:22:33:44:55")
+        let first = try AdapterSelector(nil)
+        let unknownAddress = try AdapterSelector("00:11:22:33:44:66")
+        let unknownName = try AdapterSelector("hci1")
+        try await Self.withFake { _, client in
+            let resolved = [try await BlueZAdapter.resolve(byName, bus: client), try await BlueZAdapter.resolve(byAddress, bus: client),
+                            try await BlueZAdapter.resolve(first, bus: client)]
+            #expect(resolved == Array(repeating: "/org/bluez/hci0", count: 3))
+            await #expect(throws: BlueZError.adapterNotFound("00:11:22:33:44:66")) {
+                try await BlueZAdapter.resolve(unknownAddress, bus: client)
+            }
+            await #expect(throws: BlueZError.adapterNotFound("hci1")) {
+                try await BlueZAdapter.resolve(unknownName, bus: client)
+            }
+        }
+        try await Self.withFake(powered: false) { _, client in
+            await #expect(throws: BlueZError.adapterPoweredOff("hci0")) {
+                try await BlueZAdapter.resolve(first, bus: client)
+            }
+        }
+    }
+
     @Test func withoutBluetoothdTheErrorSaysSo() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

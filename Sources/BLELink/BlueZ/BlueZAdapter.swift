@@ -11,6 +11,35 @@ public enum BlueZAdapter {
         path(adapter) + "/dev_" + address.description.replacingColons()
     }
 
+    /// The object path of the adapter `selector` names, as `--adapter` does for the kernel backend: hciN, its
+    /// address, or the first powered adapter bluetoothd knows. Throws unless it exists and is powered.
+    public static func resolve(_ selector: AdapterSelector, bus: DBusConnection) async throws(BlueZError) -> String {
+        if case let .index(index) = selector {
+            let adapter = path("hci\(index)")
+            _ = try await requirePowered(bus: bus, adapter: adapter)
+            return adapter
+        }
+        let objects: [String: [String: [String: DBusValue]]]
+        do throws(DBusError) {
+            objects = try await bus.managedObjects(destination: "org.bluez", path: "/")
+        } catch {
+            throw BlueZError(error, calling: "GetManagedObjects")
+        }
+        let adapters = objects.compactMap { path, interfaces in interfaces["org.bluez.Adapter1"].map { (path, $0) } }
+            .sorted { $0.0 < $1.0 }
+        let candidates = adapters.filter { _, properties in
+            guard case let .address(address) = selector else { return true }
+            return properties["Address"]?.stringValue.flatMap { BluetoothAddress($0) } == address
+        }
+        guard let first = candidates.first else {
+            throw .adapterNotFound(selector == .firstAvailable ? "(any)" : selector.description)
+        }
+        guard let powered = candidates.first(where: { $0.1["Powered"]?.boolValue ?? true }) else {
+            throw .adapterPoweredOff(name(first.0))
+        }
+        return powered.0
+    }
+
     /// The adapter's name ("hci0") in its path.
     static func name(_ adapter: String) -> String { String(adapter.split(separator: "/").last ?? Substring(adapter)) }
 

@@ -2,7 +2,7 @@ import Backpressure
 import Synchronization
 
 /// What a central waits on of one `Device1` (Connected, ServicesResolved), kept current from its
-/// `PropertiesChanged` signals; on Connected false it calls the handler given to ``onDisconnect(_:)`` (the
+/// `PropertiesChanged` signals (bluetoothd leaving the bus counts as Connected false); on Connected false it calls the handler given to ``onDisconnect(_:)`` (the
 /// link's end). Waiters wake through a one-slot queue: changes coalesce, nothing polls.
 final class BlueZDeviceWatch: Sendable {
     struct Snapshot: Sendable, Equatable {
@@ -22,11 +22,11 @@ final class BlueZDeviceWatch: Sendable {
     let device: String
     private let state = Mutex(State())
     private let wake = BoundedAsyncQueue<Void, Never>(capacity: 1)
-    private let registration = Mutex<DBusRegistration?>(nil)
+    private let registration = Mutex<[DBusRegistration]>([])
 
     private init(device: String) { self.device = device }
 
-    deinit { registration.withLock { $0?.cancel() } }
+    deinit { registration.withLock { for each in $0 { each.cancel() } } }
 
     /// Watches `device` (its signals first, then its current properties, so no change falls between).
     static func start(bus: DBusConnection, device: String) async throws(BlueZError) -> BlueZDeviceWatch {
@@ -39,7 +39,11 @@ final class BlueZDeviceWatch: Sendable {
                 guard signal.arguments.count >= 2, let changed = signal.arguments[1].stringKeyed else { return }
                 watch?.update(changed, fromSignal: true)
             }
-            watch.registration.withLock { $0 = registration }
+            let departure = try await bus.addMatch(.nameOwnerChanged("org.bluez")) { [weak watch] signal in
+                guard signal.arguments.count == 3, signal.arguments[2].stringValue == "" else { return }
+                watch?.update(["Connected": .boolean(false)], fromSignal: true, reason: "bluetoothd left the D-Bus")
+            }
+            watch.registration.withLock { $0 = [registration, departure] }
             let current = try await bus.allProperties(destination: "org.bluez", path: device, interface: "org.bluez.Device1")
             watch.update(current, fromSignal: false)
         } catch {
@@ -73,9 +77,13 @@ final class BlueZDeviceWatch: Sendable {
         }
     }
 
-    func cancel() { registration.withLock { $0.take()?.cancel() } }
+    func cancel() {
+        let registrations = registration.withLock { registrations in defer { registrations = [] }; return registrations }
+        for each in registrations { each.cancel() }
+    }
 
-    private func update(_ properties: [String: DBusValue], fromSignal: Bool) {
+    private func update(_ properties: [String: DBusValue], fromSignal: Bool,
+                        reason: String = "the peripheral disconnected (Device1.Connected false)") {
         let disconnect = state.withLock { state -> (@Sendable (String) -> Void)? in
             var lost = false
             for (name, value) in properties {
@@ -94,7 +102,7 @@ final class BlueZDeviceWatch: Sendable {
             }
             return lost ? state.onDisconnect : nil
         }
-        disconnect?("the peripheral disconnected (Device1.Connected false)")
+        disconnect?(reason)
         _ = try? wake.tryPush(())
     }
 }

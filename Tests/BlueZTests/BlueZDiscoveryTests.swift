@@ -116,6 +116,16 @@ struct BlueZDiscoveryTests {
         }
     }
 
+    @Test func startDiscoveryRefusalsAreTypedAndLeaveNoSessionBehind() async throws {
+        try await Self.withFake { fake, client in
+            fake.record.startDiscoveryError.withLock { $0 = .remote(name: "org.bluez.Error.InProgress", message: "Operation already in progress") }
+            await #expect(throws: BlueZError.inProgress("StartDiscovery on hci0")) { try await BlueZDiscovery.start(bus: client) }
+            fake.record.startDiscoveryError.withLock { $0 = .remote(name: "org.bluez.Error.NotReady", message: "Resource Not Ready") }
+            await #expect(throws: BlueZError.adapterPoweredOff("hci0")) { try await BlueZDiscovery.start(bus: client) }
+            #expect(fake.record.stops.withLock { $0 } == 2)
+        }
+    }
+
     @Test func withoutBluetoothdTheErrorSaysSo() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

@@ -53,6 +53,8 @@ final class FakeBlueZRemote: Sendable {
         /// WriteValue calls: value and "type" option.
         let writes = BoundedAsyncQueue<(value: [UInt8], type: String), Never>(capacity: 4096)
         let notifying = Mutex(false)
+        /// StartDiscovery answers this error when set.
+        let startDiscoveryError = Mutex<DBusError?>(nil)
     }
 
     private final class DeviceState: Sendable {
@@ -79,8 +81,9 @@ final class FakeBlueZRemote: Sendable {
                     record.filter.withLock { $0 = call.arguments.first?.stringKeyed }
                     return []
                 },
-                DBusMethod("StartDiscovery") { [weak self] call in
+                DBusMethod("StartDiscovery") { [weak self] call throws(DBusError) in
                     record.starts.withLock { $0 += 1 }
+                    if let error = record.startDiscoveryError.withLock({ $0 }) { throw error }
                     guard let self else { return [] }
                     let devices = announcedAtDiscovery.withLock { devices in defer { devices = [] }; return devices }
                     call.reply()

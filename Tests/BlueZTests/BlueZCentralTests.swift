@@ -207,6 +207,8 @@ struct BlueZCentralTests {
             try await fake.setConnected(false, device: device)
             #expect(await events.next() == .disconnected(reason: "the peripheral disconnected (Device1.Connected false)"))
             await #expect(throws: LinkError.self) { try await link.send([1]) }
+            await connection.disconnect()
+            #expect(!fake.record.notifying.withLock { $0 })  // StopNotify, although the device had gone
         }
     }
 

@@ -33,6 +33,7 @@ public final class BlueZValueLink: Link, Sendable {
 
     private struct State {
         var ended = false
+        var closed = false
         var dropped = 0
         var subscription: DBusRegistration?
     }
@@ -118,11 +119,12 @@ public final class BlueZValueLink: Link, Sendable {
         }
     }
 
-    /// Stops notifications (`StopNotify`) and ends the connection.
+    /// Stops notifications (`StopNotify`, also after a disconnect: bluetoothd keeps a subscription across
+    /// reconnects until its client stops it or leaves the bus) and ends the connection.
     public func close() async {
-        let running = !state.withLock { $0.ended }
         disconnect(reason: "closed locally")
-        if running {
+        let first = state.withLock { state in defer { state.closed = true }; return !state.closed }
+        if first {
             _ = try? await bus.call(destination: "org.bluez", path: notifyPath, interface: "org.bluez.GattCharacteristic1",
                                     member: "StopNotify")
         }

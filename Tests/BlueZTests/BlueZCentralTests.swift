@@ -76,6 +76,23 @@ struct BlueZCentralTests {
         }
     }
 
+    @Test func aDeviceAnotherClientConnectedIsUsedByNameWithoutDiscoveryAndLeftConnected() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.rssi = nil  // connected peripherals usually stop advertising
+            device.alreadyConnected = true
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            #expect(connection.usesAcquiredDescriptors)
+            #expect(fake.record.starts.withLock { $0 } == 0)
+            #expect(fake.record.connectAttempts.withLock { $0 } == 0)
+            #expect(!connection.madeTheConnection)
+            await connection.disconnect()
+            #expect(fake.record.disconnects.withLock { $0 } == 0)
+        }
+    }
+
     @Test func connectGivesUpAfterItsAttempts() async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral

@@ -19,11 +19,14 @@ public enum BlueZCentral {
         public let mtu: Int
         /// True for acquired descriptors, false for the WriteValue/StartNotify fallback.
         public let usesAcquiredDescriptors: Bool
+        /// False when another client had connected the device already: ``disconnect()`` then leaves it up.
+        public let madeTheConnection: Bool
         private let bus: DBusConnection
         private let watch: BlueZDeviceWatch
 
-        init(link: any Link, peer: BluetoothPeer, device: String, mtu: Int, acquired: Bool, bus: DBusConnection,
-             watch: BlueZDeviceWatch) {
+        init(link: any Link, peer: BluetoothPeer, device: String, mtu: Int, acquired: Bool, madeTheConnection: Bool,
+             bus: DBusConnection, watch: BlueZDeviceWatch) {
+            self.madeTheConnection = madeTheConnection
             self.link = link
             self.peer = peer
             self.device = device
@@ -33,10 +36,12 @@ public enum BlueZCentral {
             self.watch = watch
         }
 
-        /// Closes the link and asks bluetoothd to disconnect the device (`Device1.Disconnect`).
+        /// Closes the link and, if this central made the connection, asks bluetoothd to end it
+        /// (`Device1.Disconnect`).
         public func disconnect() async {
             watch.cancel()
             await link.close()
+            guard madeTheConnection else { return }
             _ = try? await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
                                     member: "Disconnect")
         }
@@ -81,7 +86,7 @@ public enum BlueZCentral {
             peer.merge(bluezDevice: properties)
             let (link, mtu, acquired) = try await open(profile, device: device, bus: bus)
             let connection = Connection(link: link, peer: peer.peer, device: device, mtu: mtu, acquired: acquired,
-                                        bus: bus, watch: watch)
+                                        madeTheConnection: !wasConnected, bus: bus, watch: watch)
             watch.onDisconnect { reason in
                 if let link = link as? AcquiredLink { link.disconnect(reason: reason) }
                 if let link = link as? BlueZValueLink { link.disconnect(reason: reason) }
@@ -103,26 +108,32 @@ public enum BlueZCentral {
 
     // MARK: - Steps
 
-    /// The Device1 path of `target`: directly for an address bluetoothd knows, else through discovery.
+    /// The Device1 path of `target`: directly for an address bluetoothd knows or a name of a device already
+    /// connected (a connected peripheral usually stops advertising), else through discovery.
     private static func locate(
         _ target: CentralTarget, bus: DBusConnection, adapter: String, deadline: ContinuousClock.Instant,
         timeout: Duration
     ) async throws(BlueZError) -> (String, DiscoveredPeer?) {
+        let objects: [String: [String: [String: DBusValue]]]
+        do throws(DBusError) {
+            objects = try await bus.managedObjects(destination: "org.bluez", path: "/")
+        } catch {
+            throw BlueZError(error, calling: "GetManagedObjects")
+        }
         let filter: ScanFilter
-        if case let .peer(peer) = target {
+        switch target {
+        case let .peer(peer):
             let path = BlueZAdapter.devicePath(adapter: adapter, address: peer.address)
-            let known: Bool
-            do throws(DBusError) {
-                known = try await bus.managedObjects(destination: "org.bluez", path: "/")[path]?["org.bluez.Device1"] != nil
-            } catch {
-                throw BlueZError(error, calling: "GetManagedObjects")
-            }
-            if known { return (path, nil) }
+            if objects[path]?["org.bluez.Device1"] != nil { return (path, nil) }
             filter = ScanFilter()
-        } else if case let .name(name) = target {
+        case let .name(name):
+            let prefix = adapter + "/dev_"
+            if let path = objects.keys.sorted().first(where: { path in
+                guard path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"),
+                      let device = objects[path]?["org.bluez.Device1"] else { return false }
+                return device["Name"]?.stringValue == name && device["Connected"]?.boolValue == true
+            }) { return (path, nil) }
             filter = ScanFilter(name: name)
-        } else {
-            filter = ScanFilter()
         }
         let discovery = try await BlueZDiscovery.start(bus: bus, adapter: adapter, filter: filter)
         let found = await withTimeout(deadline - .now) { () async -> DiscoveredPeer? in

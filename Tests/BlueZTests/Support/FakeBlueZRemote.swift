@@ -26,6 +26,8 @@ final class FakeBlueZRemote: Sendable {
         var connectFailures = 0
         var connectError = DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         var resolvesServices = true
+        /// Connected (by another client) and its services resolved from the start.
+        var alreadyConnected = false
         var service = "4d500001-8c5d-4e2b-9f1a-6d7367706970"
         /// nil: the characteristic is missing.
         var rx: String? = "4d500002-8c5d-4e2b-9f1a-6d7367706970"
@@ -110,6 +112,11 @@ final class FakeBlueZRemote: Sendable {
     func add(_ device: Device, announce: Bool = false) async throws {
         let state = DeviceState(rssi: device.rssi ?? 0)
         states.withLock { $0[device.path] = state }
+        if device.alreadyConnected {
+            try await exportGATT(device)
+            state.connected.withLock { $0 = true }
+            state.resolved.withLock { $0 = true }
+        }
         var properties = [
             DBusProperty("Address", .string(device.address)), DBusProperty("AddressType", .string(device.addressType)),
             DBusProperty("Alias", .string(device.name ?? device.address.split(separator: ":").joined(separator: "-"))),

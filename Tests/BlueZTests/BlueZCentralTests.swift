@@ -137,6 +137,22 @@ struct BlueZCentralTests {
         }
     }
 
+    @Test func cancellingAConnectEndsItPromptly() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.resolvesServices = false
+            try await fake.add(device)
+            let started = ContinuousClock.now
+            let attempt = Task {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(30))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            attempt.cancel()
+            await #expect(throws: BlueZError.self) { try await attempt.value }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
     @Test func aTargetNeverSeenIsDeviceNotFound() async throws {
         try await Self.withFake { _, client in
             await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", seconds: 0.5)) {

@@ -65,13 +65,13 @@ final class BlueZDeviceWatch: Sendable {
         state.withLock { $0.onDisconnect = handler }
     }
 
-    /// Waits until `predicate` holds for the current state, or `deadline` passes (nil).
+    /// Waits until `predicate` holds for the current state, or `deadline` passes or the task is cancelled (nil).
     func wait(until deadline: ContinuousClock.Instant, for predicate: (Snapshot) -> Bool) async -> Snapshot? {
         while true {
             let current = snapshot
             if predicate(current) { return current }
             let remaining = deadline - .now
-            guard remaining > .zero else { return nil }
+            guard remaining > .zero, !Task.isCancelled else { return nil }
             let woken: Void? = await withTimeout(remaining) { [wake] in await wake.next() }
             if woken == nil, ContinuousClock.now >= deadline { return predicate(snapshot) ? snapshot : nil }
         }

@@ -72,6 +72,19 @@ struct BlueZDiscoveryTests {
         }
     }
 
+    @Test func aCancelledScanStopsTheDiscovery() async throws {
+        try await Self.withFake { fake, client in
+            let started = ContinuousClock.now
+            let scan = Task { try await BlueZDiscovery.scan(bus: client, duration: .seconds(30)) }
+            try await Task.sleep(for: .milliseconds(200))
+            scan.cancel()
+            _ = try await scan.value
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(fake.record.starts.withLock { $0 } == 1)
+            #expect(fake.record.stops.withLock { $0 } == 1)
+        }
+    }
+
     @Test func aDeviceBluetoothdAlreadyHeardIsReportedButARememberedOneIsNot() async throws {
         try await Self.withFake { fake, client in
             try await fake.add(FakeBlueZRemote.Device(address: "11:11:11:11:11:11", name: "heard", rssi: -55))

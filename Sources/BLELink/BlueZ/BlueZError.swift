@@ -12,6 +12,20 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooOld(String)
     /// Any other D-Bus failure.
     case dbus(DBusError)
+    /// bluetoothd refused `what` as already in progress (e.g. a second discovery on one D-Bus connection).
+    case inProgress(String)
+    /// Discovery did not see the target (a name or an address) within the time given.
+    case deviceNotFound(String, seconds: Double)
+    /// `Device1.Connect` kept failing (the last error after every attempt).
+    case connectFailed(device: String, attempts: Int, reason: String)
+    /// The device connected but `ServicesResolved` did not turn true in time.
+    case servicesNotResolved(device: String, seconds: Double)
+    /// The connected device has no primary service with this UUID.
+    case serviceNotFound(uuid: String, device: String)
+    /// The peer's service lacks a characteristic with this UUID, or it lacks the properties we need.
+    case characteristicNotFound(uuid: String, service: String)
+    /// The device disconnected while we set the connection up.
+    case disconnected(device: String)
 
     /// The BlueZ error for a D-Bus failure of a call to org.bluez (`what` names the call, for the message).
     public init(_ error: DBusError, calling what: String) {
@@ -41,6 +55,20 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
             "bluetoothd is too old for \(what): BlueZ 5.48 or later is needed (acquired descriptors)"
         case let .dbus(error):
             "BlueZ over D-Bus: \(error)"
+        case let .inProgress(what):
+            "bluetoothd says \(what) is already in progress for this client: one discovery or connect at a time per D-Bus connection"
+        case let .deviceNotFound(target, seconds):
+            "no device \(target) seen by bluetoothd's discovery within \(seconds) s: is it advertising and in range?"
+        case let .connectFailed(device, attempts, reason):
+            "connecting \(device) failed \(attempts) times (last: \(reason)): move closer, or retry when the radio is less busy"
+        case let .servicesNotResolved(device, seconds):
+            "\(device) connected but bluetoothd did not resolve its GATT services within \(seconds) s (ServicesResolved stayed false)"
+        case let .serviceNotFound(uuid, device):
+            "\(device) has no GATT service \(uuid): check --profile"
+        case let .characteristicNotFound(uuid, service):
+            "the GATT service \(service) has no usable characteristic \(uuid) (missing, or without write / notify): check --profile"
+        case let .disconnected(device):
+            "\(device) disconnected while the connection was being set up"
         }
     }
 }

@@ -5,12 +5,36 @@ public struct DiscoveredPeer: Sendable, Equatable {
     /// The last RSSI reported, in dBm (127: unknown).
     public var rssi: Int8
     public var services: [AdvertisedServiceUUID]
+    /// Manufacturer-specific data by company identifier (AD type 0xFF), the last seen per company.
+    public var manufacturerData: [UInt16: [UInt8]]
+    /// Service data by service UUID (AD types 0x16, 0x20, 0x21), the last seen per service.
+    public var serviceData: [AdvertisedServiceUUID: [UInt8]] = [:]
 
-    public init(peer: BluetoothPeer, name: String? = nil, rssi: Int8, services: [AdvertisedServiceUUID] = []) {
+    /// Most manufacturer (and service) data entries kept per peer, and bytes per entry (an extended
+    /// advertisement's most).
+    public static let manufacturerDataLimit = (entries: 16, bytes: 1650)
+
+    public init(peer: BluetoothPeer, name: String? = nil, rssi: Int8, services: [AdvertisedServiceUUID] = [],
+                manufacturerData: [UInt16: [UInt8]] = [:]) {
         self.peer = peer
         self.name = name
         self.rssi = rssi
         self.services = services
+        self.manufacturerData = manufacturerData
+    }
+
+    /// Records one manufacturer data entry, within ``manufacturerDataLimit`` (an entry over it is ignored).
+    public mutating func setManufacturerData(company: UInt16, _ bytes: [UInt8]) {
+        guard bytes.count <= Self.manufacturerDataLimit.bytes,
+              manufacturerData[company] != nil || manufacturerData.count < Self.manufacturerDataLimit.entries else { return }
+        manufacturerData[company] = bytes
+    }
+
+    /// Records one service data entry, within ``manufacturerDataLimit`` (an entry over it is ignored).
+    public mutating func setServiceData(_ service: AdvertisedServiceUUID, _ bytes: [UInt8]) {
+        guard bytes.count <= Self.manufacturerDataLimit.bytes,
+              serviceData[service] != nil || serviceData.count < Self.manufacturerDataLimit.entries else { return }
+        serviceData[service] = bytes
     }
 
     /// The peer described by a Device Found event. Malformed advertising data keeps what parsed before the
@@ -27,6 +51,21 @@ public struct DiscoveredPeer: Sendable, Equatable {
         if let advertisedName = data.localName { name = advertisedName }
         for uuid in (try? data.serviceUUIDs()) ?? [] where !services.contains(where: { $0.matches(uuid) }) {
             services.append(uuid)
+        }
+        for structure in data.structures where structure.type == 0xFF && structure.data.count >= 2 {
+            setManufacturerData(company: UInt16(structure.data[0]) | UInt16(structure.data[1]) << 8,
+                                Array(structure.data.dropFirst(2)))
+        }
+        for structure in data.structures {
+            let width = switch structure.type {
+            case 0x16: 2
+            case 0x20: 4
+            case 0x21: 16
+            default: 0
+            }
+            guard width > 0, structure.data.count >= width,
+                  let uuid = AdvertisedServiceUUID(littleEndianBytes: Array(structure.data.prefix(width))) else { continue }
+            setServiceData(uuid, Array(structure.data.dropFirst(width)))
         }
     }
 }

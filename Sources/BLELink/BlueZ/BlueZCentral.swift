@@ -1,0 +1,277 @@
+public import GATT
+import Glibc
+public import Transport
+
+/// The central role beside bluetoothd: finds the peer (discovery, or the Device1 path of a known address),
+/// `Device1.Connect` with retries on a busy radio, waits for `ServicesResolved`, then acquires the profile's
+/// write and notify characteristics (`AcquireWrite` / `AcquireNotify`) into an ``AcquiredLink``, or falls
+/// back to ``BlueZValueLink`` (`WriteValue` + `StartNotify`) for a peer whose characteristics do not allow it.
+public enum BlueZCentral {
+    /// One connected peripheral.
+    public final class Connection: Sendable {
+        /// The packet link for Transport: an ``AcquiredLink`` or, as the fallback, a ``BlueZValueLink``.
+        /// It reports `.disconnected` when bluetoothd says Device1.Connected false.
+        public let link: any Link
+        public let peer: BluetoothPeer
+        /// The Device1 object path.
+        public let device: String
+        /// The ATT MTU bluetoothd reported (23 when it could not tell, on the fallback before BlueZ 5.62).
+        public let mtu: Int
+        /// True for acquired descriptors, false for the WriteValue/StartNotify fallback.
+        public let usesAcquiredDescriptors: Bool
+        /// False when another client had connected the device already: ``disconnect()`` then leaves it up.
+        public let madeTheConnection: Bool
+        private let bus: DBusConnection
+        private let watch: BlueZDeviceWatch
+
+        init(link: any Link, peer: BluetoothPeer, device: String, mtu: Int, acquired: Bool, madeTheConnection: Bool,
+             bus: DBusConnection, watch: BlueZDeviceWatch) {
+            self.madeTheConnection = madeTheConnection
+            self.link = link
+            self.peer = peer
+            self.device = device
+            self.mtu = mtu
+            usesAcquiredDescriptors = acquired
+            self.bus = bus
+            self.watch = watch
+        }
+
+        /// Closes the link and, if this central made the connection, asks bluetoothd to end it
+        /// (`Device1.Disconnect`).
+        public func disconnect() async {
+            watch.cancel()
+            await link.close()
+            guard madeTheConnection else { return }
+            _ = try? await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                    member: "Disconnect")
+        }
+    }
+
+    /// The largest packet the central writes for an ATT `mtu`: ATT_MTU - 3. bluetoothd turns each datagram of
+    /// the write descriptor (or each WriteValue) into one Write Command / Request: 3 bytes of opcode and handle,
+    /// and a value over ATT_MTU - 3 is not sent at all (src/gatt-client.c `sock_read` ignores the failure).
+    /// The 5 bytes ``AcquiredLink/maximumPacketSize(mtu:)`` leaves are for notifications only, which bluetoothd
+    /// may pack into Multiple Handle Value Notifications; writes never are.
+    public static func maximumWriteSize(mtu: Int) -> Int {
+        min(ATTOpcode.maximumValueLength(mtu: ATTOpcode.maximumMTU), max(23, min(mtu, ATTOpcode.maximumMTU)) - 3)
+    }
+
+    /// Connects `target` (an address, known to bluetoothd or discovered, or an advertised name) through
+    /// `adapter` ("hci0" or its path) and opens `profile`'s characteristics. `timeout` bounds the whole setup
+    /// (discovery, connect attempts, service resolution); `backoff` the Connect retries on
+    /// `le-connection-abort-by-local` and InProgress.
+    public static func connect(
+        bus: DBusConnection, adapter: String = "hci0", target: CentralTarget, profile: GATTServiceProfile,
+        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: 0.5, maximum: 4, attempts: 5)
+    ) async throws(BlueZError) -> Connection {
+        let adapterPath = BlueZAdapter.path(adapter)
+        _ = try await BlueZAdapter.requirePowered(bus: bus, adapter: adapterPath)
+        let deadline = ContinuousClock.now + timeout
+        let (device, discovered) = try await locate(target, bus: bus, adapter: adapterPath, deadline: deadline, timeout: timeout)
+        let watch = try await BlueZDeviceWatch.start(bus: bus, device: device)
+        // A connection we made and then could not use is ended again; one that another client made is left alone.
+        let wasConnected = watch.snapshot.connected
+        do throws(BlueZError) {
+            if !wasConnected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
+            let state = await watch.wait(until: deadline) { $0.servicesResolved || $0.lost }
+            guard let state else { throw .servicesNotResolved(device: device, seconds: seconds(timeout)) }
+            guard !state.lost else { throw .disconnected(device: device) }
+            let properties: [String: DBusValue]
+            do throws(DBusError) {
+                properties = try await bus.allProperties(destination: "org.bluez", path: device, interface: "org.bluez.Device1")
+            } catch {
+                throw BlueZError(error, calling: "reading \(device)")
+            }
+            var peer = discovered ?? DiscoveredPeer(bluezDevice: device) ?? DiscoveredPeer(peer: BluetoothPeer(address: .any), rssi: 127)
+            peer.merge(bluezDevice: properties)
+            let (link, mtu, acquired) = try await open(profile, device: device, bus: bus)
+            let connection = Connection(link: link, peer: peer.peer, device: device, mtu: mtu, acquired: acquired,
+                                        madeTheConnection: !wasConnected, bus: bus, watch: watch)
+            watch.onDisconnect { reason in
+                if let link = link as? AcquiredLink { link.disconnect(reason: reason) }
+                if let link = link as? BlueZValueLink { link.disconnect(reason: reason) }
+            }
+            if !watch.snapshot.connected {
+                await connection.disconnect()
+                throw .disconnected(device: device)
+            }
+            return connection
+        } catch {
+            watch.cancel()
+            if !wasConnected, watch.snapshot.connected {
+                _ = try? await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                        member: "Disconnect")
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Steps
+
+    /// The Device1 path of `target`: directly for an address bluetoothd knows or a name of a device already
+    /// connected (a connected peripheral usually stops advertising), else through discovery.
+    private static func locate(
+        _ target: CentralTarget, bus: DBusConnection, adapter: String, deadline: ContinuousClock.Instant,
+        timeout: Duration
+    ) async throws(BlueZError) -> (String, DiscoveredPeer?) {
+        let objects: [String: [String: [String: DBusValue]]]
+        do throws(DBusError) {
+            objects = try await bus.managedObjects(destination: "org.bluez", path: "/")
+        } catch {
+            throw BlueZError(error, calling: "GetManagedObjects")
+        }
+        let filter: ScanFilter
+        switch target {
+        case let .peer(peer):
+            let path = BlueZAdapter.devicePath(adapter: adapter, address: peer.address)
+            if objects[path]?["org.bluez.Device1"] != nil { return (path, nil) }
+            filter = ScanFilter()
+        case let .name(name):
+            let prefix = adapter + "/dev_"
+            if let path = objects.keys.sorted().first(where: { path in
+                guard path.hasPrefix(prefix), !path.dropFirst(prefix.count).contains("/"),
+                      let device = objects[path]?["org.bluez.Device1"] else { return false }
+                return device["Name"]?.stringValue == name && device["Connected"]?.boolValue == true
+            }) { return (path, nil) }
+            filter = ScanFilter(name: name)
+        }
+        let discovery = try await BlueZDiscovery.start(bus: bus, adapter: adapter, filter: filter)
+        let found = await withTimeout(deadline - .now) { () async -> DiscoveredPeer? in
+            while let peer = try? await discovery.reports.next() {
+                if case let .peer(wanted) = target, peer.peer.address != wanted.address { continue }
+                return peer
+            }
+            return nil
+        }
+        await discovery.stop()
+        guard let found else { throw .deviceNotFound(target.description, seconds: seconds(timeout)) }
+        return (BlueZAdapter.devicePath(adapter: adapter, address: found.peer.address), found)
+    }
+
+    /// `Device1.Connect`, retried per `backoff` while bluetoothd reports a busy radio.
+    private static func connect(
+        _ device: String, bus: DBusConnection, deadline: ContinuousClock.Instant, backoff: ReconnectBackoff
+    ) async throws(BlueZError) {
+        var failures = 0
+        while true {
+            let remaining = max(.seconds(1), deadline - .now)
+            do throws(DBusError) {
+                _ = try await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                       member: "Connect", timeout: remaining)
+                return
+            } catch {
+                if error.name == "org.bluez.Error.AlreadyConnected" { return }
+                guard isBusyRadio(error) else { throw BlueZError(error, calling: "Device1.Connect on \(device)") }
+                failures += 1
+                let delay = Duration.milliseconds(Int(backoff.delay(afterFailures: failures) * 1000))
+                guard failures < max(1, backoff.attempts), ContinuousClock.now + delay < deadline else {
+                    throw .connectFailed(device: device, attempts: failures, reason: error.description)
+                }
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { throw .connectFailed(device: device, attempts: failures, reason: "cancelled") }
+            }
+        }
+    }
+
+    /// The connect failures another attempt may fix (bleak retries the same ones).
+    static func isBusyRadio(_ error: DBusError) -> Bool {
+        guard case let .remote(name, message) = error else { return false }
+        switch name {
+        case "org.bluez.Error.InProgress": return true
+        case "org.bluez.Error.Failed":
+            return message.contains("le-connection-abort-by-local") || message.contains("Operation already in progress")
+        default: return false
+        }
+    }
+
+    /// Finds the profile's characteristics under `device` and opens the link on them.
+    private static func open(
+        _ profile: GATTServiceProfile, device: String, bus: DBusConnection
+    ) async throws(BlueZError) -> (any Link, Int, Bool) {
+        let objects: [String: [String: [String: DBusValue]]]
+        do throws(DBusError) {
+            objects = try await bus.managedObjects(destination: "org.bluez", path: "/")
+        } catch {
+            throw BlueZError(error, calling: "GetManagedObjects")
+        }
+        let below = device + "/"
+        guard let service = objects.keys.sorted().first(where: { path in
+            guard path.hasPrefix(below), let properties = objects[path]?["org.bluez.GattService1"] else { return false }
+            return properties["Device"]?.stringValue == device
+                && properties["UUID"]?.stringValue.flatMap(BluetoothUUID.init) == profile.service
+        }) else { throw .serviceNotFound(uuid: profile.service.description, device: device) }
+        func characteristic(_ uuid: BluetoothUUID) throws(BlueZError) -> (path: String, flags: Set<String>, mtu: Int?) {
+            for path in objects.keys.sorted() where path.hasPrefix(service + "/") {
+                guard let properties = objects[path]?["org.bluez.GattCharacteristic1"],
+                      properties["Service"]?.stringValue == service,
+                      properties["UUID"]?.stringValue.flatMap(BluetoothUUID.init) == uuid else { continue }
+                let flags = Set((properties["Flags"]?.stringArray ?? []).prefix(32))
+                return (path, flags, properties["MTU"]?.uint16Value.map(Int.init))
+            }
+            throw .characteristicNotFound(uuid: uuid.description, service: profile.service.description)
+        }
+        let write = try characteristic(profile.rx)
+        let notify = try characteristic(profile.tx)
+        guard !write.flags.isDisjoint(with: ["write", "write-without-response"]) else {
+            throw .characteristicNotFound(uuid: profile.rx.description, service: profile.service.description)
+        }
+        guard !notify.flags.isDisjoint(with: ["notify", "indicate"]) else {
+            throw .characteristicNotFound(uuid: profile.tx.description, service: profile.service.description)
+        }
+        if write.flags.contains("write-without-response"), notify.flags.contains("notify"),
+           let acquired = try await acquire(write: write.path, notify: notify.path, bus: bus) {
+            return acquired
+        }
+        let mtu = write.mtu ?? notify.mtu ?? 23
+        let link = try await BlueZValueLink.start(
+            bus: bus, write: write.path, notify: notify.path, maximumPacketSize: maximumWriteSize(mtu: mtu),
+            writeType: write.flags.contains("write-without-response") ? .command : .request)
+        return (link, mtu, false)
+    }
+
+    /// `AcquireWrite` and `AcquireNotify` into an ``AcquiredLink``; nil when bluetoothd refuses them in a way
+    /// the fallback may get around (not supported, already acquired by another client, too old).
+    private static func acquire(write: String, notify: String, bus: DBusConnection) async throws(BlueZError) -> (any Link, Int, Bool)? {
+        func call(_ path: String, _ member: String) async throws(BlueZError) -> (fd: Int32, mtu: Int)? {
+            do throws(DBusError) {
+                let reply = try await bus.call(destination: "org.bluez", path: path, interface: "org.bluez.GattCharacteristic1",
+                                               member: member, arguments: [.variantDictionary([])])
+                guard reply.count == 2, let fd = reply[0].fileDescriptorValue?.take(), let mtu = reply[1].uint16Value else {
+                    throw DBusError.malformed("\(member) answered \(reply.map(\.signature)) instead of (h, q)")
+                }
+                return (fd, Int(mtu))
+            } catch {
+                switch error.name {
+                case "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.InProgress",
+                     "org.freedesktop.DBus.Error.UnknownMethod":
+                    return nil
+                default:
+                    throw BlueZError(error, calling: "GattCharacteristic1.\(member) on \(path)")
+                }
+            }
+        }
+        guard let writer = try await call(write, "AcquireWrite") else { return nil }
+        let notifier: (fd: Int32, mtu: Int)?
+        do throws(BlueZError) {
+            notifier = try await call(notify, "AcquireNotify")
+        } catch {
+            Glibc.close(writer.fd)
+            throw error
+        }
+        guard let notifier else {
+            Glibc.close(writer.fd)
+            return nil
+        }
+        do throws(LinkError) {
+            let link = try AcquiredLink(sending: writer.fd, receiving: notifier.fd,
+                                        maximumPacketSize: maximumWriteSize(mtu: writer.mtu))
+            return (link, writer.mtu, true)
+        } catch {
+            throw .dbus(.failed("opening the acquired descriptors: \(error)"))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

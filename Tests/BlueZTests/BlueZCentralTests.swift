@@ -1,0 +1,305 @@
+import Backpressure
+import BLELink
+import GATT
+import Synchronization
+import Testing
+import Transport
+
+/// The central against the fake org.bluez: find, connect (with retries), resolve, acquire, and the fallback.
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .timeLimit(.minutes(1)))
+struct BlueZCentralTests {
+    static let peripheral = FakeBlueZRemote.Device(address: "C0:11:22:33:44:55", addressType: "random", name: "msgpipe-peer",
+                                                   rssi: -50, uuids: [BlueZDiscoveryTests.msgpipeService])
+    static let quickBackoff = ReconnectBackoff(initial: 0.02, maximum: 0.1, attempts: 4)
+
+    static func withFake(_ body: (FakeBlueZRemote, DBusConnection) async throws -> Void) async throws {
+        try await BlueZDiscoveryTests.withFake(body)
+    }
+
+    @Test func writePacketsLeaveBluetoothdItsThreeBytes() {
+        #expect(BlueZCentral.maximumWriteSize(mtu: 23) == 20)
+        #expect(BlueZCentral.maximumWriteSize(mtu: 185) == 182)
+        #expect(BlueZCentral.maximumWriteSize(mtu: 517) == 512)
+        #expect(BlueZCentral.maximumWriteSize(mtu: 0) == 20)
+    }
+
+    @Test func aMessageOf100KiBGoesToThePeripheralAndOneComesBackThroughTheAcquiredDescriptors() async throws {
+        try await Self.withFake { fake, client in
+            fake.announceWhenDiscovering(BlueZDiscoveryTests.foreign)
+            fake.announceWhenDiscovering(Self.peripheral)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(10), backoff: Self.quickBackoff)
+            #expect(connection.usesAcquiredDescriptors)
+            #expect(connection.mtu == 185)
+            #expect(connection.device == Self.peripheral.path)
+            #expect(connection.peer == BluetoothPeer(address: BluetoothAddress("C0:11:22:33:44:55")!, type: .leRandom))
+            #expect(fake.record.stops.withLock { $0 } == 1)  // discovery ended before the connect
+            let writeEnd = try #require(fake.record.writeEnd.withLock { $0.take() })
+            let notifyEnd = try #require(fake.record.notifyEnd.withLock { $0.take() })
+            let far = try AcquiredLink(sending: notifyEnd, receiving: writeEnd,
+                                       maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+            let acquired = try #require(connection.link as? AcquiredLink)
+            #expect(acquired.maximumPacketSize == 182)  // ATT_MTU - 3 for writes
+            let centralTransport = Transport(link: connection.link)
+            let peripheralTransport = Transport(link: far)
+            let big = (0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            async let received = peripheralTransport.messages.first { _ in true }
+            try await centralTransport.send(big, timeout: .seconds(20))
+            #expect(await received?.body == big)
+            async let back = centralTransport.messages.first { _ in true }
+            try await peripheralTransport.send(Array("done".utf8), timeout: .seconds(20))
+            #expect(await back?.body == Array("done".utf8))
+            await centralTransport.close()
+            await peripheralTransport.close()
+            await connection.disconnect()
+            #expect(fake.record.disconnects.withLock { $0 } == 1)
+        }
+    }
+
+    @Test(arguments: [
+        DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"),
+        DBusError.remote(name: "org.bluez.Error.InProgress", message: "In Progress"),
+    ])
+    func connectIsRetriedOnABusyRadioAndAKnownAddressNeedsNoDiscovery(error: DBusError) async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.connectFailures = 2
+            device.connectError = error
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(
+                bus: client, target: CentralTarget("C0:11:22:33:44:55/random"), profile: .msgpipe, timeout: .seconds(10),
+                backoff: Self.quickBackoff)
+            #expect(fake.record.connectAttempts.withLock { $0 } == 3)
+            #expect(fake.record.starts.withLock { $0 } == 0)
+            #expect(connection.usesAcquiredDescriptors)
+            await connection.disconnect()
+        }
+    }
+
+    @Test func aDeviceAnotherClientConnectedIsUsedByNameWithoutDiscoveryAndLeftConnected() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.rssi = nil  // connected peripherals usually stop advertising
+            device.alreadyConnected = true
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            #expect(connection.usesAcquiredDescriptors)
+            #expect(fake.record.starts.withLock { $0 } == 0)
+            #expect(fake.record.connectAttempts.withLock { $0 } == 0)
+            #expect(!connection.madeTheConnection)
+            await connection.disconnect()
+            #expect(fake.record.disconnects.withLock { $0 } == 0)
+        }
+    }
+
+    @Test func connectGivesUpAfterItsAttempts() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.connectFailures = 100
+            try await fake.add(device)
+            await #expect(throws: BlueZError.connectFailed(
+                device: device.path, attempts: 4,
+                reason: "org.bluez.Error.Failed: le-connection-abort-by-local")) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                               timeout: .seconds(10), backoff: Self.quickBackoff)
+            }
+            #expect(fake.record.connectAttempts.withLock { $0 } == 4)
+        }
+    }
+
+    @Test func aConnectErrorNoRetryCanFixIsThrownAtOnce() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.connectFailures = 100
+            device.connectError = .remote(name: "org.bluez.Error.NotAvailable", message: "Operation currently not available")
+            try await fake.add(device)
+            await #expect(throws: BlueZError.dbus(device.connectError)) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                               timeout: .seconds(10), backoff: Self.quickBackoff)
+            }
+            #expect(fake.record.connectAttempts.withLock { $0 } == 1)
+        }
+    }
+
+    @Test func servicesThatNeverResolveAreAClearError() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.resolvesServices = false
+            try await fake.add(device)
+            let started = ContinuousClock.now
+            await #expect(throws: BlueZError.servicesNotResolved(device: device.path, seconds: 1)) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                               timeout: .seconds(1), backoff: Self.quickBackoff)
+            }
+            #expect(ContinuousClock.now - started < .seconds(5))
+            #expect(fake.record.disconnects.withLock { $0 } == 1)  // the connection we made is ended again
+        }
+    }
+
+    @Test func cancellingAConnectEndsItPromptly() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.resolvesServices = false
+            try await fake.add(device)
+            let started = ContinuousClock.now
+            let attempt = Task {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(30))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            attempt.cancel()
+            await #expect(throws: BlueZError.self) { try await attempt.value }
+            #expect(ContinuousClock.now - started < .seconds(5))
+        }
+    }
+
+    @Test func aTargetNeverSeenIsDeviceNotFound() async throws {
+        try await Self.withFake { _, client in
+            await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", seconds: 0.5)) {
+                try await BlueZCentral.connect(bus: client, target: .name("nobody"), profile: .msgpipe, timeout: .milliseconds(500))
+            }
+        }
+    }
+
+    @Test func aMissingCharacteristicIsATypedErrorNamingItsUUID() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.tx = nil
+            try await fake.add(device)
+            await #expect(throws: BlueZError.characteristicNotFound(uuid: "4D500003-8C5D-4E2B-9F1A-6D7367706970",
+                                                                    service: "4D500001-8C5D-4E2B-9F1A-6D7367706970")) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(5))
+            }
+            await #expect(throws: BlueZError.serviceNotFound(uuid: "6E400001-B5A3-F393-E0A9-E50E24DCCA9E", device: device.path)) {
+                try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .nordicUART, timeout: .seconds(5))
+            }
+        }
+    }
+
+    @Test func device1ConnectedFalseEndsTheLink() async throws {
+        try await Self.withFake { fake, client in
+            try await fake.add(Self.peripheral)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            // Through the existential, as the CLI holds it.
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(try await events.next() == .connected(maximumPacketSize: 182))
+            try await fake.setConnected(false, device: Self.peripheral)
+            #expect(try await events.next() == .disconnected(reason: "the peripheral disconnected (Device1.Connected false)"))
+            #expect(try await events.next() == nil)
+        }
+    }
+
+    @Test func bluetoothdLeavingTheBusEndsTheFallbackLink() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.txFlags = ["indicate"]
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            let link = try #require(connection.link as? BlueZValueLink)
+            var events = link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 182))
+            fake.stop()
+            #expect(await events.next() == .disconnected(reason: "bluetoothd left the D-Bus"))
+            #expect(await events.next() == nil)
+        }
+    }
+
+    @Test(arguments: [
+        (["write"], ["indicate"], BlueZValueLink.WriteType.request),
+        (["write", "write-without-response"], ["indicate"], .command),
+    ])
+    func theWriteValueAndStartNotifyFallbackMovesPackets(rxFlags: [String], txFlags: [String], type: BlueZValueLink.WriteType) async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.rxFlags = rxFlags
+            device.txFlags = txFlags
+            device.mtu = 247
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            #expect(!connection.usesAcquiredDescriptors)
+            #expect(connection.mtu == 247)
+            let link = try #require(connection.link as? BlueZValueLink)
+            #expect(link.writeType == type)
+            #expect(fake.record.notifying.withLock { $0 })
+            var events = link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 244))
+            try await link.send([1, 2, 3])
+            try await link.send(Array(repeating: 7, count: 244))
+            await #expect(throws: LinkError.packetTooLarge(size: 245, limit: 244)) { try await link.send(Array(repeating: 0, count: 245)) }
+            var writes = fake.record.writes.makeAsyncIterator()
+            let first = try #require(await writes.next())
+            #expect(first.value == [1, 2, 3] && first.type == type.rawValue)
+            #expect(await writes.next()?.value == Array(repeating: 7, count: 244))
+            try await fake.notify([9, 9], device: device)
+            try await fake.notify([8], device: device)
+            #expect(await events.next() == .packet([9, 9]))
+            #expect(await events.next() == .packet([8]))
+            try await fake.setConnected(false, device: device)
+            #expect(await events.next() == .disconnected(reason: "the peripheral disconnected (Device1.Connected false)"))
+            await #expect(throws: LinkError.self) { try await link.send([1]) }
+            await connection.disconnect()
+            #expect(!fake.record.notifying.withLock { $0 })  // StopNotify, although the device had gone
+        }
+    }
+
+    @Test func aTransportMessageCrossesTheFallbackBothWays() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.rxFlags = ["write"]
+            device.txFlags = ["indicate"]
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            let far = FakeValuePeripheral(fake: fake, device: device, maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+            let centralTransport = Transport(link: connection.link)
+            let peripheralTransport = Transport(link: far)
+            let message = (0..<(8 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 5) }
+            async let received = peripheralTransport.messages.first { _ in true }
+            try await centralTransport.send(message, timeout: .seconds(20))
+            #expect(await received?.body == message)
+            async let back = centralTransport.messages.first { _ in true }
+            try await peripheralTransport.send(Array("ack".utf8), timeout: .seconds(20))
+            #expect(await back?.body == Array("ack".utf8))
+            await centralTransport.close()
+            await peripheralTransport.close()
+            far.stop()
+        }
+    }
+}
+
+/// The peripheral's side of the fallback as a Link: packets are what the central wrote with WriteValue, sends
+/// are Value notifications through the fake.
+final class FakeValuePeripheral: Link, Sendable {
+    let events = BoundedAsyncQueue<LinkEvent, Never>(capacity: 4096)
+    let maximumPacketSize: Int
+    private let fake: FakeBlueZRemote
+    private let device: FakeBlueZRemote.Device
+    private let pump: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(fake: FakeBlueZRemote, device: FakeBlueZRemote.Device, maximumPacketSize: Int) {
+        self.fake = fake
+        self.device = device
+        self.maximumPacketSize = maximumPacketSize
+        _ = try? events.pushIgnoringCapacity(.connected(maximumPacketSize: maximumPacketSize))
+        let events = self.events
+        pump.withLock {
+            $0 = Task {
+                for await write in fake.record.writes {
+                    do { try await events.push(.packet(write.value)) } catch { return }
+                }
+            }
+        }
+    }
+
+    func send(_ packet: [UInt8]) async throws { try await fake.notify(packet, device: device) }
+
+    func close() async { stop() }
+
+    func stop() {
+        pump.withLock { $0?.cancel() }
+        events.finish()
+    }
+}

@@ -50,10 +50,16 @@ struct BenchLink {
 
     private func runCentral(_ index: Int) async -> Result {
         var result = Result(index: index)
-        let gattLink = GATTLink(profile: .msgpipe)
+        let peerLink: PeerLink
+        do {
+            peerLink = try await link.makeCentralLink()
+        } catch {
+            result.error = "cannot connect to \(link.displayName): \(error)"
+            return result
+        }
         let packetSize = Mutex<Int?>(nil)
         let observed = ObservedLink(
-            gattLink,
+            peerLink,
             onEvent: { event in
                 switch event {
                 case let .connected(maximumPacketSize), let .maximumPacketSizeChanged(maximumPacketSize):
@@ -63,14 +69,14 @@ struct BenchLink {
             },
             onSent: { _ in })
         do {
-            result.peer = try await link.connect(gattLink)
+            result.peer = try await link.connect(peerLink)
         } catch {
             result.error = "cannot connect to \(link.displayName): \(error)"
             return result
         }
-        if let info = gattLink.peerInfo, size > Int(info.maximumMessageSize) {
+        if let info = peerLink.peerInfo, size > Int(info.maximumMessageSize) {
             result.error = "--size \(size) exceeds the listener's maximum message size of \(info.maximumMessageSize)"
-            await gattLink.close()
+            await peerLink.close()
             return result
         }
         var options = TransportOptions()
@@ -92,7 +98,7 @@ struct BenchLink {
         // A packet is min(ATT_MTU - 3, 512) bytes: the MTU is known exactly below 512-byte packets.
         result.mtu = packetSize.withLock { $0 }.map { $0 < 512 ? $0 + 3 : ATTOpcode.maximumMTU }
         await transport.close()
-        await gattLink.close()
+        await peerLink.close()
         return result
     }
 

@@ -208,14 +208,36 @@ struct LinkOptions: ParsableArguments {
         }
     }
 
-    /// Connects (or reconnects) `peerLink`'s central side as ``connect(_:onRetry:)`` does.
+    /// A new central link for the chosen backend (not yet connected): msgpipe's own GATT client, or the
+    /// relay of connections through bluetoothd (`--backend bluez`).
+    func makeCentralLink(verbose: Bool = false) async throws -> PeerLink {
+        let profile = try gattProfile()
+        if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
+            do {
+                let adapter = try await BlueZAdapter.resolve(try bluetooth.selector(), bus: bus)
+                return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter))
+            } catch {
+                bus.close()
+                throw error
+            }
+        }
+        return .gatt(GATTLink(profile: profile))
+    }
+
+    /// Connects (or reconnects) `peerLink`'s central side as ``connect(_:onRetry:)`` does, through bluetoothd
+    /// for a link made by ``makeCentralLink(verbose:)`` with `--backend bluez`.
     @discardableResult
     func connect(
         _ peerLink: PeerLink, onRetry: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> String {
         switch peerLink {
-        case let .gatt(gattLink): try await connect(gattLink, onRetry: onRetry)
-        case .acquired: throw LinkError.io("a link acquired from bluetoothd carries one connection and cannot reconnect")
+        case let .gatt(gattLink):
+            return try await connect(gattLink, onRetry: onRetry)
+        case let .bluezCentral(central):
+            guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
+            return try await central.connect(CentralTarget(to), profile: try gattProfile(), timeout: bluetooth.connectTimeout)
+        case .acquired:
+            throw LinkError.io("a link acquired from bluetoothd carries one connection and cannot reconnect")
         }
     }
 }

@@ -9,13 +9,16 @@ import Transport
 enum PeerLink: Link {
     /// msgpipe's GATT client or server over an ATT bearer.
     case gatt(GATTLink)
-    /// A characteristic pair acquired from bluetoothd (it runs the GATT server or client).
+    /// A characteristic pair acquired from bluetoothd (it runs the GATT server).
     case acquired(AcquiredLink)
+    /// The central through bluetoothd: one connection after another on a relay.
+    case bluezCentral(BlueZCentralLink)
 
     var events: BoundedAsyncQueue<LinkEvent, Never> {
         switch self {
         case let .gatt(link): link.events
         case let .acquired(link): link.events
+        case let .bluezCentral(link): link.relay.events
         }
     }
 
@@ -23,6 +26,7 @@ enum PeerLink: Link {
         switch self {
         case let .gatt(link): try await link.send(packet)
         case let .acquired(link): try await link.send(packet)
+        case let .bluezCentral(link): try await link.relay.send(packet)
         }
     }
 
@@ -30,6 +34,7 @@ enum PeerLink: Link {
         switch self {
         case let .gatt(link): await link.close()
         case let .acquired(link): await link.close()
+        case let .bluezCentral(link): await link.close()
         }
     }
 
@@ -39,6 +44,7 @@ enum PeerLink: Link {
         switch self {
         case let .gatt(link): await link.disconnect()
         case let .acquired(link): link.disconnect(reason: "dropped locally")
+        case let .bluezCentral(link): await link.relay.dropConnection()
         }
     }
 

@@ -53,12 +53,12 @@ struct RequestCommand: AsyncParsableCommand {
         if id == nil { printError("request id: \(requestID)") }
         let outcome: Result<ResponseEnvelope, any Error>
         do {
-            let gattLink = GATTLink(profile: try link.gattProfile())
-            outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await gattLink.close() }) {
+            let peerLink = try await link.makeCentralLink(verbose: verbose)
+            outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await peerLink.close() }) {
                 [link, inject] in
-                let peer = try await link.connect(gattLink) { logger.info("\($0)") }
+                let peer = try await link.connect(peerLink) { logger.info("\($0)") }
                 logger.debug("connected to \(peer)")
-                let transport = Transport(link: gattLink, logger: logger)
+                let transport = Transport(link: peerLink, logger: logger)
                 let deadline = Duration.seconds(timeout)
                 do {
                     let response: ResponseEnvelope

@@ -2,7 +2,7 @@ import ArgumentParser
 import BLELink
 
 /// `msgpipe scan`: lists advertising LE peers with name, address, RSSI, services and estimated distance.
-struct ScanCommand: ParsableCommand {
+struct ScanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "scan",
         abstract: "List nearby BLE peripherals (name, address, RSSI, services, estimated distance).",
@@ -32,6 +32,15 @@ struct ScanCommand: ParsableCommand {
     @Flag(help: "Print one JSON array of peers on stdout at the end instead of a line per peer.")
     var json = false
 
+    @Option(help: """
+        The Bluetooth stack: bluez (bluetoothd's discovery, shared with its other clients), kernel (the mgmt \
+        socket; bluetoothd must not run), or auto (bluez when bluetoothd is on the system bus).
+        """)
+    var backend: BackendChoice = .auto
+
+    @Flag(help: "Say which backend scans.")
+    var verbose = false
+
     func validate() throws {
         if let service, AdvertisedServiceUUID(service) == nil {
             throw ValidationError("--service '\(service)' is not a UUID (e.g. 180D or 12345678-1234-5678-1234-56789abcdef0)")
@@ -40,16 +49,32 @@ struct ScanCommand: ParsableCommand {
         guard attenuation > 0 else { throw ValidationError("--attenuation must be positive") }
     }
 
-    func run() throws {
+    func run() async throws {
         let estimate = DistanceEstimate(referencePower: referencePower, attenuation: attenuation)
         let filter = ScanFilter(service: service.flatMap { AdvertisedServiceUUID($0) }, name: name)
+        let (json, timeout) = (json, timeout)
+        let onMatch: @Sendable (DiscoveredPeer) -> Void = { peer in
+            if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
+        }
         let peers: [DiscoveredPeer]
         do {
-            let management = try ManagementSocket()
-            let adapter = try BluetoothAdapter.resolve(try AdapterSelector(adapter), using: management)
-            BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
-            peers = try Scanner.scan(adapter: adapter, using: management, duration: timeout, filter: filter) { peer in
-                if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
+            let selector = try AdapterSelector(adapter)
+            let backend = try await BluetoothBackend.resolve(backend)
+            if verbose { BluetoothDiagnostics.print(backend.summary) }
+            switch backend {
+            case let .bluez(bus):
+                defer { bus.close() }
+                let adapter = try await BlueZAdapter.resolve(selector, bus: bus)
+                BluetoothDiagnostics.print("scanning on \(BlueZAdapter.name(adapter)) for \(timeout) s (through bluetoothd)")
+                peers = try await BlueZDiscovery.scan(
+                    bus: bus, adapter: adapter, duration: .milliseconds(Int64(timeout * 1000)), filter: filter, onMatch: onMatch)
+            case .kernel:
+                peers = try await BlockingCall.run { () throws(BluetoothError) in
+                    let management = try ManagementSocket()
+                    let adapter = try BluetoothAdapter.resolve(selector, using: management)
+                    BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
+                    return try Scanner.scan(adapter: adapter, using: management, duration: timeout, filter: filter, onMatch: onMatch)
+                }
             }
         } catch {
             BluetoothDiagnostics.print("msgpipe scan: \(error)")

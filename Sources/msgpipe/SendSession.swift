@@ -20,22 +20,23 @@ struct SendSession: Sendable {
 
     /// The central: connects to the listener (or any peripheral serving the profile) and sends.
     func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
-        let gattLink = GATTLink(profile: profile)
+        let peerLink: PeerLink
         do {
-            let peer = try await link.connect(gattLink) { [progress] in progress.note("\($0)") }
+            peerLink = try await link.makeCentralLink(verbose: logger.logLevel <= .debug)
+            let peer = try await link.connect(peerLink) { [progress] in progress.note("\($0)") }
             logger.debug("connected to \(peer)")
         } catch {
             printError("cannot connect to \(link.displayName): \(error)")
             return .linkFailure
         }
-        if let info = gattLink.peerInfo, !info.formats.contains(ListenCommand.advertisedFormats(format)) {
+        if let info = peerLink.peerInfo, !info.formats.contains(ListenCommand.advertisedFormats(format)) {
             printError("the listener does not speak --format \(format.rawValue) (its info characteristic says so)")
-            await gattLink.close()
+            await peerLink.close()
             return .refused
         }
         var results = SendResults(inputs: inputs.paths, json: json)
-        let outcome = await send(inputs, over: .gatt(gattLink), results: &results, reconnecting: true)
-        await gattLink.close()
+        let outcome = await send(inputs, over: peerLink, results: &results, reconnecting: true)
+        await peerLink.close()
         return outcome
     }
 

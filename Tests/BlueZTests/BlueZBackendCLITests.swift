@@ -126,6 +126,62 @@ struct BlueZBackendCLITests {
         #expect(line.contains("\"bytes\":60000"), "\(line)")
     }
 
+    @Test func sendAsCentralThroughBluetoothdFindsThePeripheralByNameAndDelivers() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZRemote(address: bus.address)
+        defer { fake.stop() }
+        fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
+        let body = (0..<80_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bluez-central-\(getpid())")
+        try Data(body).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--to", "msgpipe-peer", "--verbose",
+                                file.path], bus: bus.address)
+        // The fake hands its ends of the acquired descriptors over once the CLI acquired them.
+        var ends: (write: Int32, notify: Int32)?
+        for _ in 0..<1000 where ends == nil {
+            ends = fake.record.writeEnd.withLock { write in
+                fake.record.notifyEnd.withLock { notify in
+                    guard let w = write, let n = notify else { return nil }
+                    write = nil
+                    notify = nil
+                    return (w, n)
+                }
+            }
+            if ends == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let far = try #require(ends, "the CLI never acquired the characteristics: \(send.errors)")
+        let peripheral = try AcquiredLink(sending: far.notify, receiving: far.write,
+                                          maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+        let transport = Transport(link: peripheral)
+        var messages = transport.messages.makeAsyncIterator()
+        let message = await messages.next()
+        let (_, status) = send.finish()
+        await transport.close()
+        #expect(message?.body == body)
+        #expect(status == 0, "\(send.errors)")
+        #expect(send.errors.contains("backend: bluez"))
+        #expect(fake.record.disconnects.withLock { $0 } == 1, "send disconnects the device it connected")
+    }
+
+    @Test func scanThroughBluetoothdListsTheAdvertiserWithRSSIAndService() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZRemote(address: bus.address)
+        defer { fake.stop() }
+        fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
+        let scan = try Command(["scan", "--backend", "bluez", "--adapter", "hci0", "--timeout", "1", "--json"], bus: bus.address)
+        let (output, status) = scan.finish()
+        let text = String(decoding: output, as: UTF8.self)
+        #expect(status == 0, "\(scan.errors)")
+        #expect(text.contains("\"address\":\"C0:11:22:33:44:55\""), "\(text)")
+        #expect(text.contains("\"name\":\"msgpipe-peer\""), "\(text)")
+        #expect(text.contains("\"rssi\":-50"), "\(text)")
+        #expect(text.lowercased().contains(BlueZDiscoveryTests.msgpipeService.lowercased()), "\(text)")
+        #expect(fake.record.stops.withLock { $0 } == 1, "the discovery session ends with the scan")
+    }
+
     @Test func backendBluezWithoutBluetoothdNamesTheRemedy() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

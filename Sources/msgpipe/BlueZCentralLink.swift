@@ -1,0 +1,43 @@
+import Backpressure
+import BLELink
+import GATT
+import Synchronization
+import Transport
+
+/// The central's link through bluetoothd (`--backend bluez`): a ``RelayLink`` that carries one
+/// ``BlueZCentral`` connection after another, so a reconnect resumes Transport over the same link as on
+/// msgpipe's own GATT. Owns the bus connection.
+final class BlueZCentralLink: Sendable {
+    let relay = RelayLink()
+    private let bus: DBusConnection
+    private let adapter: String
+    /// The task carrying the current connection (ends once that connection is down and disconnected).
+    private let carrying = Mutex<Task<Void, Never>?>(nil)
+
+    init(bus: DBusConnection, adapter: String) {
+        self.bus = bus
+        self.adapter = adapter
+    }
+
+    /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) and carries
+    /// that connection until it drops; returns the peer's description.
+    func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Double) async throws(BlueZError) -> String {
+        let connection = try await BlueZCentral.connect(
+            bus: bus, adapter: adapter, target: target, profile: profile, timeout: .milliseconds(Int64(timeout * 1000)))
+        let previous = carrying.withLock { $0 }
+        let task = Task { [relay] in
+            await previous?.value
+            await relay.carry(connection.link)
+            await connection.disconnect()
+        }
+        carrying.withLock { $0 = task }
+        return "\(connection.peer)" + (connection.usesAcquiredDescriptors ? "" : " (WriteValue/StartNotify fallback)")
+    }
+
+    /// Closes the relay, disconnects the current connection, then the bus.
+    func close() async {
+        await relay.close()
+        await carrying.withLock { $0 }?.value
+        bus.close()
+    }
+}

@@ -52,8 +52,24 @@ struct BlueZBackendCLITests {
 
         var errors: String { lock.withLock { errorText } }
 
-        /// Waits until standard error shows `text` (at most `seconds`).
-        func waitForError(_ text: String, seconds: Double = 20) -> Bool {
+        /// Waits until standard error shows `text` (at most `seconds`), on a thread of its own: the fake
+        /// bluetoothd in this process needs the concurrency pool meanwhile.
+        func waitForError(_ text: String, seconds: Double = 20) async -> Bool {
+            await Self.offPool { self.blockingWaitForError(text, seconds: seconds) }
+        }
+
+        /// Standard output to the end and the exit status (killed after `seconds`), off the pool.
+        func finish(seconds: Double = 30) async -> (output: Data, status: Int32) {
+            await Self.offPool { self.blockingFinish(seconds: seconds) }
+        }
+
+        private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+            await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: body()) }.start()
+            }
+        }
+
+        private func blockingWaitForError(_ text: String, seconds: Double) -> Bool {
             let deadline = Date(timeIntervalSinceNow: seconds)
             lock.lock()
             defer { lock.unlock() }
@@ -63,8 +79,7 @@ struct BlueZBackendCLITests {
             return true
         }
 
-        /// Standard output to the end and the exit status (killed after `seconds`).
-        func finish(seconds: Double = 30) -> (output: Data, status: Int32) {
+        private func blockingFinish(seconds: Double) -> (output: Data, status: Int32) {
             let process = process
             let killer = DispatchWorkItem { if process.isRunning { process.terminate() } }
             DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: killer)
@@ -82,7 +97,7 @@ struct BlueZBackendCLITests {
         defer { fake.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-cli",
                                   "--count", "1", "--verbose"], bus: bus.address)
-        #expect(listen.waitForError("advertising 'msgpipe-cli' on hci0 (through bluetoothd)"), "\(listen.errors)")
+        #expect(await listen.waitForError("advertising 'msgpipe-cli' on hci0 (through bluetoothd)"), "\(listen.errors)")
         #expect(listen.errors.contains("backend: bluez"))
         #expect(fake.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-cli"))
 
@@ -92,7 +107,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: central)
         let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         try await transport.send(body, timeout: .seconds(20))
-        let (output, status) = listen.finish()
+        let (output, status) = await listen.finish()
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
         #expect(Array(output) == body)
@@ -109,7 +124,7 @@ struct BlueZBackendCLITests {
         defer { try? FileManager.default.removeItem(at: file) }
         let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-push",
                                 "--json", file.path], bus: bus.address)
-        #expect(send.waitForError("advertising 'msgpipe-push' on hci0 (through bluetoothd)"), "\(send.errors)")
+        #expect(await send.waitForError("advertising 'msgpipe-push' on hci0 (through bluetoothd)"), "\(send.errors)")
 
         let ends = try await fake.acquire(device: BlueZPeripheralTests.device, mtu: 247)
         let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,
@@ -117,7 +132,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: central)
         var messages = transport.messages.makeAsyncIterator()
         let message = await messages.next()
-        let (output, status) = send.finish()
+        let (output, status) = await send.finish()
         await transport.close()
         #expect(message?.body == body)
         #expect(status == 0, "\(send.errors)")
@@ -157,7 +172,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: peripheral)
         var messages = transport.messages.makeAsyncIterator()
         let message = await messages.next()
-        let (_, status) = send.finish()
+        let (_, status) = await send.finish()
         await transport.close()
         #expect(message?.body == body)
         #expect(status == 0, "\(send.errors)")
@@ -172,7 +187,7 @@ struct BlueZBackendCLITests {
         defer { fake.stop() }
         fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
         let scan = try Command(["scan", "--backend", "bluez", "--adapter", "hci0", "--timeout", "1", "--json"], bus: bus.address)
-        let (output, status) = scan.finish()
+        let (output, status) = await scan.finish()
         let text = String(decoding: output, as: UTF8.self)
         #expect(status == 0, "\(scan.errors)")
         #expect(text.contains("\"address\":\"C0:11:22:33:44:55\""), "\(text)")
@@ -186,7 +201,7 @@ struct BlueZBackendCLITests {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0"], bus: bus.address)
-        let (_, status) = listen.finish()
+        let (_, status) = await listen.finish()
         #expect(status != 0)
         #expect(listen.errors.contains("bluetoothd is not running"), "\(listen.errors)")
     }
@@ -197,7 +212,7 @@ struct BlueZBackendCLITests {
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci7"], bus: bus.address)
-        let (_, status) = listen.finish()
+        let (_, status) = await listen.finish()
         #expect(status != 0)
         #expect(listen.errors.contains("no Bluetooth adapter hci7"), "\(listen.errors)")
     }

@@ -22,8 +22,14 @@ struct AdapterOptions: ParsableArguments {
     @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")
     var connectTimeout: Double = 20
 
+    @Option(help: """
+        The Bluetooth stack: bluez (beside bluetoothd, through D-Bus: the stock box), kernel (the L2CAP ATT \
+        channel directly; bluetoothd must not run), or auto (bluez when bluetoothd is on the system bus).
+        """)
+    var backend: BackendChoice = .auto
+
     /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
-    var usesBluetooth: Bool { adapter != nil || to != nil }
+    var usesBluetooth: Bool { adapter != nil || to != nil || backend != .auto }
 
     func validate() throws {
         _ = try selector()
@@ -32,6 +38,13 @@ struct AdapterOptions: ParsableArguments {
     }
 
     func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
+
+    /// The backend `--backend` chooses (with `auto`, bluez when bluetoothd runs); `verbose` says which.
+    func resolveBackend(verbose: Bool) async throws(BlueZError) -> BluetoothBackend {
+        let resolved = try await BluetoothBackend.resolve(backend)
+        if verbose { BluetoothDiagnostics.print(resolved.summary) }
+        return resolved
+    }
 
     func securityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
         guard let level = L2CAPSecurityLevel(rawValue: security) else {

@@ -6,7 +6,7 @@ extension LinkOptions {
     /// Brings a central's dropped link back: immediately, then with exponential backoff (``ReconnectBackoff``);
     /// false after `attempts` failures in a row (nil: keeps trying until the task is cancelled).
     func reconnect(
-        _ gattLink: GATTLink, attempts: Int?, note: (String) -> Void, onReconnected: (String) -> Void = { _ in }
+        _ peerLink: PeerLink, attempts: Int?, note: (String) -> Void, onReconnected: (String) -> Void = { _ in }
     ) async -> Bool {
         let backoff = ReconnectBackoff(attempts: attempts ?? .max)
         var failures = 0
@@ -17,7 +17,7 @@ extension LinkOptions {
             }
             guard !Task.isCancelled else { return false }
             do {
-                let peer = try await connect(gattLink)
+                let peer = try await connect(peerLink)
                 note("reconnected to \(peer)")
                 onReconnected(peer)
                 return true
@@ -44,7 +44,7 @@ final class CentralReconnector: Sendable {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(
-        link: LinkOptions, gattLink: GATTLink, attempts: Int?, note: @escaping @Sendable (String) -> Void,
+        link: LinkOptions, peerLink: PeerLink, attempts: Int?, note: @escaping @Sendable (String) -> Void,
         onReconnected: @escaping @Sendable (String) -> Void = { _ in }, onGiveUp: @escaping @Sendable () async -> Void
     ) {
         task.withLock {
@@ -52,7 +52,7 @@ final class CentralReconnector: Sendable {
                 for await reason in drops.stream {
                     if ending.load(ordering: .relaxed) { return }
                     note("the link dropped (\(reason)); reconnecting")
-                    let back = await link.reconnect(gattLink, attempts: attempts, note: note) { peer in
+                    let back = await link.reconnect(peerLink, attempts: attempts, note: note) { peer in
                         self.down.subtract(1, ordering: .relaxed)
                         onReconnected(peer)
                     }

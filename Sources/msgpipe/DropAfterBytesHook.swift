@@ -18,7 +18,7 @@ final class DropAfterBytesHook: Sendable {
 
     /// Counts `event` (a `.connected` starts the count again) and drops `link`'s connection once, when the
     /// limit is crossed.
-    func observe(_ event: LinkEvent, on link: GATTLink) {
+    func observe(_ event: LinkEvent, on link: PeerLink) {
         guard let limit else { return }
         switch event {
         case .connected:

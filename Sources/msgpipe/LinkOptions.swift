@@ -53,15 +53,74 @@ struct LinkOptions: ParsableArguments {
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
     var displayName: String { link ?? bluetooth.adapter ?? "the default adapter" }
 
-    // MARK: Peripheral (listen, serve)
+    // MARK: Peripheral (listen, serve, send --name)
 
-    /// The accept loop of every peripheral role: listens on the socket or advertises the profile's service,
-    /// and hands each central's ATT bearer and description to `handle`, up to `maximumConcurrent` centrals
-    /// at once (the next one is accepted when one of them leaves), until `connections` were accepted (nil:
-    /// until cancelled); returns once the last `handle` returned. With `shutdown`, a signal removes the
-    /// socket file or stops advertising.
-    func acceptBearers(
-        profile: GATTServiceProfile, connections: Int?, maximumConcurrent: Int = 1, shutdown: ShutdownSignal?,
+    /// The accept loop of every peripheral role: listens on the socket, or advertises the profile's service
+    /// (through bluetoothd with `--backend bluez`), and hands each central's link and description to
+    /// `handle`, up to `maximumConcurrent` centrals at once (the next one is accepted when one of them
+    /// leaves), until `connections` were accepted (nil: until cancelled); returns once the last `handle`
+    /// returned. The link is connected when `handle` starts and closed after it returned; on msgpipe's own
+    /// GATT it is served (with `info`) while `handle` runs. With `shutdown`, a signal removes the socket file
+    /// or stops advertising.
+    func acceptLinks(
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int = 1, shutdown: ShutdownSignal?,
+        verbose: Bool = false, onReady: (String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let profile = try gattProfile()
+        if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
+            return try await acceptAcquiredLinks(
+                bus: bus, profile: profile, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
+                shutdown: shutdown, onReady: onReady, handle: handle)
+        }
+        try await acceptBearers(
+            profile: profile, connections: connections, maximumConcurrent: maximumConcurrent, shutdown: shutdown,
+            onReady: onReady
+        ) { bearer, peer in
+            let gattLink = GATTLink(profile: profile)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await handle(.gatt(gattLink), peer) }
+                await gattLink.serve(bearer, info: info)
+                await gattLink.close()
+            }
+        }
+    }
+
+    /// The peripheral beside bluetoothd: registers the application and advertisement, one child task per
+    /// central (at most `maximumConcurrent`; bluetoothd keeps further ones connected until there is room).
+    private func acceptAcquiredLinks(
+        bus: DBusConnection, profile: GATTServiceProfile, info: MsgPipeServiceInfo, connections: Int?,
+        maximumConcurrent: Int, shutdown: ShutdownSignal?, onReady: (String) -> Void,
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        defer { bus.close() }
+        let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
+        let peripheral = try await BlueZPeripheral.start(
+            bus: bus, adapter: adapter, profile: profile, info: info, localName: bluetooth.localName,
+            backlog: max(8, maximumConcurrent))
+        defer { peripheral.stop() }
+        shutdown?.onSignal { peripheral.stop() }
+        onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)")
+        let slots = CreditPool(capacity: max(1, maximumConcurrent))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var accepted = 0
+            for await connection in peripheral.connections {
+                try await slots.acquire()
+                accepted += 1
+                group.addTask {
+                    defer { slots.release() }
+                    await handle(.acquired(connection.link), connection.peer)
+                    await connection.link.close()
+                }
+                if let connections, accepted >= connections { break }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// The accept loop on msgpipe's own GATT server: each central's ATT bearer (UNIX socket or the kernel's
+    /// ATT channel) to `handle`.
+    private func acceptBearers(
+        profile: GATTServiceProfile, connections: Int?, maximumConcurrent: Int, shutdown: ShutdownSignal?,
         onReady: (String) -> Void, handle: @escaping @Sendable (ATTBearer, String) async -> Void
     ) async throws {
         switch try endpoint() {
@@ -146,6 +205,17 @@ struct LinkOptions: ParsableArguments {
                 onRetry: { error, delay in onRetry("\(error); retrying in \(delay) s") })
             try await link.connect(try ATTBearer(adopting: socket.fileDescriptor))
             return "\(socket.peer)"
+        }
+    }
+
+    /// Connects (or reconnects) `peerLink`'s central side as ``connect(_:onRetry:)`` does.
+    @discardableResult
+    func connect(
+        _ peerLink: PeerLink, onRetry: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> String {
+        switch peerLink {
+        case let .gatt(gattLink): try await connect(gattLink, onRetry: onRetry)
+        case .acquired: throw LinkError.io("a link acquired from bluetoothd carries one connection and cannot reconnect")
         }
     }
 }

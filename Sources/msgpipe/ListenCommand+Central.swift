@@ -8,12 +8,12 @@ extension ListenCommand {
     /// sends; reconnects after each drop (without limit, with backoff) so Transport resumes, until a signal
     /// or `--count` messages.
     func receiveAsCentral(sink: sending MessageSink, shutdown: ShutdownSignal) async throws {
-        let gattLink = GATTLink(profile: try link.gattProfile())
+        let peerLink = PeerLink.gatt(GATTLink(profile: try link.gattProfile()))
         let outcomes = AsyncStream<CentralOutcome>.makeStream()
         let verbose = verbose
         let receiverBox = ReceiverBox()
         let reconnector = CentralReconnector(
-            link: link, gattLink: gattLink, attempts: nil,
+            link: link, peerLink: peerLink, attempts: nil,
             note: { if verbose { printError($0) } },
             onReconnected: { _ in receiverBox.receiver?.connections.add(1, ordering: .relaxed) },
             onGiveUp: {})
@@ -21,9 +21,9 @@ extension ListenCommand {
             format: format, maximumMessageSize: maximumMessageSize, verbose: verbose, dropAfterBytes: dropAfterBytes,
             onDisconnected: { reconnector.dropped($0) })
         receiverBox.receiver = receiver
-        let receiving = receiver.start(on: gattLink, sink: sink, count: count)
+        let receiving = receiver.start(on: peerLink, sink: sink, count: count)
         do {
-            let peer = try await link.connect(gattLink) { if verbose { printError($0) } }
+            let peer = try await link.connect(peerLink) { if verbose { printError($0) } }
             receiver.connections.add(1, ordering: .relaxed)
             printError("connected to \(peer)")
         } catch {
@@ -31,10 +31,10 @@ extension ListenCommand {
             await reconnector.stop()
             throw ExitCode(1)
         }
-        if let info = gattLink.peerInfo, !info.formats.contains(Self.advertisedFormats(format)) {
+        if let info = peerLink.peerInfo, !info.formats.contains(Self.advertisedFormats(format)) {
             printError("the peripheral does not speak --format \(format.rawValue) (its info characteristic says so)")
             await reconnector.stop()
-            await gattLink.close()
+            await peerLink.close()
             throw ExitCode(1)
         }
         Task {
@@ -52,7 +52,7 @@ extension ListenCommand {
             // --count: let the peripheral take its last acknowledgement (plain formats: the confirmation of
             // its last indication) and end the connection (at most 2 s).
             await reconnector.stop(awaitingDropWithin: .seconds(2))
-            await receiver.finish(gattLink)
+            await receiver.finish(peerLink)
         case .signal?, nil:
             await reconnector.stop()
             // Whole messages were written as they arrived; a partial one is dropped with the process.

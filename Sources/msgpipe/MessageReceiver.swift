@@ -38,7 +38,7 @@ final class MessageReceiver: Sendable {
 
     /// Starts receiving on `link`; the task ends when the link closes (after ``finish(_:)``), writing fails,
     /// or `count` messages were written (nil: no limit).
-    func start(on link: GATTLink, sink: sending MessageSink, count: Int? = nil) -> Task<FileIOError?, Never> {
+    func start(on link: PeerLink, sink: sending MessageSink, count: Int? = nil) -> Task<FileIOError?, Never> {
         if format == .msgpipe {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = maximumMessageSize
@@ -63,7 +63,7 @@ final class MessageReceiver: Sendable {
 
     /// Ends receiving after the last connection: closes Transport (messages already delivered are still
     /// written) or the link.
-    func finish(_ link: GATTLink) async {
+    func finish(_ link: PeerLink) async {
         if let transport = transport.withLock({ $0 }) {
             await transport.close()
         } else {
@@ -74,7 +74,7 @@ final class MessageReceiver: Sendable {
     private var currentConnection: Int { connections.load(ordering: .relaxed) }
 
     /// Reports disconnects (the central reconnects) and runs the `--drop-after-bytes` hook.
-    private func observe(_ event: LinkEvent, on link: GATTLink) {
+    private func observe(_ event: LinkEvent, on link: PeerLink) {
         if case let .disconnected(reason) = event { onDisconnected(reason) }
         dropHook.observe(event, on: link)
     }
@@ -86,7 +86,7 @@ final class MessageReceiver: Sendable {
 
     /// Plain framing: decodes the RX packets of each connection; a message left partial when its central
     /// disconnects is reported and dropped.
-    private func receivePlain(_ link: GATTLink, sink: MessageSink, count: Int?) async -> FileIOError? {
+    private func receivePlain(_ link: PeerLink, sink: MessageSink, count: Int?) async -> FileIOError? {
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
         let observed = ObservedLink(link, onEvent: { [self] in observe($0, on: link) }, onSent: { _ in })

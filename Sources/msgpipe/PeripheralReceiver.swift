@@ -41,40 +41,32 @@ final class PeripheralReceiver: Sendable {
     func run(
         sink: SharedMessageSink, info: MsgPipeServiceInfo, shutdown: ShutdownSignal, onReady: (String) -> Void
     ) async throws {
-        let profile = try link.gattProfile()
         if format == .msgpipe {
-            return try await receiveReliably(sink: sink, profile: profile, info: info, shutdown: shutdown, onReady: onReady)
+            return try await receiveReliably(sink: sink, info: info, shutdown: shutdown, onReady: onReady)
         }
         let numbers = Atomic<Int>(0)
-        try await link.acceptBearers(
-            profile: profile, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
-            onReady: onReady
-        ) { [self] bearer, peer in
+        try await link.acceptLinks(
+            info: info, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
+            verbose: verbose, onReady: onReady
+        ) { [self] peerLink, peer in
             let number = numbers.add(1, ordering: .relaxed).newValue
             active.add(1, ordering: .relaxed)
             if verbose { printError("connection from \(peer)") }
-            let gattLink = GATTLink(profile: profile)
-            let observed = observe(gattLink)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [self] in
-                    let limits = ReassemblyLimits(
-                        maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
-                    _ = await PlainReceiving.receive(observed.events, format: format, limits: limits, logger: logger) { body throws(FileIOError) in
-                        try sink.write(body, messageID: nil, connection: number, peer: peer)
-                        return true
-                    }
-                    await gattLink.close()  // the output failed or --count was reached
-                }
-                await gattLink.serve(bearer, info: info)
-                await gattLink.close()
+            let observed = observe(peerLink)
+            let limits = ReassemblyLimits(
+                maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 2 + 16)
+            _ = await PlainReceiving.receive(observed.events, format: format, limits: limits, logger: logger) { body throws(FileIOError) in
+                try sink.write(body, messageID: nil, connection: number, peer: peer)
+                return true
             }
+            await peerLink.close()  // the central left, the output failed or --count was reached
             if verbose { printError("connection from \(peer) ended") }
             onConnectionEnded(active.subtract(1, ordering: .relaxed).newValue)
         }
     }
 
     private func receiveReliably(
-        sink: SharedMessageSink, profile: GATTServiceProfile, info: MsgPipeServiceInfo, shutdown: ShutdownSignal,
+        sink: SharedMessageSink, info: MsgPipeServiceInfo, shutdown: ShutdownSignal,
         onReady: (String) -> Void
     ) async throws {
         var options = TransportOptions()
@@ -104,19 +96,13 @@ final class PeripheralReceiver: Sendable {
             }
         }
         do {
-            try await link.acceptBearers(
-                profile: profile, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
-                onReady: onReady
-            ) { [self] bearer, peer in
+            try await link.acceptLinks(
+                info: info, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
+                verbose: verbose, onReady: onReady
+            ) { [self] peerLink, peer in
                 active.add(1, ordering: .relaxed)
                 if verbose { printError("connection from \(peer)") }
-                let gattLink = GATTLink(profile: profile)
-                let observed = observe(gattLink)
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { await listener.accept(observed, peer: peer) }
-                    await gattLink.serve(bearer, info: info)
-                    await gattLink.close()
-                }
+                await listener.accept(observe(peerLink), peer: peer)
                 if verbose { printError("connection from \(peer) ended") }
                 onConnectionEnded(active.subtract(1, ordering: .relaxed).newValue)
             }
@@ -131,9 +117,9 @@ final class PeripheralReceiver: Sendable {
     }
 
     /// The link as the receiving side sees it, with the `--drop-after-bytes` test hook.
-    private func observe(_ gattLink: GATTLink) -> ObservedLink<GATTLink> {
+    private func observe(_ peerLink: PeerLink) -> ObservedLink<PeerLink> {
         let hook = DropAfterBytesHook(limit: dropAfterBytes, logger: logger)
-        return ObservedLink(gattLink, onEvent: { hook.observe($0, on: gattLink) }, onSent: { _ in })
+        return ObservedLink(peerLink, onEvent: { hook.observe($0, on: peerLink) }, onSent: { _ in })
     }
 }
 

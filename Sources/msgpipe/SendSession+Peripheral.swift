@@ -49,9 +49,9 @@ extension SendSession {
         limits.resumeWindow = .seconds(60)
         let listener = TransportListener(options: options, limits: limits, logger: logger)
         let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { await listener.close() }) {
-            gattLink, peer in
+            peerLink, peer in
             logger.debug("central connected: \(peer)")
-            let observed = ObservedLink(gattLink, onEvent: { _ in }, onSent: { [progress] in progress.add($0) })
+            let observed = ObservedLink(peerLink, onEvent: { _ in }, onSent: { [progress] in progress.add($0) })
             await listener.accept(observed, peer: peer)
         }
         var sessions: [TransportSession] = []
@@ -86,10 +86,10 @@ extension SendSession {
         let subscribed = CreditPool(capacity: centrals, initial: 0)
         let taken = Atomic<Int>(0)
         let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { results.continuation.finish() }) {
-            gattLink, peer in
+            peerLink, peer in
             guard taken.add(1, ordering: .relaxed).newValue <= centrals else { return }  // only the first ones
             var report = SendResults(inputs: inputs.paths, json: json, peer: peer)
-            let code = await sendPlain(over: gattLink, inputs: inputs, results: &report) {
+            let code = await sendPlain(over: peerLink, inputs: inputs, results: &report) {
                 subscribed.release()
                 try? await subscribed.acquire(centrals)
                 subscribed.release(centrals)
@@ -105,27 +105,19 @@ extension SendSession {
         return (outcomes, accepting)
     }
 
-    /// The accept loop of `send` as peripheral: each central's connection on a GATTLink of its own, handed to
-    /// `handle` while the link serves it; room for a second connection per central (one that reconnects
+    /// The accept loop of `send` as peripheral: each central's link handed to `handle` (on msgpipe's own
+    /// GATT, served while `handle` runs); room for a second connection per central (one that reconnects
     /// before its old connection timed out).
     private func accept(
         centrals: Int, info: MsgPipeServiceInfo, failure: FirstFailure,
         onFailure: @escaping @Sendable () async -> Void,
-        handle: @escaping @Sendable (GATTLink, String) async -> Void
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) -> Task<Void, Never> {
-        Task { [link, profile] in
+        Task { [link, logger] in
             do {
-                try await link.acceptBearers(
-                    profile: profile, connections: nil, maximumConcurrent: 2 * centrals, shutdown: nil,
-                    onReady: { printError($0) }
-                ) { bearer, peer in
-                    let gattLink = GATTLink(profile: profile)
-                    await withTaskGroup(of: Void.self) { group in
-                        group.addTask { await handle(gattLink, peer) }
-                        await gattLink.serve(bearer, info: info)
-                        await gattLink.close()
-                    }
-                }
+                try await link.acceptLinks(
+                    info: info, connections: nil, maximumConcurrent: 2 * centrals, shutdown: nil,
+                    verbose: logger.logLevel <= .debug, onReady: { printError($0) }, handle: handle)
             } catch is CancellationError {
             } catch ATTError.cancelled {
             } catch {

@@ -34,37 +34,37 @@ struct SendSession: Sendable {
             return .refused
         }
         var results = SendResults(inputs: inputs.paths, json: json)
-        let outcome = await send(inputs, over: gattLink, results: &results, reconnecting: true)
+        let outcome = await send(inputs, over: .gatt(gattLink), results: &results, reconnecting: true)
         await gattLink.close()
         return outcome
     }
 
-    /// Sends `inputs` in order to the one peer of `gattLink` (as central or as peripheral: the link is
+    /// Sends `inputs` in order to the one peer of `peerLink` (as central or as peripheral: the link is
     /// connected, or becomes connected when the central subscribes) and returns this peer's exit code.
     /// With `reconnecting` (central only) a dropped link is reconnected up to `reconnects` times in a row;
     /// otherwise Transport waits for the peer to come back (a peripheral's central reconnects on its own).
     /// One call per peer: several may share `inputs` (standard input is read once).
     func send(
-        _ inputs: SendInputs, over gattLink: GATTLink, results: inout SendResults, reconnecting: Bool
+        _ inputs: SendInputs, over peerLink: PeerLink, results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
         format == .msgpipe
-            ? await sendReliably(over: gattLink, inputs: inputs, results: &results, reconnecting: reconnecting)
-            : await sendPlain(over: gattLink, inputs: inputs, results: &results)
+            ? await sendReliably(over: peerLink, inputs: inputs, results: &results, reconnecting: reconnecting)
+            : await sendPlain(over: peerLink, inputs: inputs, results: &results)
     }
 
     // MARK: msgpipe: Transport
 
     private func sendReliably(
-        over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults, reconnecting: Bool
+        over peerLink: PeerLink, inputs: SendInputs, results: inout SendResults, reconnecting: Bool
     ) async -> SendExitCode {
         let transportBox = Mutex<Transport?>(nil)
         let reconnector = reconnecting
             ? CentralReconnector(
-                link: link, gattLink: gattLink, attempts: reconnects, note: { [progress] in progress.note($0) },
+                link: link, peerLink: peerLink, attempts: reconnects, note: { [progress] in progress.note($0) },
                 onGiveUp: { await transportBox.withLock { $0 }?.close() })
             : nil
         let observed = ObservedLink(
-            gattLink,
+            peerLink,
             onEvent: { event in
                 if case let .disconnected(reason) = event {
                     if let reconnector { reconnector.dropped(reason) } else { logger.debug("the link dropped (\(reason)); waiting for the central") }
@@ -76,7 +76,7 @@ struct SendSession: Sendable {
         let transport = Transport(link: observed, options: options, logger: logger)
         transportBox.withLock { $0 = transport }
         let outcome = await sendMessages(
-            inputs, over: transport, peerInfo: { gattLink.peerInfo }, results: &results,
+            inputs, over: transport, peerInfo: { peerLink.peerInfo }, results: &results,
             linkLost: { reconnector?.hasGivenUp ?? false })
         await reconnector?.stop()
         await transport.close()
@@ -125,12 +125,12 @@ struct SendSession: Sendable {
     /// goes as a Write Request (as peripheral: an indication, where the central enabled them): its response
     /// (confirmation) means the peer's ATT layer took every packet (the bearer delivers in order).
     func sendPlain(
-        over gattLink: GATTLink, inputs: SendInputs, results: inout SendResults, beforeSending: () async -> Void = {}
+        over peerLink: PeerLink, inputs: SendInputs, results: inout SendResults, beforeSending: () async -> Void = {}
     ) async -> SendExitCode {
         let connectionEvents = AsyncStream<LinkEvent>.makeStream()
         let drain = Task {
             // Peer notifications are not part of a plain transfer; only connection changes matter.
-            for await event in gattLink.events {
+            for await event in peerLink.events {
                 if case .packet = event { continue }
                 connectionEvents.continuation.yield(event)
             }
@@ -148,7 +148,7 @@ struct SendSession: Sendable {
             Task {
                 do { try await Task.sleep(until: deadline) } catch { return }
                 timedOut.set()
-                await gattLink.close()
+                await peerLink.close()
             }
         }
         defer { watchdog?.cancel() }
@@ -161,18 +161,14 @@ struct SendSession: Sendable {
                 var packet: [UInt8] = []
                 while encoder.writeNextPacket(into: &packet) {
                     if let previous = held {
-                        try await gattLink.send(previous)
+                        try await peerLink.send(previous)
                         progress.add(previous.count)
                     }
                     held = packet
                 }
                 if index == inputs.paths.count - 1, let last = held {
                     // As peripheral, a central that enabled notifications only cannot confirm (see --help).
-                    if gattLink.canConfirm {
-                        try await gattLink.sendConfirmed(last)
-                    } else {
-                        try await gattLink.send(last)
-                    }
+                    try await peerLink.sendConfirmed(last)
                     progress.add(last.count)
                     held = nil
                 }

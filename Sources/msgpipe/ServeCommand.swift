@@ -88,14 +88,14 @@ struct ServeCommand: AsyncParsableCommand {
         let lifecycle = ServeLifecycle()
         let shutdown = ShutdownSignal()
         let serving = Task {
-            try await link.serveSessions(
+            try await link.acceptLinks(
                 info: info, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
-                onReady: { printError($0) }
-            ) { gattLink, peer in
+                verbose: verbose, onReady: { printError($0) }
+            ) { peerLink, peer in
                 lifecycle.sessionStarted()
                 defer { lifecycle.sessionEnded() }
                 logger.info("connection from \(peer)")
-                let transport = Transport(link: gattLink, logger: logger)
+                let transport = Transport(link: peerLink, logger: logger)
                 // A termination signal cancels serving: the connection closes, whatever it waits for.
                 await withTaskCancellationHandler {
                 do {

@@ -1,0 +1,63 @@
+import Backpressure
+import BLELink
+import GATT
+import Transport
+
+/// The link to one peer, whichever backend carries it: msgpipe's own GATT over an ATT bearer (a UNIX socket
+/// or the kernel's L2CAP ATT channel), or the descriptors bluetoothd hands out (`--backend bluez`). Every
+/// command works on this one type, so listen, send, request and serve behave the same on both backends.
+enum PeerLink: Link {
+    /// msgpipe's GATT client or server over an ATT bearer.
+    case gatt(GATTLink)
+    /// A characteristic pair acquired from bluetoothd (it runs the GATT server or client).
+    case acquired(AcquiredLink)
+
+    var events: BoundedAsyncQueue<LinkEvent, Never> {
+        switch self {
+        case let .gatt(link): link.events
+        case let .acquired(link): link.events
+        }
+    }
+
+    func send(_ packet: [UInt8]) async throws {
+        switch self {
+        case let .gatt(link): try await link.send(packet)
+        case let .acquired(link): try await link.send(packet)
+        }
+    }
+
+    func close() async {
+        switch self {
+        case let .gatt(link): await link.close()
+        case let .acquired(link): await link.close()
+        }
+    }
+
+    /// Drops the current connection (a test hook: the peer sees a disconnect; on msgpipe's own GATT the
+    /// link may connect again).
+    func disconnect() async {
+        switch self {
+        case let .gatt(link): await link.disconnect()
+        case let .acquired(link): link.disconnect(reason: "dropped locally")
+        }
+    }
+
+    /// What the peer's info characteristic said (msgpipe GATT as central only; nil otherwise).
+    var peerInfo: MsgPipeServiceInfo? {
+        if case let .gatt(link) = self { link.peerInfo } else { nil }
+    }
+
+    /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement.
+    var canConfirm: Bool {
+        if case let .gatt(link) = self { link.canConfirm } else { false }
+    }
+
+    /// Sends `packet` and, where the link can (``canConfirm``), waits until the peer's ATT layer confirmed
+    /// it; elsewhere as ``send(_:)``.
+    func sendConfirmed(_ packet: [UInt8]) async throws {
+        switch self {
+        case let .gatt(link) where link.canConfirm: try await link.sendConfirmed(packet)
+        default: try await send(packet)
+        }
+    }
+}

@@ -93,13 +93,13 @@ struct LinkOptions: ParsableArguments {
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         defer { bus.close() }
-        let adapter = try await BlueZAdapter.resolve(try bluetooth.selector(), bus: bus)
+        let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
         let peripheral = try await BlueZPeripheral.start(
             bus: bus, adapter: adapter, profile: profile, info: info, localName: bluetooth.localName,
             backlog: max(8, maximumConcurrent))
         defer { peripheral.stop() }
         shutdown?.onSignal { peripheral.stop() }
-        onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(adapter)) (through bluetoothd)")
+        onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)")
         let slots = CreditPool(capacity: max(1, maximumConcurrent))
         try await withThrowingTaskGroup(of: Void.self) { group in
             var accepted = 0
@@ -214,7 +214,7 @@ struct LinkOptions: ParsableArguments {
         let profile = try gattProfile()
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             do {
-                let adapter = try await BlueZAdapter.resolve(try bluetooth.selector(), bus: bus)
+                let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
                 return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter))
             } catch {
                 bus.close()

@@ -64,8 +64,8 @@ struct ScanCommand: AsyncParsableCommand {
             switch backend {
             case let .bluez(bus):
                 defer { bus.close() }
-                let adapter = try await BlueZAdapter.resolve(selector, bus: bus)
-                BluetoothDiagnostics.print("scanning on \(BlueZAdapter.name(adapter)) for \(timeout) s (through bluetoothd)")
+                let adapter = try await BlueZAdapter.path(for: selector, bus: bus)
+                BluetoothDiagnostics.print("scanning on \(BlueZAdapter.name(path: adapter)) for \(timeout) s (through bluetoothd)")
                 peers = try await BlueZDiscovery.scan(
                     bus: bus, adapter: adapter, duration: .milliseconds(Int64(timeout * 1000)), filter: filter, onMatch: onMatch)
             case .kernel:

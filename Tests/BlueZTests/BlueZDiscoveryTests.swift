@@ -110,22 +110,15 @@ struct BlueZDiscoveryTests {
         let byAddress = try AdapterSelector("00:11:22:33:44:55")
         let first = try AdapterSelector(nil)
         let unknownAddress = try AdapterSelector("00:11:22:33:44:66")
-        let unknownName = try AdapterSelector("hci1")
         try await Self.withFake { _, client in
-            let resolved = [try await BlueZAdapter.resolve(byName, bus: client), try await BlueZAdapter.resolve(byAddress, bus: client),
-                            try await BlueZAdapter.resolve(first, bus: client)]
+            let resolved = [try await BlueZAdapter.path(for: byName, bus: client), try await BlueZAdapter.path(for: byAddress, bus: client),
+                            try await BlueZAdapter.path(for: first, bus: client)]
             #expect(resolved == Array(repeating: "/org/bluez/hci0", count: 3))
             await #expect(throws: BlueZError.adapterNotFound("00:11:22:33:44:66")) {
-                try await BlueZAdapter.resolve(unknownAddress, bus: client)
+                try await BlueZAdapter.path(for: unknownAddress, bus: client)
             }
-            await #expect(throws: BlueZError.adapterNotFound("hci1")) {
-                try await BlueZAdapter.resolve(unknownName, bus: client)
-            }
-        }
-        try await Self.withFake(powered: false) { _, client in
-            await #expect(throws: BlueZError.adapterPoweredOff("hci0")) {
-                try await BlueZAdapter.resolve(first, bus: client)
-            }
+            // Discovery and the central take the resolved path as well as a name.
+            #expect(BlueZAdapter.path("hci0") == "/org/bluez/hci0" && BlueZAdapter.path("/org/bluez/hci1") == "/org/bluez/hci1")
         }
     }
 

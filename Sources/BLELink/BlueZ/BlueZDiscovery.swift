@@ -168,8 +168,8 @@ public final class BlueZDiscovery: Sendable {
         } catch {
             await stop()
             switch error.name {
-            case "org.bluez.Error.NotReady": throw .adapterPoweredOff(BlueZAdapter.name(adapter))
-            case "org.bluez.Error.InProgress": throw .inProgress("\(member) on \(BlueZAdapter.name(adapter))")
+            case "org.bluez.Error.NotReady": throw .adapterPoweredOff(BlueZAdapter.name(path: adapter))
+            case "org.bluez.Error.InProgress": throw .inProgress("\(member) on \(BlueZAdapter.name(path: adapter))")
             default: throw BlueZError(error, calling: "Adapter1.\(member)")
             }
         }

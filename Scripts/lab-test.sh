@@ -443,7 +443,9 @@ t_btd=$(up)
 SB_NAME=""; SB_POWERED=""
 until=$((SECONDS + 30))
 while [ $SECONDS -lt $until ]; do
-	busctl --system status org.bluez > /dev/null 2>&1 && { SB_NAME=$(up); break; }
+	# (`busctl status org.bluez` fails here, "Failed to get credentials: No medium found": no systemd/cgroups.)
+	[ "$(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s org.bluez 2>/dev/null)" = "b true" ] &&
+		{ SB_NAME=$(up); break; }
 	sleep 0.1
 done
 # The adapters' objects come once bluetoothd has read the controllers through mgmt; then power them (bluetoothd

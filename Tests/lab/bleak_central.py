@@ -4,11 +4,12 @@
 bleak (PyPI) drives bluetoothd over the system D-Bus, as a Python app on a stock Linux box would: it scans on
 ADAPTER for NAME, connects, subscribes to TX, then writes COUNT packets to RX with write-without-response
 (WriteValue type "command") and prints every notification it receives, until it has NOTIFICATIONS of them or
-TIMEOUT seconds passed. msgpipe wrote none of this, so it checks msgpipe's BlueZ peripheral from outside.
+TIMEOUT seconds passed. It opens with one Write Request of OPENING (ff 00 03), see run(). msgpipe wrote none of this, so it checks msgpipe's BlueZ peripheral from outside.
 
 Each written packet describes itself, so the receiver can tell whether it arrived whole:
     byte 0 = index (0..COUNT-1), bytes 1-2 = total length (big endian), byte 3+k = (index + k) & 0xff
-Lengths cycle through 3, 20, 100, ATT_MTU-5, min(ATT_MTU-3, 512) (the largest a Write Command carries).
+Lengths cycle through 3, 20, 100, min(ATT_MTU-5, 510), min(ATT_MTU-3, 510) (the largest a Write Command
+carries; bluetoothd before 5.69 drops values over 510 bytes).
 
 Output, one line each (the caller parses it):
     found ADDRESS after S s
@@ -33,6 +34,9 @@ except ImportError as error:  # the lab skips its bleak checks then; say why
 MSGPIPE_SERVICE = "4d500001-8c5d-4e2b-9f1a-6d7367706970"
 MSGPIPE_RX = "4d500002-8c5d-4e2b-9f1a-6d7367706970"
 MSGPIPE_TX = "4d500003-8c5d-4e2b-9f1a-6d7367706970"
+
+
+OPENING = bytes([0xFF, 0x00, 0x03])  # written first, with a Write Request
 
 
 def packet(index: int, length: int) -> bytes:
@@ -76,8 +80,16 @@ async def run(args: argparse.Namespace) -> int:
         say(f"connected ATT_MTU {mtu} after {time.monotonic() - t1:.2f} s")
         await client.start_notify(tx, on_notification, bluez={"use_start_notify": not args.acquire_notify})
         say("subscribed TX")
-        # ATT_MTU-3 is the most a Write Command carries, 512 the most an attribute value may hold.
-        sizes = [3, 20, 100, mtu - 5, min(mtu - 3, 512)]
+        # ATT_MTU-3 is the most a Write Command carries. BlueZ before 5.69 checks handle + value against the
+        # 512-byte attribute limit (src/shared/gatt-server.c write_cb: check_length(length, 0)) and drops a
+        # Write Command with a value over 510 bytes without a word: 510 is the most a stock Debian 12 box takes.
+        sizes = [3, 20, 100, min(mtu - 5, 510), min(mtu - 3, 510)]
+        # The first write is a Write Request: bluetoothd answers it only once our AcquireWrite returned. Write
+        # Commands that arrive while AcquireWrite is in flight are queued by bluetoothd 5.66 with a pointer into
+        # its ATT receive buffer (src/gatt-database.c pending_write_new) and later delivered with the bytes of
+        # whatever PDU came last: right lengths, wrong contents. Opening with a request avoids that.
+        await client.write_gatt_char(rx, OPENING, response=True)
+        say("opened with a write request")
         t2 = time.monotonic()
         for index in range(args.count):
             await client.write_gatt_char(rx, packet(index, sizes[index % len(sizes)]), response=False)

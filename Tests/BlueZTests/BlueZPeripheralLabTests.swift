@@ -57,8 +57,8 @@ struct BlueZPeripheralLabTests {
         let name = "msgpipe-stockbox-b"
         let (peripheral, bus) = try await Self.start(name: name)
         defer { peripheral.stop(); bus.close() }
-        // bluetoothd reports a device it already knows (hci1 met hci0 in earlier checks) only when something in
-        // its advertisement changes: bleak's scan would never hear of it. A fresh central forgets it first.
+        // bleak's scan never reported a device hci1's bluetoothd already knew (hci1 met hci0 in earlier checks,
+        // docs/LAB.md): as a fresh central would not know it, forget it first.
         if let address = Self.environment("BLELAB_ADDR_A") {
             let device = "/org/bluez/hci1/dev_" + address.split(separator: ":").joined(separator: "_")
             _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez/hci1", interface: "org.bluez.Adapter1",

@@ -13,6 +13,7 @@ carries; bluetoothd before 5.69 drops values over 510 bytes).
 
 Output, one line each (the caller parses it):
     found ADDRESS after S s
+    connect attempt N failed: ERROR   (retried, at most 3 tries)
     connected ATT_MTU M after S s
     subscribed TX
     wrote N packets (SIZES) in S s
@@ -37,6 +38,7 @@ MSGPIPE_TX = "4d500003-8c5d-4e2b-9f1a-6d7367706970"
 
 
 OPENING = bytes([0xFF, 0x00, 0x03])  # written first, with a Write Request
+CONNECT_TRIES = 3
 
 
 def packet(index: int, length: int) -> bytes:
@@ -65,8 +67,21 @@ async def run(args: argparse.Namespace) -> int:
         if len(received) >= args.notifications:
             enough.set()
 
-    t1 = time.monotonic()
-    async with BleakClient(device, timeout=args.connect_timeout, bluez={"adapter": args.adapter}) as client:
+    # bluetoothd 5.66 (EATT on) now and then logs "Received unexpected ATT response" on an EATT channel and drops
+    # the link during service discovery ("failed to discover services, device disconnected"): retry the
+    # connect, as applications on bleak do (bleak-retry-connector), at most CONNECT_TRIES times.
+    for attempt in range(1, CONNECT_TRIES + 1):
+        t1 = time.monotonic()
+        client = BleakClient(device, timeout=args.connect_timeout, bluez={"adapter": args.adapter})
+        try:
+            await client.connect()
+            break
+        except Exception as error:  # BleakError, asyncio.TimeoutError, D-Bus errors
+            say(f"connect attempt {attempt} failed: {type(error).__name__}: {error}")
+            if attempt == CONNECT_TRIES:
+                raise
+            await asyncio.sleep(1.0 * attempt)
+    try:
         rx = client.services.get_characteristic(args.rx)
         tx = client.services.get_characteristic(args.tx)
         if rx is None or tx is None:
@@ -100,6 +115,8 @@ async def run(args: argparse.Namespace) -> int:
             say(f"timeout: {len(received)} of {args.notifications} notifications after {args.timeout} s")
             return 1
         say(f"done: {len(received)} notifications")
+    finally:
+        await client.disconnect()
     return 0
 
 

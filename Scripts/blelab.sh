@@ -9,10 +9,12 @@
 # Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l3` running (the lab's
 # own build of it, see build_btvirt, unless BLELAB_STOCK_BTVIRT=1),
 #   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B") and hci2 ("C"): powered, LE.
-#   env: BLELAB_ADDR_A / _B / _C, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_OUT=OUTDIR
+#   env: BLELAB_ADDR_A / _B / _C, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_OUT=OUTDIR,
+#   BLELAB_DIR (the lab's directory: its python/ holds bleak)
 #
 # Usage:
-#   Scripts/blelab.sh --setup                     apt packages, kernel, initramfs, pairing agent
+#   Scripts/blelab.sh --setup                     apt packages, kernel, initramfs, pairing agent, bleak
+#   Scripts/blelab.sh --setup-bleak               bleak from PyPI into $BLELAB_DIR/python (the stock-box checks)
 #   Scripts/blelab.sh [-o OUTDIR] [-t SECS] [--] CMD [ARGS...]
 #       runs CMD with bash in the guest, in the current directory; exits with CMD's status (125: VM failed)
 # Environment:
@@ -106,7 +108,7 @@ guest_main() {
 		btmgmt --index 0 advertising on; btmgmt --index 0 power on
 		for ((n = 1; n < COUNT; n++)); do btmgmt --index $n le on; btmgmt --index $n power on; done
 	} > "$CTL/btmgmt.log" 2>&1
-	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_OUT=$OUT
+	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_OUT=$OUT BLELAB_DIR=$LAB
 	address_of() { btmgmt --index "$1" info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1; }
 	BLELAB_ADDR_A=$(address_of 0); BLELAB_ADDR_B=$(address_of 1); BLELAB_ADDR_C=""
 	[ "$COUNT" -ge 3 ] && BLELAB_ADDR_C=$(address_of 2)
@@ -209,6 +211,26 @@ build_btvirt() {
 	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-one-handle.patch)"
 }
 
+# bleak (PyPI), the lab's independent D-Bus central (Tests/lab/bleak_central.py), for Debian's python3 (the
+# guest's python3): installed with pip --target into $LAB/python, so neither the system's Python nor a user's
+# site-packages is touched (PEP 668 does not apply there; --break-system-packages only as the last resort).
+# The guest puts $LAB/python on PYTHONPATH. Without it the lab skips its bleak checks and says why.
+setup_bleak() {
+	local py=/usr/bin/python3 target=$LAB/python
+	PYTHONPATH=$target "$py" -c 'import bleak' > /dev/null 2>&1 && return 0
+	if ! "$py" -m pip --version > /dev/null 2>&1; then
+		log "installing python3-pip (for bleak)"
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-pip; } > /dev/null ||
+			{ log "cannot install python3-pip: the lab's bleak checks will be skipped"; return 1; }
+	fi
+	rm -rf "$target"
+	local pip=("$py" -m pip install -q --disable-pip-version-check --no-warn-script-location --target "$target" bleak)
+	"${pip[@]}" || PIP_ROOT_USER_ACTION=ignore "${pip[@]}" --break-system-packages ||
+		{ log "pip could not install bleak: the lab's bleak checks will be skipped"; return 1; }
+	PYTHONPATH=$target "$py" -c 'import bleak' || return 1
+	log "installed bleak into $target"
+}
+
 build_agent() {
 	mkdir -p "$LAB/bin"
 	gcc -O2 -Wall -o "$LAB/bin/mgmt_autoconfirm" "$ROOT/Tests/lab/mgmt_autoconfirm.c" -lbluetooth
@@ -239,6 +261,7 @@ setup() {
 	[ -e "$LAB/kernel/lib/modules/$K/modules.dep" ] || depmod -b "$LAB/kernel" "$K" || return 1
 	build_agent || return 1
 	build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
+	setup_bleak || true
 	build_initramfs
 }
 
@@ -257,6 +280,7 @@ main() {
 	while [ $# -gt 0 ]; do
 		case "$1" in
 		--setup) setup; exit $? ;;
+		--setup-bleak) setup_bleak; exit $? ;;
 		-o) OUT=$2; shift 2 ;;
 		-t) TMO=$2; shift 2 ;;
 		--) shift; break ;;

@@ -53,6 +53,12 @@ wait_for() {
 btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
 echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 
+# LAB_ONLY=stockbox (Scripts/lab.sh passes it through) skips checks 1-20 and runs only the stock-box section at
+# the end: quicker while working on the D-Bus backend. (Checks 1-20 are deliberately not re-indented.)
+if [ "${LAB_ONLY:-}" = stockbox ]; then
+	echo "== LAB_ONLY=stockbox: checks 1-20 skipped"
+else
+
 # 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
 "$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
 wait_for "$OUT/att_server.log" "listening"
@@ -407,6 +413,167 @@ else
 		"$OUT/t20.log" "twoCentralsAtOnceThenRoomAgainWhenOneLeaves.*passed" "exit 0"
 	no_links
 fi
+
+fi  # LAB_ONLY (checks 1-20)
+
+# ================================================================================== stock box (issue 12) ==
+# A stock Linux box: `dbus-daemon --system` and BlueZ's bluetoothd (Debian's 5.66) own the adapters before
+# anything of ours starts, as on every Raspberry Pi OS, Debian and Ubuntu box. Checks 1-20 bind the kernel's
+# ATT channel themselves and need bluetoothd NOT running, so this section comes last (LAB_ONLY=stockbox runs
+# only it). Logs in OUT: dbus-daemon.log, bluetoothd.log (bluetoothd -n -d), stockbox_*.log, t21*.log, t22.log.
+echo "== [$(up)] stock box: dbus-daemon --system and bluetoothd take the adapters"
+no_links
+# blelab.sh leaves hci0's global advertising setting on (checks 1-20 use it); on a stock box it is off, and it
+# would override the advertisements registered with bluetoothd.
+for i in 0 1 2; do btmgmt --index $i advertising off; btmgmt --index $i rm-adv 0; done > /dev/null 2>&1
+STOCK_ADAPTERS="hci0 hci1${C:+ hci2}"
+powered_all() {
+	local h
+	for h in $STOCK_ADAPTERS; do
+		[ "$(busctl --system get-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ] || return 1
+	done
+}
+mkdir -p /run/dbus
+[ -s /etc/machine-id ] || dbus-uuidgen --ensure=/etc/machine-id
+t_sb=$(up)
+dbus-daemon --system --fork --print-pid > "$OUT/dbus-daemon.pid" 2> "$OUT/dbus-daemon.log"
+DBUS_PID=$(head -1 "$OUT/dbus-daemon.pid" 2>/dev/null)
+t_btd=$(up)
+/usr/libexec/bluetooth/bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 & BTD=$!
+SB_NAME=""; SB_POWERED=""
+until=$((SECONDS + 30))
+while [ $SECONDS -lt $until ]; do
+	# (`busctl status org.bluez` fails here, "Failed to get credentials: No medium found": no systemd/cgroups.)
+	[ "$(busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s org.bluez 2>/dev/null)" = "b true" ] &&
+		{ SB_NAME=$(up); break; }
+	sleep 0.1
+done
+# The adapters' objects come once bluetoothd has read the controllers through mgmt; then power them (bluetoothd
+# may already have: AutoEnable).
+until=$((SECONDS + 30))
+while [ -n "$SB_NAME" ] && [ $SECONDS -lt $until ]; do
+	powered_all && { SB_POWERED=$(up); break; }
+	for h in $STOCK_ADAPTERS; do
+		busctl --system set-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered b true > /dev/null 2>&1
+	done
+	sleep 0.2
+done
+sb_secs() { [ -n "$2" ] && awk "BEGIN{printf \"%.2f s\", $2-$1}" || echo "never"; }
+echo "   stock box: dbus-daemon up in $(sb_secs "$t_sb" "$t_btd"); org.bluez on the bus $(sb_secs "$t_btd" "$SB_NAME") after bluetoothd started; $STOCK_ADAPTERS powered $(sb_secs "$t_btd" "$SB_POWERED") after" |
+	tee -a "$OUT/results.txt"
+bluetoothctl list > "$OUT/t21.log" 2>&1
+echo "bluetoothd $(bluetoothd --version 2>/dev/null)" >> "$OUT/t21.log"
+[ -n "$SB_POWERED" ] && echo "all powered" >> "$OUT/t21.log"
+expect "stock box: dbus-daemon and bluetoothd up, bluetoothctl lists hci0 and hci1, all powered" "$OUT/t21.log" \
+	"Controller $A" "Controller $B" "all powered"
+
+# 21b. The arrangement works end to end with BlueZ's own client: bluetoothctl on hci0 registers an advertisement
+#      (LEAdvertisingManager1, name msgpipe-ctl), bluetoothctl on hci1 scans (Adapter1.StartDiscovery) and sees
+#      it. Each bluetoothctl reads its commands from a pipe that waits for what it needs (bounded polls).
+#      "discoverable on": bluetoothd's discovery without a filter (bluetoothctl's scan, a desktop's) ignores LE
+#      advertisers without the LE General Discoverable flag (src/adapter.c device_is_discoverable).
+ctl_wait() {  # ctl_wait LOG PATTERN SECS: bounded wait inside a command feeder (prints nothing to bluetoothctl)
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do grep -qaE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
+	return 1
+}
+rm -f "$OUT/t21b.done"
+{
+	ctl_wait "$OUT/stockbox_adv.log" "Controller $A" 10
+	echo "select $A"; echo "menu advertise"; echo "name msgpipe-ctl"; echo "discoverable on"; echo "back"
+	echo "advertise on"
+	ctl_wait "$OUT/t21b.done" "done" 90
+	echo "advertise off"; sleep 0.5; echo "quit"
+} | timeout 120 bluetoothctl > "$OUT/stockbox_adv.log" 2>&1 & ADV=$!
+wait_for "$OUT/stockbox_adv.log" "Advertising object registered|Failed to register"
+{
+	ctl_wait "$OUT/stockbox_scan.log" "Controller $B" 10
+	echo "select $B"; echo "scan on"
+	ctl_wait "$OUT/stockbox_scan.log" "Device $A.*msgpipe-ctl|Device $A Name: msgpipe-ctl" 40
+	echo "scan off"; echo "devices"; sleep 0.5; echo "quit"
+} | timeout 90 bluetoothctl > "$OUT/stockbox_scan.log" 2>&1
+echo "done" > "$OUT/t21b.done"
+wait_bounded $ADV 30
+sed 's/\x1b\[[0-9;]*m//g' "$OUT/stockbox_adv.log" "$OUT/stockbox_scan.log" > "$OUT/t21b.log"
+expect "stock box: bluetoothctl on hci1 scans and finds the advertisement bluetoothctl registered on hci0" "$OUT/t21b.log" \
+	"Advertising object registered" "Device $A.*msgpipe-ctl|Device $A Name: msgpipe-ctl"
+no_links
+
+# 22. msgpipe's BlueZ peripheral against the real bluetoothd (Tests/BlueZTests/BlueZPeripheralLabTests, run from
+#     the test build like check 20; BLELAB_STOCKBOX=1 enables it): BlueZPeripheral.start registers the msgpipe
+#     service and its advertisement on hci0 (time printed); gatttool on hci1 discovers the service; bleak (PyPI,
+#     Tests/lab/bleak_central.py) on hci1 scans, connects, subscribes, writes 20 packets up to ATT_MTU-3 that
+#     arrive whole on the AcquiredLink, and receives a notification of exactly maximumPacketSize (ATT_MTU-5)
+#     bytes whole: the MTU-5 choice against bluetoothd 5.66.
+TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
+SB_PYTHON=$(command -v python3)
+BLEAK_WHY=""
+if [ -z "$SB_PYTHON" ]; then
+	BLEAK_WHY="no python3 in the lab"
+elif ! PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python "$SB_PYTHON" -c 'import bleak' > "$OUT/bleak_import.log" 2>&1; then
+	BLEAK_WHY="bleak is not installed: Scripts/blelab.sh --setup-bleak (pip install --target \$BLELAB_DIR/python bleak) failed or was not run"
+fi
+if [ -z "$SB_POWERED" ] || [ -z "$TESTBIN" ]; then
+	skip "BlueZPeripheral registered with bluetoothd: gatttool and bleak (BlueZPeripheralLabTests)" \
+		"needs bluetoothd up with powered adapters and the test build (swift build --build-tests)"
+else
+	if [ -z "$BLEAK_WHY" ]; then
+		export PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python BLELAB_PYTHON=$SB_PYTHON
+		export BLELAB_BLEAK_SCRIPT=$PWD/Tests/lab/bleak_central.py
+	fi
+	BLELAB_STOCKBOX=1 timeout 400 "$TESTBIN" --testing-library swift-testing --filter BlueZPeripheralLabTests > "$OUT/t22.log" 2>&1
+	echo "exit $?" >> "$OUT/t22.log"
+	grep -E "^stockbox: (BlueZPeripheral.start|AcquiredLink|received)|^(found|connected ATT_MTU|wrote|connect attempt) " "$OUT/t22.log" |
+		sed 's/^/   /' | tee -a "$OUT/results.txt"
+	expect "stock box: gatttool on hci1 discovers the msgpipe service BlueZPeripheral registered with bluetoothd on hci0" \
+		"$OUT/t22.log" "gatttoolFromHci1FindsTheRegisteredService.*passed"
+	if [ -n "$BLEAK_WHY" ]; then
+		skip "stock box: bleak central -> BlueZPeripheral: packets whole both ways, notification of ATT_MTU-5" "$BLEAK_WHY"
+	else
+		expect "stock box: bleak central -> BlueZPeripheral: packets whole both ways, notification of ATT_MTU-5" \
+			"$OUT/t22.log" "bleakCentralWritesAndReceivesWholePackets.*passed" "exit 0"
+	fi
+	unset PYTHONPATH
+fi
+no_links
+
+# 23-24. msgpipe's own commands on the D-Bus backend beside bluetoothd. ----- CLI CHECKS GO HERE -----
+#     They run once the CLI has `--backend` (the coordinator's wiring; skipped until then):
+#     23. listen --backend bluez --adapter hci0 <- send --backend bluez --adapter hci1 --to NAME: 1 MiB byte-identical
+#     24. scan --backend bluez --adapter hci1 lists hci0's advertisement (a listen on hci0 advertising)
+#     Note: hci1's bluetoothd already knows hci0 from checks 21-22 (no RemoveDevice here, on purpose): bleak's
+#     scan never reported such a known device (docs/LAB.md), so scan and send --to NAME should also look at the
+#     devices bluetoothd already has (GetManagedObjects) rather than wait for InterfacesAdded alone.
+if ! "$MSGPIPE" listen --help 2>&1 | grep -q -- "--backend"; then
+	skip "stock box: msgpipe listen/send/scan --backend bluez" "msgpipe has no --backend yet (the coordinator's CLI wiring)"
+else
+	[ -e "$OUT/mib.bin" ] || head -c 1048576 /dev/urandom > "$OUT/mib.bin"
+	"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-sb --connections 1 \
+		> "$OUT/sb_listen.bin" 2> "$OUT/sb_listen.log" & LST=$!
+	wait_for "$OUT/sb_listen.log" "advertising"
+	SB_LISTEN_READY=$(up)
+	# 24 first, while listen advertises and before a central connects to it.
+	timeout 60 "$MSGPIPE" scan --backend bluez --adapter hci1 --name msgpipe-sb --timeout 10 --json \
+		> "$OUT/t24.json" 2> "$OUT/t24.err"; echo "scan exit $?" >> "$OUT/t24.err"
+	cat "$OUT/t24.json" "$OUT/t24.err" > "$OUT/t24.log"
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json "$OUT/mib.bin" \
+		> "$OUT/t23.json" 2> "$OUT/t23.log"; echo "send exit $?" >> "$OUT/t23.log"
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t23.log"
+	cmp "$OUT/mib.bin" "$OUT/sb_listen.bin" >> "$OUT/t23.log" 2>&1 && echo "byte-identical" >> "$OUT/t23.log"
+	cat "$OUT/t23.json" "$OUT/sb_listen.log" >> "$OUT/t23.log"
+	expect "stock box: msgpipe send --backend bluez (hci1, --to NAME) -> listen --backend bluez (hci0): 1 MiB byte-identical" \
+		"$OUT/t23.log" "send exit 0" "listen exit 0" "byte-identical"
+	expect "stock box: msgpipe scan --backend bluez on hci1 lists hci0's listen" "$OUT/t24.log" \
+		"\"address\":\"$A\"" '"name":"msgpipe-sb"' "scan exit 0"
+	no_links
+fi
+
+# Stop bluetoothd, then dbus-daemon (SIGTERM; bounded), and keep bluetoothd's lines that matter for the notes.
+stop $BTD
+[ -n "$DBUS_PID" ] && kill "$DBUS_PID" 2>/dev/null
+grep -aE "RegisterApplication|RegisterAdvertisement|Acquire|MTU|[Ee]rror|[Ff]ailed|truncat" "$OUT/bluetoothd.log" |
+	grep -v "plugin" | head -60 > "$OUT/bluetoothd_notes.log"
+echo "   stock box: bluetoothd.log $(wc -l < "$OUT/bluetoothd.log") lines; the ones that matter in bluetoothd_notes.log"
 
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"

@@ -2,7 +2,8 @@
 # lab.sh - msgpipe's lab run on the host: builds msgpipe and the C test peers, sets the VM lab up on first
 # use (Scripts/blelab.sh --setup: apt packages, Debian kernel, initramfs), runs the guest suite
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
-# Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh).
+# Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
+# LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,6 +18,10 @@ if [ -z "$(ls "$LAB"/kernel/boot/vmlinuz-* 2>/dev/null)" ] || ! [ -e "$LAB/initr
 	! command -v qemu-system-x86_64 > /dev/null || ! command -v btmgmt > /dev/null; then
 	Scripts/blelab.sh --setup || fail "lab setup failed (Scripts/blelab.sh --setup)"
 fi
+# bleak (the stock-box checks' independent central) is installed on first use; the lab skips those checks
+# without it.
+PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Scripts/blelab.sh --setup-bleak ||
+	echo "lab: bleak could not be installed: the stock-box bleak checks will be skipped"
 t1=$(now)
 swift build --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
 mkdir -p .build/lab
@@ -25,7 +30,8 @@ for peer in att_server att_client att_hostile att_blast; do
 done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
-BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-900}" -- Scripts/lab-test.sh \
+BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-900}" -- \
+	env LAB_ONLY="${LAB_ONLY:-}" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
 t3=$(now)

@@ -11,19 +11,24 @@ final class BlueZCentralLink: Sendable {
     let relay = RelayLink()
     private let bus: DBusConnection
     private let adapter: String
+    private let confirmedWrites: Bool
     /// The task carrying the current connection (ends once that connection is down and disconnected).
     private let carrying = Mutex<Task<Void, Never>?>(nil)
 
-    init(bus: DBusConnection, adapter: String) {
+    /// With `confirmedWrites` (plain formats) every packet is a Write Request the peer answers, so a send
+    /// that returned was delivered to its ATT layer.
+    init(bus: DBusConnection, adapter: String, confirmedWrites: Bool = false) {
         self.bus = bus
         self.adapter = adapter
+        self.confirmedWrites = confirmedWrites
     }
 
     /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) and carries
     /// that connection until it drops; returns the peer's description.
     func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Double) async throws(BlueZError) -> String {
         let connection = try await BlueZCentral.connect(
-            bus: bus, adapter: adapter, target: target, profile: profile, timeout: .milliseconds(Int64(timeout * 1000)))
+            bus: bus, adapter: adapter, target: target, profile: profile, timeout: .milliseconds(Int64(timeout * 1000)),
+            confirmedWrites: confirmedWrites)
         let previous = carrying.withLock { $0 }
         let task = Task { [relay] in
             await previous?.value

@@ -210,12 +210,14 @@ struct LinkOptions: ParsableArguments {
 
     /// A new central link for the chosen backend (not yet connected): msgpipe's own GATT client, or the
     /// relay of connections through bluetoothd (`--backend bluez`).
-    func makeCentralLink(verbose: Bool = false) async throws -> PeerLink {
+    /// `confirmedWrites` (plain formats): through bluetoothd every packet is a Write Request (see
+    /// ``BlueZCentralLink``); msgpipe's own GATT confirms the last one itself.
+    func makeCentralLink(verbose: Bool = false, confirmedWrites: Bool = false) async throws -> PeerLink {
         let profile = try gattProfile()
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             do {
                 let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
-                return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter))
+                return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter, confirmedWrites: confirmedWrites))
             } catch {
                 bus.close()
                 throw error

@@ -37,7 +37,9 @@ struct SendCommand: AsyncParsableCommand {
             means its confirmation arrived. A central that enabled notifications only (a notify-only custom \
             or nus profile, most phone apps) cannot confirm: then exit 0 means every notification was handed \
             to the link, not that the central took it. A link that drops during a plain transfer is a \
-            failure (exit 1).
+            failure (exit 1). Through bluetoothd (--backend bluez) a central sends every plain packet as a \
+            Write Request and waits for its response (slower), so exit 0 means the same as above: bluetoothd \
+            answers our own descriptors' writes itself and queues without bound, which would hide a loss.
 
             A progress bar is drawn on standard error when it is a terminal (not with --json). With --json \
             one line per acknowledged message goes to standard output (keys sorted): \

@@ -22,7 +22,7 @@ struct SendSession: Sendable {
     func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
         let peerLink: PeerLink
         do {
-            peerLink = try await link.makeCentralLink(verbose: logger.logLevel <= .debug)
+            peerLink = try await link.makeCentralLink(verbose: logger.logLevel <= .debug, confirmedWrites: format != .msgpipe)
             let peer = try await link.connect(peerLink) { [progress] in progress.note("\($0)") }
             logger.debug("connected to \(peer)")
         } catch {

@@ -180,6 +180,31 @@ struct BlueZBackendCLITests {
         #expect(fake.record.disconnects.withLock { $0 } == 1, "send disconnects the device it connected")
     }
 
+    @Test func plainFormatsThroughBluetoothdWriteEveryPacketAsARequestSoExitZeroMeansDelivered() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZRemote(address: bus.address)
+        defer { fake.stop() }
+        fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
+        let line = Array(repeating: UInt8(ascii: "x"), count: 1000)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bluez-lines-\(getpid())")
+        try Data(line).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--to", "msgpipe-peer", "--profile", "msgpipe",
+                                "--format", "lines", file.path], bus: bus.address)
+        let (_, status) = await send.finish()
+        #expect(status == 0, "\(send.errors)")
+        var received: [UInt8] = []
+        var types: Set<String> = []
+        while fake.record.writes.count > 0, let write = await fake.record.writes.next() {
+            received += write.value
+            types.insert(write.type)
+        }
+        #expect(received == line + [0x0A], "every byte and the newline arrived through WriteValue")
+        #expect(types == ["request"], "each packet was a Write Request the peer answered")
+        #expect(fake.record.writeEnd.withLock { $0 } == nil, "nothing went through an acquired descriptor")
+    }
+
     @Test func scanThroughBluetoothdListsTheAdvertiserWithRSSIAndService() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

@@ -59,10 +59,13 @@ public enum BlueZCentral {
     /// Connects `target` (an address, known to bluetoothd or discovered, or an advertised name) through
     /// `adapter` ("hci0" or its path) and opens `profile`'s characteristics. `timeout` bounds the whole setup
     /// (discovery, connect attempts, service resolution); `backoff` the Connect retries on
-    /// `le-connection-abort-by-local` and InProgress.
+    /// `le-connection-abort-by-local` and InProgress. With `confirmedWrites` every packet goes as a Write
+    /// Request (`WriteValue` type "request", awaited): slow, but a send that returned was taken by the peer's
+    /// ATT layer (plain formats have no acknowledgement of their own; see ``BlueZValueLink``).
     public static func connect(
         bus: DBusConnection, adapter: String = "hci0", target: CentralTarget, profile: GATTServiceProfile,
-        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: 0.5, maximum: 4, attempts: 5)
+        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: 0.5, maximum: 4, attempts: 5),
+        confirmedWrites: Bool = false
     ) async throws(BlueZError) -> Connection {
         let adapterPath = BlueZAdapter.path(adapter)
         _ = try await BlueZAdapter.requirePowered(bus: bus, adapter: adapterPath)
@@ -84,7 +87,7 @@ public enum BlueZCentral {
             }
             var peer = discovered ?? DiscoveredPeer(bluezDevice: device) ?? DiscoveredPeer(peer: BluetoothPeer(address: .any), rssi: 127)
             peer.merge(bluezDevice: properties)
-            let (link, mtu, acquired) = try await open(profile, device: device, bus: bus)
+            let (link, mtu, acquired) = try await open(profile, device: device, bus: bus, confirmedWrites: confirmedWrites)
             let connection = Connection(link: link, peer: peer.peer, device: device, mtu: mtu, acquired: acquired,
                                         madeTheConnection: !wasConnected, bus: bus, watch: watch)
             watch.onDisconnect { reason in
@@ -186,7 +189,7 @@ public enum BlueZCentral {
 
     /// Finds the profile's characteristics under `device` and opens the link on them.
     private static func open(
-        _ profile: GATTServiceProfile, device: String, bus: DBusConnection
+        _ profile: GATTServiceProfile, device: String, bus: DBusConnection, confirmedWrites: Bool
     ) async throws(BlueZError) -> (any Link, Int, Bool) {
         let objects: [String: [String: [String: DBusValue]]]
         do throws(DBusError) {
@@ -218,14 +221,18 @@ public enum BlueZCentral {
         guard !notify.flags.isDisjoint(with: ["notify", "indicate"]) else {
             throw .characteristicNotFound(uuid: profile.tx.description, service: profile.service.description)
         }
-        if write.flags.contains("write-without-response"), notify.flags.contains("notify"),
+        if confirmedWrites, !write.flags.contains("write") {
+            throw .characteristicNotFound(uuid: profile.rx.description + " (with write, for confirmed writes)",
+                                          service: profile.service.description)
+        }
+        if !confirmedWrites, write.flags.contains("write-without-response"), notify.flags.contains("notify"),
            let acquired = try await acquire(write: write.path, notify: notify.path, bus: bus) {
             return acquired
         }
         let mtu = write.mtu ?? notify.mtu ?? 23
         let link = try await BlueZValueLink.start(
             bus: bus, write: write.path, notify: notify.path, maximumPacketSize: maximumWriteSize(mtu: mtu),
-            writeType: write.flags.contains("write-without-response") ? .command : .request)
+            writeType: confirmedWrites || !write.flags.contains("write-without-response") ? .request : .command)
         return (link, mtu, false)
     }
 

@@ -4,18 +4,10 @@ import Transport
 
 /// The async `Transport` over in-memory links (helper E's MemoryLink and FaultInjectingLink).
 @Suite struct TransportAsyncTests {
-    private static func fastOptions() -> TransportOptions {
-        var options = TransportOptions()
-        options.endpoint.initialRetransmissionTimeout = .milliseconds(50)
-        options.endpoint.minimumRetransmissionTimeout = .milliseconds(20)
-        options.endpoint.acknowledgementDelay = .milliseconds(2)
-        return options
-    }
-
     @Test func sendCompletesAndTheMessageArrivesOnce() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 20)
-        let sender = Transport(link: left, options: Self.fastOptions())
-        let receiver = Transport(link: right, options: Self.fastOptions())
+        let sender = Transport(link: left, options: TransportOptions.fastForTests)
+        let receiver = Transport(link: right, options: TransportOptions.fastForTests)
         let body = payload(size: 3000, seed: 1)
         async let received = receiver.messages.first { _ in true }
         try await sender.send(body)
@@ -26,8 +18,8 @@ import Transport
 
     @Test func manyConcurrentSendersEachKeepTheirOrder() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 61)
-        let sender = Transport(link: left, options: Self.fastOptions())
-        let receiver = Transport(link: right, options: Self.fastOptions())
+        let sender = Transport(link: left, options: TransportOptions.fastForTests)
+        let receiver = Transport(link: right, options: TransportOptions.fastForTests)
         let senders = 6
         let perSender = 5
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -56,8 +48,8 @@ import Transport
     func faultyLinkDeliversEveryMessageExactlyOnce(seed: UInt64) async throws {
         let faults = LinkFaults(drop: 0.05, duplicate: 0.02, reorder: 0.02, corrupt: 0.01)
         let (left, right) = FaultInjectingLink<MemoryLink>.pair(maximumPacketSize: 20, faults: faults, seed: seed)
-        let sender = Transport(link: left, options: Self.fastOptions())
-        let receiver = Transport(link: right, options: Self.fastOptions())
+        let sender = Transport(link: left, options: TransportOptions.fastForTests)
+        let receiver = Transport(link: right, options: TransportOptions.fastForTests)
         let bodies = (0 ..< 8).map { payload(size: 700 * $0, seed: seed + UInt64($0)) }
         let receiving = Task {
             var received: [[UInt8]] = []
@@ -75,10 +67,10 @@ import Transport
 
     @Test func requestsAreServedOneAtATimeInOrder() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 20)
-        var options = Self.fastOptions()
+        var options = TransportOptions.fastForTests
         options.sequentialRequests = true
         let client = Transport(link: left, options: options)
-        let server = Transport(link: right, options: Self.fastOptions())
+        let server = Transport(link: right, options: TransportOptions.fastForTests)
         let serving = Task { await server.serveRequests { request in Array(request.body.reversed()) } }
         let responses = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
             for index in 0 ..< 5 {
@@ -96,8 +88,8 @@ import Transport
 
     @Test func requestWithoutAnswerThrowsAfterItsTimeout() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 20)
-        let client = Transport(link: left, options: Self.fastOptions())
-        let server = Transport(link: right, options: Self.fastOptions())
+        let client = Transport(link: left, options: TransportOptions.fastForTests)
+        let server = Transport(link: right, options: TransportOptions.fastForTests)
         await #expect(throws: TransportError.responseTimedOut(requestID: 1)) {
             _ = try await client.request(Array("ping".utf8), timeout: .milliseconds(200))
         }
@@ -107,9 +99,9 @@ import Transport
 
     @Test func sendToAStalledReceiverWaitsAndCancellationEndsItWithATypedError() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 244)
-        var receiverOptions = Self.fastOptions()
+        var receiverOptions = TransportOptions.fastForTests
         receiverOptions.endpoint.maximumMessagesInProgress = 1
-        let sender = Transport(link: left, options: Self.fastOptions())
+        let sender = Transport(link: left, options: TransportOptions.fastForTests)
         let receiver = Transport(link: right, options: receiverOptions)
         try await sender.send(payload(size: 1000, seed: 1))  // taken by nobody: the receiver is full
         let blocked = Task { try await sender.send(payload(size: 1000, seed: 2)) }

@@ -6,18 +6,10 @@ import Testing
 
 /// ``TransportListener``: several peers at once, each session's Transport kept across its connections.
 @Suite struct TransportListenerTests {
-    private static func fastOptions() -> TransportOptions {
-        var options = TransportOptions()
-        options.endpoint.initialRetransmissionTimeout = .milliseconds(50)
-        options.endpoint.minimumRetransmissionTimeout = .milliseconds(20)
-        options.endpoint.acknowledgementDelay = .milliseconds(2)
-        return options
-    }
-
     @Test func twoPeersSendingAtOnceEachGetTheirMessagesWholeAndInOrder() async throws {
-        let listener = TransportListener(options: Self.fastOptions())
+        let listener = TransportListener(options: TransportOptions.fastForTests)
         let peers = (0 ..< 2).map { _ in DialingLink(packetSize: 61) }
-        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        let clients = peers.map { Transport(link: $0, options: TransportOptions.fastForTests) }
         for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "peer \(index)") }
         let bodies = (0 ..< 2).map { peer in (0 ..< 3).map { payload(size: 20_000 + 7 * $0, seed: UInt64(10 * peer + $0)) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -45,9 +37,9 @@ import Testing
     }
 
     @Test func aPeerThatReconnectsResumesItsSessionAndTheMessageArrivesOnce() async throws {
-        let listener = TransportListener(options: Self.fastOptions())
+        let listener = TransportListener(options: TransportOptions.fastForTests)
         let peer = DialingLink(packetSize: 20)
-        let client = Transport(link: peer, options: Self.fastOptions())
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
         peer.dial(listener, peer: "first")
         let body = payload(size: 30_000, seed: 3)
         let sending = Task { try await client.send(body) }
@@ -74,9 +66,9 @@ import Testing
     }
 
     @Test func theListenerSendsToEachSubscribedPeer() async throws {
-        let listener = TransportListener(options: Self.fastOptions())
+        let listener = TransportListener(options: TransportOptions.fastForTests)
         let peers = (0 ..< 3).map { _ in DialingLink(packetSize: 40) }
-        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        let clients = peers.map { Transport(link: $0, options: TransportOptions.fastForTests) }
         for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "central \(index)") }
         var sessions: [TransportSession] = []
         for await session in listener.sessions {
@@ -97,9 +89,9 @@ import Testing
     }
 
     @Test func sendToAllReachesEveryPeerAndReportsEach() async throws {
-        let listener = TransportListener(options: Self.fastOptions())
+        let listener = TransportListener(options: TransportOptions.fastForTests)
         let peers = (0 ..< 2).map { _ in DialingLink(packetSize: 40) }
-        let clients = peers.map { Transport(link: $0, options: Self.fastOptions()) }
+        let clients = peers.map { Transport(link: $0, options: TransportOptions.fastForTests) }
         for (index, peer) in peers.enumerated() { peer.dial(listener, peer: "central \(index)") }
         var iterator = listener.sessions.makeAsyncIterator()
         for _ in 0 ..< 2 { _ = await iterator.next() }
@@ -150,15 +142,15 @@ import Testing
     @Test func beyondTheSessionLimitTheLongestGoneSessionMakesRoomAndConnectedOnesAreKept() async throws {
         var limits = TransportListener.Limits()
         limits.maximumSessions = 1
-        let listener = TransportListener(options: Self.fastOptions(), limits: limits)
+        let listener = TransportListener(options: TransportOptions.fastForTests, limits: limits)
         let first = DialingLink(packetSize: 40)
-        let firstClient = Transport(link: first, options: Self.fastOptions())
+        let firstClient = Transport(link: first, options: TransportOptions.fastForTests)
         first.dial(listener, peer: "first")
         let firstSession = try #require(await listener.sessions.next())
 
         // While the first peer is connected, a second one is refused.
         let (secondLink, secondEnd) = MemoryLink.pair(maximumPacketSize: 40)
-        let second = Transport(link: secondLink, options: Self.fastOptions())
+        let second = Transport(link: secondLink, options: TransportOptions.fastForTests)
         await listener.accept(secondEnd, peer: "second")
         #expect(listener.sessionCount == 1)
         await second.close()
@@ -167,7 +159,7 @@ import Testing
         await first.drop()
         while firstSession.isConnected { await Task.yield() }
         let third = DialingLink(packetSize: 40)
-        let thirdClient = Transport(link: third, options: Self.fastOptions())
+        let thirdClient = Transport(link: third, options: TransportOptions.fastForTests)
         third.dial(listener, peer: "third")
         let thirdSession = try #require(await listener.sessions.next())
         #expect(thirdSession.peer == "third")
@@ -180,9 +172,9 @@ import Testing
     @Test func aSessionWhosePeerStaysAwayIsClosedAfterTheResumeWindow() async throws {
         var limits = TransportListener.Limits()
         limits.resumeWindow = .milliseconds(50)
-        let listener = TransportListener(options: Self.fastOptions(), limits: limits)
+        let listener = TransportListener(options: TransportOptions.fastForTests, limits: limits)
         let peer = DialingLink(packetSize: 40)
-        let client = Transport(link: peer, options: Self.fastOptions())
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
         peer.dial(listener, peer: "gone")
         let session = try #require(await listener.sessions.next())
         await peer.drop()

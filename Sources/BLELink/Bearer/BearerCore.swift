@@ -34,40 +34,29 @@ final class BearerCore: Sendable {
     /// watermarks let it read, so a push never finds it full; the disconnect bypasses the capacity (one).
     private let inbox: BoundedAsyncQueue<ATTBearerEvent, Never>
     private let fd: Int32
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let waker: WakePipe
     private let state: Mutex<State>
 
     init(fd: Int32, receiveCapacity: Int) throws(ATTError) {
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else { throw .io(operation: "pipe", errno: errno) }
-        for descriptor in pipeFDs + [fd] {
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        do throws(WakePipeError) {
+            waker = try WakePipe()
+        } catch {
+            throw .io(operation: "pipe", errno: error.errno)
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         self.fd = fd
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
         inbox = BoundedAsyncQueue(capacity: receiveCapacity)
         state = Mutex(State(marks: Watermarks(high: receiveCapacity, low: receiveCapacity / 2)))
     }
 
     func start() throws(ATTError) {
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            Unmanaged<BearerCore>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, context)
+        let status = startDetachedThread { self.run() }
         guard status == 0 else {
-            Unmanaged<BearerCore>.fromOpaque(context).release()
             Glibc.close(fd)
-            Glibc.close(wakeRead)
-            Glibc.close(wakeWrite)
+            waker.close()
             throw .io(operation: "pthread_create", errno: status)
         }
-        pthread_detach(thread)
     }
 
     // MARK: - Sending
@@ -165,21 +154,13 @@ final class BearerCore: Sendable {
         wake()
     }
 
-    /// Wakes the poll thread. Under the lock, so it never writes to the pipe's number once the thread closed it
-    /// (the number may by then be another socket's, and the byte a PDU on it).
-    private func wake() {
-        state.withLock { state in
-            guard !state.descriptorsClosed else { return }
-            var byte: UInt8 = 1
-            _ = write(wakeWrite, &byte, 1)
-        }
-    }
+    /// Wakes the poll thread (never once it closed the pipe: see ``WakePipe``).
+    private func wake() { waker.wake() }
 
     // MARK: - The poll thread
 
     private func run() {
         var buffer = [UInt8](repeating: 0, count: Self.receiveBufferSize)
-        var drain = [UInt8](repeating: 0, count: 64)
         while true {
             let (wantRead, wantWrite, closed) = state.withLock { state in
                 (!state.ended && !state.parked && !state.marks.isPaused, state.wantWrite, state.closed)
@@ -190,14 +171,14 @@ final class BearerCore: Sendable {
             if wantWrite { events |= Int16(POLLOUT) }
             var fds = [
                 pollfd(fd: events == 0 ? -1 : fd, events: events, revents: 0),
-                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: waker.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             if poll(&fds, 2, -1) < 0 {
                 if errno == EINTR { continue }
                 end("poll failed: \(Self.reason(errno))")
                 break
             }
-            if fds[1].revents != 0 { while read(wakeRead, &drain, drain.count) > 0 {} }
+            if fds[1].revents != 0 { waker.drain() }
             let revents = Int32(fds[0].revents)
             if revents & Int32(POLLOUT) != 0 || (wantWrite && revents & Int32(POLLHUP | POLLERR) != 0) {
                 state.withLock { $0.wantWrite = false }
@@ -212,9 +193,8 @@ final class BearerCore: Sendable {
         state.withLock { state in
             state.descriptorsClosed = true
             Glibc.close(fd)
-            Glibc.close(wakeRead)
-            Glibc.close(wakeWrite)
         }
+        waker.close()
     }
 
     /// Reads packets until the socket is empty, the inbox is full, or the connection ended.

@@ -38,8 +38,7 @@ public final class DBusConnection: Sendable {
     let registry = DBusRegistry()
     private let jobs = Mutex(Jobs())
     /// The pipe that wakes the bus thread's poll when work is queued.
-    private let wakeRead: Int32
-    private let wakeWrite: Int32
+    private let waker: WakePipe
     private let thread = Mutex<pthread_t?>(nil)
 
     /// The system bus (`DBUS_SYSTEM_BUS_ADDRESS` or /run/dbus/system_bus_socket), where bluetoothd lives.
@@ -68,37 +67,22 @@ public final class DBusConnection: Sendable {
     }
 
     private init(bus: OpaquePointer, address: String?, limits: DBusLimits) throws(DBusError) {
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else {
-            let code = errno
+        do throws(WakePipeError) {
+            waker = try WakePipe()
+        } catch {
             sd_bus_flush_close_unref(bus)
-            throw .system(operation: "pipe2", errno: code)
-        }
-        for descriptor in pipeFDs {
-            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            throw .system(operation: "pipe", errno: error.errno)
         }
         self.bus = BusPointer(pointer: bus)
         self.limits = limits
         self.address = address
-        wakeRead = pipeFDs[0]
-        wakeWrite = pipeFDs[1]
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            Unmanaged<DBusConnection>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, context)
+        let status = startDetachedThread { self.run() }
         guard status == 0 else {
-            Unmanaged<DBusConnection>.fromOpaque(context).release()
             jobs.withLock { $0.finished = true }
             sd_bus_flush_close_unref(bus)
-            Glibc.close(wakeRead)
-            Glibc.close(wakeWrite)
+            waker.close()
             throw .system(operation: "pthread_create", errno: status)
         }
-        pthread_detach(thread)
     }
 
     /// Closes the connection: pending calls fail with ``DBusError/closed``, exported objects and matches go
@@ -185,13 +169,7 @@ public final class DBusConnection: Sendable {
         thread.withLock { thread in thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
     }
 
-    private func wake() {
-        var one: UInt8 = 1
-        jobs.withLock { jobs in
-            guard !jobs.finished else { return }  // the thread closed the pipe
-            _ = Glibc.write(wakeWrite, &one, 1)
-        }
-    }
+    private func wake() { waker.wake() }
 
     // MARK: - The bus thread
 
@@ -217,7 +195,7 @@ public final class DBusConnection: Sendable {
             }
             var descriptors = [
                 pollfd(fd: sd_bus_get_fd(bus), events: Int16(truncatingIfNeeded: sd_bus_get_events(bus)), revents: 0),
-                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: waker.descriptor, events: Int16(POLLIN), revents: 0),
             ]
             var deadline: UInt64 = .max
             _ = sd_bus_get_timeout(bus, &deadline)
@@ -225,10 +203,7 @@ public final class DBusConnection: Sendable {
                 failure = .system(operation: "poll", errno: errno)
                 break
             }
-            if descriptors[1].revents != 0 {
-                var drain = [UInt8](repeating: 0, count: 64)
-                while Glibc.read(wakeRead, &drain, drain.count) > 0 {}
-            }
+            if descriptors[1].revents != 0 { waker.drain() }
         }
         let leftover = jobs.withLock { jobs in
             jobs.closing = true
@@ -243,8 +218,7 @@ public final class DBusConnection: Sendable {
             jobs.finished = true
             jobs.draining = true
         }
-        Glibc.close(wakeRead)
-        Glibc.close(wakeWrite)
+        waker.close()
         sd_bus_flush_close_unref(bus)
         drainAfterEnd()
     }

@@ -1,0 +1,76 @@
+import Glibc
+import Synchronization
+
+/// The self-pipe a poll thread adds to its `poll(2)` set so other threads can wake it: ``wake()`` writes a
+/// byte, the thread polls ``descriptor`` for reading and calls ``drain()``. Non-blocking and close-on-exec; safe
+/// to wake after ``close()`` (the descriptor numbers may by then belong to other files: nothing is written).
+final class WakePipe: Sendable {
+    /// The end to poll for POLLIN.
+    let descriptor: Int32
+    private let writeEnd: Int32
+    private let closed = Mutex(false)
+
+    /// Throws the errno of `pipe(2)`.
+    init() throws(WakePipeError) {
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else { throw WakePipeError(errno: errno) }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        descriptor = ends[0]
+        writeEnd = ends[1]
+    }
+
+    /// Makes the next (or current) poll on ``descriptor`` return; nothing once closed.
+    func wake() {
+        closed.withLock { closed in
+            guard !closed else { return }
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+        }
+    }
+
+    /// Empties the pipe (after poll reported it readable).
+    func drain() {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while read(descriptor, &bytes, bytes.count) > 0 {}
+    }
+
+    /// Closes both ends; later ``wake()`` calls do nothing. Idempotent.
+    func close() {
+        closed.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            Glibc.close(descriptor)
+            Glibc.close(writeEnd)
+        }
+    }
+}
+
+/// `pipe(2)` failed.
+struct WakePipeError: Error {
+    let errno: Int32
+}
+
+/// Starts `body` on a detached POSIX thread of its own (a poll loop that blocks in `poll(2)` must not hold one
+/// of Swift's cooperative threads); returns `pthread_create`'s status (0 on success, then `body` runs).
+func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
+    final class Box: Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let status = pthread_create(&thread, nil, { context in
+        guard let context else { return nil }
+        Unmanaged<Box>.fromOpaque(context).takeRetainedValue().body()
+        return nil
+    }, context)
+    guard status == 0 else {
+        Unmanaged<Box>.fromOpaque(context).release()
+        return status
+    }
+    pthread_detach(thread)
+    return 0
+}

@@ -93,6 +93,10 @@ struct LinkOptions: ParsableArguments {
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         defer { bus.close() }
+        // bluetoothd before 5.69 drops written values over 510 bytes (docs/LAB.md): say 513 as the server's
+        // ATT_MTU so msgpipe centrals write at most 510 (PROTOCOL.md 5.2).
+        var info = info
+        info.serverMTU = min(info.serverMTU, BlueZPeripheral.largestWholeWriteMTU)
         let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
         let peripheral = try await BlueZPeripheral.start(
             bus: bus, adapter: adapter, profile: profile, info: info, localName: bluetooth.localName,

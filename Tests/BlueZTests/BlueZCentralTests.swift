@@ -19,7 +19,7 @@ struct BlueZCentralTests {
     @Test func writePacketsLeaveBluetoothdItsThreeBytes() {
         #expect(BlueZCentral.maximumWriteSize(mtu: 23) == 20)
         #expect(BlueZCentral.maximumWriteSize(mtu: 185) == 182)
-        #expect(BlueZCentral.maximumWriteSize(mtu: 517) == 512)
+        #expect(BlueZCentral.maximumWriteSize(mtu: 517) == 510)  // bluetoothd before 5.69 drops longer writes
         #expect(BlueZCentral.maximumWriteSize(mtu: 0) == 20)
     }
 

@@ -10,6 +10,9 @@ public final class GATTLinkPair: LinkConnectionControl {
     public typealias BearerPair = @Sendable () throws -> (any ATTConnection, any ATTConnection)
 
     public static let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 247)
+    /// What the pair's peripheral serves: like `listen`, its largest MTU, so the negotiated ATT_MTU alone
+    /// decides the packet size (a smaller one would cap the central's writes, PROTOCOL.md 5.2).
+    public static let servedInfo = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517)
 
     public let central: GATTLink
     public let peripheral: GATTLink
@@ -37,7 +40,7 @@ public final class GATTLinkPair: LinkConnectionControl {
     public func connect() async throws {
         let (a, b) = try makeBearers()
         let configuration = GATTServer.Configuration(maximumMTU: serverMTU)
-        let task = Task { [peripheral] in await peripheral.serve(b, info: Self.info, configuration: configuration) }
+        let task = Task { [peripheral] in await peripheral.serve(b, info: Self.servedInfo, configuration: configuration) }
         serving.withLock { $0 = task }
         try await central.connect(a, mtu: centralMTU)
     }

@@ -52,8 +52,10 @@ public enum BlueZCentral {
     /// and a value over ATT_MTU - 3 is not sent at all (src/gatt-client.c `sock_read` ignores the failure).
     /// The 5 bytes ``AcquiredLink/maximumPacketSize(mtu:)`` leaves are for notifications only, which bluetoothd
     /// may pack into Multiple Handle Value Notifications; writes never are.
+    /// At most 510 bytes, whatever the MTU: a peripheral served by bluetoothd before 5.69 (Debian 12, Raspberry
+    /// Pi OS) drops written values over 510 silently (``BlueZPeripheral/largestWholeWriteMTU``).
     public static func maximumWriteSize(mtu: Int) -> Int {
-        min(ATTOpcode.maximumValueLength(mtu: ATTOpcode.maximumMTU), max(23, min(mtu, ATTOpcode.maximumMTU)) - 3)
+        min(Int(BlueZPeripheral.largestWholeWriteMTU) - 3, max(23, min(mtu, ATTOpcode.maximumMTU)) - 3)
     }
 
     /// Connects `target` (an address, known to bluetoothd or discovered, or an advertised name) through

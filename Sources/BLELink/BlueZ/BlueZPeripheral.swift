@@ -32,6 +32,11 @@ public final class BlueZPeripheral: Sendable {
 
     private init(capacity: Int) { connections = BoundedAsyncQueue(capacity: capacity) }
 
+    /// The largest ATT_MTU whose whole Write Command value bluetoothd before 5.69 passes on: it drops values
+    /// over 510 bytes (`src/shared/gatt-server.c` checks handle + value against the 512-byte attribute limit;
+    /// fixed upstream in 2023). Our info characteristic names it so that centrals write at most 510 bytes.
+    public static let largestWholeWriteMTU: UInt16 = 513
+
     /// The address in a Device1 path (/org/bluez/hci0/dev_AA_BB_CC_DD_EE_FF), or the path itself.
     public static func peerAddress(devicePath: String) -> String {
         guard let last = devicePath.split(separator: "/").last, last.hasPrefix("dev_") else { return devicePath }

@@ -25,6 +25,9 @@ public final class GATTLink: Link, Sendable {
         var connected = false
         var closed = false
         var peerInfo: MsgPipeServiceInfo?
+        /// As central: the largest packet the server takes (its info characteristic may name less than the
+        /// ATT_MTU allows).
+        var writeLimit = Int.max
         /// Counts connections, so a teardown resumes only the waiters of its own connection.
         var generation: UInt64 = 0
         /// Callers of ``disconnect()`` waiting for a connection (by generation) to be torn down.
@@ -107,9 +110,16 @@ public final class GATTLink: Link, Sendable {
             let indicates = tx.properties.contains(.indicate) && tx.properties.contains(.notify)
             try await client.subscribe(to: tx, enabling: indicates ? [.notifications, .indications] : .notifications)
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
-            state.withLock { $0.peerInfo = info }
+            // A server that names a smaller ATT_MTU in its info characteristic takes no longer values (msgpipe
+            // beside bluetoothd before 5.69 says 513: longer writes are dropped there, PROTOCOL.md 5.2).
+            let serverLimit = info.map { max(ATTOpcode.defaultMTU, Int($0.serverMTU)) - 3 } ?? .max
+            let packetSize = min(client.maximumWriteCommandLength, serverLimit)
+            state.withLock { state in
+                state.peerInfo = info
+                state.writeLimit = packetSize
+            }
             _ = markConnected()
-            try await events.send(.connected(maximumPacketSize: client.maximumWriteCommandLength))
+            try await events.send(.connected(maximumPacketSize: packetSize))
             let txHandle = tx.valueHandle
             Task {
                 do throws(ATTError) {
@@ -131,6 +141,10 @@ public final class GATTLink: Link, Sendable {
 
     public func send(_ packet: [UInt8]) async throws {
         let connection = try currentConnection()
+        if case .central = connection {
+            let limit = state.withLock { $0.writeLimit }
+            guard packet.count <= limit else { throw LinkError.packetTooLarge(size: packet.count, limit: limit) }
+        }
         do throws(ATTError) {
             switch connection {
             case let .peripheral(server, tx):

@@ -8,7 +8,7 @@ import TestSupport
         let pair = try await LinkPair(serverMTU: 185)
         #expect(await pair.central.events.next() == .connected(maximumPacketSize: 182))
         #expect(await pair.peripheral.events.next() == .connected(maximumPacketSize: 182))
-        #expect(pair.central.peerInfo == LinkPair.info)
+        #expect(pair.central.peerInfo == LinkPair.servedInfo)
         await pair.close()
     }
 
@@ -108,6 +108,23 @@ import TestSupport
         #expect(await client.notifications.next() == GATTNotification(handle: tx.valueHandle, value: [1, 2, 3], isIndication: true))
         #expect(await client.notifications.next() == GATTNotification(handle: tx.valueHandle, value: [4], isIndication: true))
         client.close()
+        await peripheral.close()
+        await serving.value
+    }
+
+    @Test func aServerWhoseInfoNamesASmallerMTUGetsWritesThatFitIt() async throws {
+        // msgpipe beside bluetoothd before 5.69 says 513: longer written values are dropped there.
+        let (a, b) = bearerPair()
+        let peripheral = GATTLink()
+        let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 513)
+        let serving = Task { await peripheral.serve(b, info: info, configuration: GATTServer.Configuration(maximumMTU: 517)) }
+        let central = GATTLink()
+        try await central.connect(a, mtu: 517)
+        #expect(await central.events.next() == .connected(maximumPacketSize: 510))
+        await #expect(throws: LinkError.packetTooLarge(size: 511, limit: 510)) {
+            try await central.send([UInt8](repeating: 1, count: 511))
+        }
+        await central.close()
         await peripheral.close()
         await serving.value
     }

@@ -63,6 +63,21 @@ struct BlueZBackendCLITests {
             return true
         }
 
+        /// ``waitForError(_:seconds:)`` on a thread of its own: the fake org.bluez of the test answers through
+        /// tasks, which must not wait behind a test blocking the few threads of the cooperative pool.
+        func errorAppears(_ text: String, seconds: Double = 20) async -> Bool {
+            await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: self.waitForError(text, seconds: seconds)) }.start()
+            }
+        }
+
+        /// ``finish(seconds:)`` on a thread of its own.
+        func finished(seconds: Double = 30) async -> (output: Data, status: Int32) {
+            await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: self.finish(seconds: seconds)) }.start()
+            }
+        }
+
         /// Standard output to the end and the exit status (killed after `seconds`).
         func finish(seconds: Double = 30) -> (output: Data, status: Int32) {
             let process = process
@@ -82,7 +97,7 @@ struct BlueZBackendCLITests {
         defer { fake.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-cli",
                                   "--count", "1", "--verbose"], bus: bus.address)
-        #expect(listen.waitForError("advertising 'msgpipe-cli' on hci0 (through bluetoothd)"), "\(listen.errors)")
+        #expect(await listen.errorAppears("advertising 'msgpipe-cli' on hci0 (through bluetoothd)"), "\(listen.errors)")
         #expect(listen.errors.contains("backend: bluez"))
         #expect(fake.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-cli"))
 
@@ -92,7 +107,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: central)
         let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         try await transport.send(body, timeout: .seconds(20))
-        let (output, status) = listen.finish()
+        let (output, status) = await listen.finished()
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
         #expect(Array(output) == body)
@@ -105,7 +120,7 @@ struct BlueZBackendCLITests {
         defer { first.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-restart",
                                   "--security", "medium", "--count", "1"], bus: bus.address)
-        #expect(listen.waitForError("advertising 'msgpipe-restart' on hci0 (through bluetoothd)"), "\(listen.errors)")
+        #expect(await listen.errorAppears("advertising 'msgpipe-restart' on hci0 (through bluetoothd)"), "\(listen.errors)")
         #expect(first.record.agent.withLock { $0?.capability } == "NoInputNoOutput")
         let flags = first.record.application.withLock {
             $0?.tree["/org/msgpipe/app/service0/char0"]?["org.bluez.GattCharacteristic1"]?["Flags"]?.stringArray
@@ -113,10 +128,10 @@ struct BlueZBackendCLITests {
         #expect(flags == ["encrypt-write", "write-without-response"])
 
         first.stop()
-        #expect(listen.waitForError("bluetoothd left the bus"), "\(listen.errors)")
+        #expect(await listen.errorAppears("bluetoothd left the bus"), "\(listen.errors)")
         let second = try await FakeBlueZ(address: bus.address)
         defer { second.stop() }
-        #expect(listen.waitForError("bluetoothd restarted: registered again"), "\(listen.errors)")
+        #expect(await listen.errorAppears("bluetoothd restarted: registered again"), "\(listen.errors)")
         #expect(second.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-restart"))
         #expect(second.record.agent.withLock { $0?.capability } == "NoInputNoOutput")
 
@@ -126,7 +141,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: central)
         let body = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) }
         try await transport.send(body, timeout: .seconds(20))
-        let (output, status) = listen.finish()
+        let (output, status) = await listen.finished()
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
         #expect(Array(output) == body)
@@ -143,7 +158,7 @@ struct BlueZBackendCLITests {
         defer { try? FileManager.default.removeItem(at: file) }
         let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-push",
                                 "--json", file.path], bus: bus.address)
-        #expect(send.waitForError("advertising 'msgpipe-push' on hci0 (through bluetoothd)"), "\(send.errors)")
+        #expect(await send.errorAppears("advertising 'msgpipe-push' on hci0 (through bluetoothd)"), "\(send.errors)")
 
         let ends = try await fake.acquire(device: BlueZPeripheralTests.device, mtu: 247)
         let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,
@@ -151,7 +166,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: central)
         var messages = transport.messages.makeAsyncIterator()
         let message = await messages.next()
-        let (output, status) = send.finish()
+        let (output, status) = await send.finished()
         await transport.close()
         #expect(message?.body == body)
         #expect(status == 0, "\(send.errors)")
@@ -191,7 +206,7 @@ struct BlueZBackendCLITests {
         let transport = Transport(link: peripheral)
         var messages = transport.messages.makeAsyncIterator()
         let message = await messages.next()
-        let (_, status) = send.finish()
+        let (_, status) = await send.finished()
         await transport.close()
         #expect(message?.body == body)
         #expect(status == 0, "\(send.errors)")
@@ -206,7 +221,7 @@ struct BlueZBackendCLITests {
         defer { fake.stop() }
         fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
         let scan = try Command(["scan", "--backend", "bluez", "--adapter", "hci0", "--timeout", "1", "--json"], bus: bus.address)
-        let (output, status) = scan.finish()
+        let (output, status) = await scan.finished()
         let text = String(decoding: output, as: UTF8.self)
         #expect(status == 0, "\(scan.errors)")
         #expect(text.contains("\"address\":\"C0:11:22:33:44:55\""), "\(text)")
@@ -220,9 +235,10 @@ struct BlueZBackendCLITests {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0"], bus: bus.address)
-        let (_, status) = listen.finish()
+        let (_, status) = await listen.finished()
         #expect(status != 0)
-        #expect(listen.errors.contains("bluetoothd is not running"), "\(listen.errors)")
+        // Standard error is read on its own thread: wait for it rather than race the process's exit.
+        #expect(await listen.errorAppears("bluetoothd is not running", seconds: 5), "\(listen.errors)")
     }
 
     @Test func aMissingAdapterIsNamedWithTheRemedy() async throws {
@@ -231,8 +247,8 @@ struct BlueZBackendCLITests {
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci7"], bus: bus.address)
-        let (_, status) = listen.finish()
+        let (_, status) = await listen.finished()
         #expect(status != 0)
-        #expect(listen.errors.contains("no Bluetooth adapter hci7"), "\(listen.errors)")
+        #expect(await listen.errorAppears("no Bluetooth adapter hci7", seconds: 5), "\(listen.errors)")
     }
 }

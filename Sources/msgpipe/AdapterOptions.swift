@@ -16,7 +16,13 @@ struct AdapterOptions: ParsableArguments {
     /// The local name a peripheral advertises.
     var localName: String { name ?? "msgpipe" }
 
-    @Option(help: "Link security: low (plain), medium (encrypted, Just Works), high (authenticated).")
+    @Option(help: """
+        Link security. low: nothing on the link (anyone in range can listen; Transport still checks every \
+        message's integrity). medium: encrypted (Just Works pairing) against passive eavesdroppers, not \
+        against an active man in the middle during pairing. high: authenticated pairing (passkey or numeric \
+        comparison): through bluetoothd it needs an agent with input or a display (e.g. bluetoothctl's); \
+        msgpipe registers its own NoInputNoOutput agent for medium only, which cannot meet high.
+        """)
     var security: String = "low"
 
     @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")

@@ -100,7 +100,17 @@ struct LinkOptions: ParsableArguments {
         let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
         let peripheral = try await BlueZPeripheral.start(
             bus: bus, adapter: adapter, profile: profile, info: info, localName: bluetooth.localName,
-            backlog: max(8, maximumConcurrent))
+            backlog: max(8, maximumConcurrent), security: try bluetooth.securityLevel()
+        ) { event in
+            switch event {
+            case let .bluetoothdLeft(links):
+                printError("bluetoothd left the bus: \(links) connection(s) ended; waiting for it to come back")
+            case .registeredAgain:
+                printError("bluetoothd restarted: registered again")
+            case let .registrationFailed(reason):
+                printError("bluetoothd restarted, registering again failed: \(reason)")
+            }
+        }
         defer { peripheral.stop() }
         shutdown?.onSignal { peripheral.stop() }
         onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)")

@@ -113,6 +113,40 @@ struct BlueZBackendCLITests {
         #expect(Array(output) == body)
     }
 
+    @Test func listenKeepsServingAcrossABluetoothdRestartAndSaysSo() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let first = try await FakeBlueZ(address: bus.address)
+        defer { first.stop() }
+        let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-restart",
+                                  "--security", "medium", "--count", "1"], bus: bus.address)
+        #expect(await listen.waitForError("advertising 'msgpipe-restart' on hci0 (through bluetoothd)"), "\(listen.errors)")
+        #expect(first.record.agent.withLock { $0?.capability } == "NoInputNoOutput")
+        let flags = first.record.application.withLock {
+            $0?.tree["/org/msgpipe/app/service0/char0"]?["org.bluez.GattCharacteristic1"]?["Flags"]?.stringArray
+        }
+        #expect(flags == ["encrypt-write", "write-without-response"])
+
+        first.stop()
+        #expect(await listen.waitForError("bluetoothd left the bus"), "\(listen.errors)")
+        let second = try await FakeBlueZ(address: bus.address)
+        defer { second.stop() }
+        #expect(await listen.waitForError("bluetoothd restarted: registered again"), "\(listen.errors)")
+        #expect(second.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-restart"))
+        #expect(second.record.agent.withLock { $0?.capability } == "NoInputNoOutput")
+
+        let ends = try await second.acquire(device: BlueZPeripheralTests.device, mtu: 185)
+        let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,
+                                       maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+        let transport = Transport(link: central)
+        let body = (0..<20_000).map { UInt8(truncatingIfNeeded: $0 &* 11 &+ 1) }
+        try await transport.send(body, timeout: .seconds(20))
+        let (output, status) = await listen.finish()
+        await transport.close()
+        #expect(status == 0, "\(listen.errors)")
+        #expect(Array(output) == body)
+    }
+
     @Test func sendAsPeripheralThroughBluetoothdPushesAMessageToTheSubscribedCentral() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
@@ -228,7 +262,8 @@ struct BlueZBackendCLITests {
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0"], bus: bus.address)
         let (_, status) = await listen.finish()
         #expect(status != 0)
-        #expect(listen.errors.contains("bluetoothd is not running"), "\(listen.errors)")
+        // Standard error is read on its own thread: wait for it rather than race the process's exit.
+        #expect(await listen.waitForError("bluetoothd is not running", seconds: 5), "\(listen.errors)")
     }
 
     @Test func aMissingAdapterIsNamedWithTheRemedy() async throws {
@@ -239,6 +274,6 @@ struct BlueZBackendCLITests {
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci7"], bus: bus.address)
         let (_, status) = await listen.finish()
         #expect(status != 0)
-        #expect(listen.errors.contains("no Bluetooth adapter hci7"), "\(listen.errors)")
+        #expect(await listen.waitForError("no Bluetooth adapter hci7", seconds: 5), "\(listen.errors)")
     }
 }

@@ -12,14 +12,22 @@ final class FakeBlueZ: Sendable {
     final class Record: Sendable {
         let application = Mutex<(owner: String, tree: [String: [String: [String: DBusValue]]])?>(nil)
         let advertisement = Mutex<[String: DBusValue]?>(nil)
+        /// RegisterAgent's caller, path and capability.
+        let agent = Mutex<(owner: String, path: String, capability: String)?>(nil)
+        /// The paths RequestDefaultAgent was asked for (also when refused).
+        let defaultAgentRequests = Mutex<[String]>([])
     }
 
     let bus: DBusConnection
     let record = Record()
     private let registrations = Mutex<[DBusRegistration]>([])
 
-    init(address: String, powered: Bool = true) async throws {
+    /// With `adapterLate`, it takes the name org.bluez before its adapter exists and announces the adapter
+    /// afterwards with InterfacesAdded, as a starting bluetoothd does.
+    /// `refuseDefaultAgent`: RequestDefaultAgent fails (as for another agent bluetoothd keeps as default).
+    init(address: String, powered: Bool = true, adapterLate: Bool = false, refuseDefaultAgent: Bool = false) async throws {
         bus = try DBusConnection(address: address)
+        if adapterLate { try await bus.requestName("org.bluez") }
         let connection = bus
         let record = self.record
         let gatt = try await bus.export(DBusInterface(name: "org.bluez.GattManager1", methods: [
@@ -52,8 +60,35 @@ final class FakeBlueZ: Sendable {
         let adapter = try await bus.export(DBusInterface(name: "org.bluez.Adapter1", properties: [
             DBusProperty("Powered", .boolean(powered)), DBusProperty("Address", .string("00:11:22:33:44:55")),
         ]), at: "/org/bluez/hci0")
-        registrations.withLock { $0 = [gatt, advertising, adapter] }
-        try await bus.requestName("org.bluez")
+        let agents = try await bus.export(DBusInterface(name: "org.bluez.AgentManager1", methods: [
+            DBusMethod("RegisterAgent", input: "os") { call throws(DBusError) in
+                guard let path = call.arguments[0].stringValue, let capability = call.arguments[1].stringValue else { return [] }
+                record.agent.withLock { $0 = (call.sender, path, capability) }
+                return []
+            },
+            DBusMethod("RequestDefaultAgent", input: "o") { call throws(DBusError) in
+                record.defaultAgentRequests.withLock { $0.append(call.arguments[0].stringValue ?? "") }
+                if refuseDefaultAgent { throw .remote(name: "org.bluez.Error.Failed", message: "Failed to set as default") }
+                return []
+            },
+            DBusMethod("UnregisterAgent", input: "o") { _ in
+                record.agent.withLock { $0 = nil }
+                return []
+            },
+        ]), at: "/org/bluez")
+        registrations.withLock { $0 = [gatt, advertising, adapter, agents] }
+        guard adapterLate else {
+            try await bus.requestName("org.bluez")
+            return
+        }
+        try await bus.emitSignal(path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded", arguments: [
+            .objectPath("/org/bluez/hci0"),
+            .dictionary(keySignature: "s", valueSignature: "a{sv}", [
+                DBusDictionaryEntry(key: .string("org.bluez.Adapter1"), value: .variantDictionary([("Powered", .boolean(powered))])),
+                DBusDictionaryEntry(key: .string("org.bluez.GattManager1"), value: .variantDictionary([])),
+                DBusDictionaryEntry(key: .string("org.bluez.LEAdvertisingManager1"), value: .variantDictionary([])),
+            ]),
+        ])
     }
 
     /// Plays bluetoothd for a central subscribing and writing: AcquireNotify, then AcquireWrite, with the
@@ -172,6 +207,53 @@ struct BlueZPeripheralTests {
                                                      changed: [("Connected", .boolean(false))])
             #expect(await events.next() == .disconnected(reason: "the central disconnected (Device1.Connected false)"))
             #expect(await events.next() == nil)
+        }
+    }
+
+    @Test func aSecondCentralWhileTheFirstIsConnectedGetsItsOwnLinkAndBothCarryMessagesAtOnce() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            let devices = [Self.device, "/org/bluez/hci0/dev_22_33_44_55_66_77"]
+            var accepted = peripheral.connections.makeAsyncIterator()
+            var pairs: [(central: Transport, peripheral: Transport)] = []
+            for (index, device) in devices.enumerated() {
+                let mtu = index == 0 ? 185 : 247
+                let (write, notify) = try await fake.acquire(device: device, mtu: UInt16(mtu))
+                let central = try AcquiredLink(sending: write, receiving: notify,
+                                               maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: mtu))
+                let connection = try #require(await accepted.next())
+                #expect(connection.device == device)
+                #expect(connection.link.maximumPacketSize == mtu - 5)
+                pairs.append((Transport(link: central), Transport(link: connection.link)))
+            }
+            #expect(pairs.count == 2)
+            // Both directions of both connections at the same time; each message must arrive on its own link.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, pair) in pairs.enumerated() {
+                    let up = (0..<(40 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* (index + 3)) }
+                    let down = Array("to central \(index)".utf8)
+                    group.addTask {
+                        async let received = pair.peripheral.messages.first { _ in true }
+                        try await pair.central.send(up, timeout: .seconds(20))
+                        #expect(await received?.body == up)
+                    }
+                    group.addTask {
+                        async let received = pair.central.messages.first { _ in true }
+                        try await pair.peripheral.send(down, timeout: .seconds(20))
+                        #expect(await received?.body == down)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // The first central leaving does not end the second one's link.
+            await pairs[0].central.close()
+            let (secondCentral, secondPeripheral) = pairs[1]
+            async let last = secondPeripheral.messages.first { _ in true }
+            try await secondCentral.send(Array("still here".utf8), timeout: .seconds(10))
+            #expect(await last?.body == Array("still here".utf8))
+            for pair in pairs {
+                await pair.central.close()
+                await pair.peripheral.close()
+            }
         }
     }
 

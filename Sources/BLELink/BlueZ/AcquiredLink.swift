@@ -69,6 +69,9 @@ public final class AcquiredLink: Link, Sendable {
         receiver.close()
     }
 
+    /// True once the connection ended (either side hung up, or ``disconnect(reason:)``).
+    var hasEnded: Bool { ended.withLock { $0 } }
+
     /// Ends the connection: `.disconnected(reason)` after what was received, then `events` finishes.
     public func disconnect(reason: String) {
         guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }

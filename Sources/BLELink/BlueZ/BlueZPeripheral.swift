@@ -7,7 +7,37 @@ import Synchronization
 /// (`GattManager1.RegisterApplication`) and an advertisement (`LEAdvertisingManager1.RegisterAdvertisement`),
 /// answers `AcquireWrite`/`AcquireNotify` with socketpairs, and yields one ``AcquiredLink`` per connected
 /// device once it holds both descriptors (the notify one says the central subscribed).
+///
+/// bluetoothd restarting: the peripheral watches `NameOwnerChanged` of org.bluez. When bluetoothd leaves the
+/// bus every link it handed out is disconnected (its descriptors are gone with it) and half-acquired ones are
+/// closed; when org.bluez has an owner again, the same exported objects are registered with it again (it reads
+/// GetManagedObjects anew) and ``connections`` goes on: it finishes only at ``stop()``. Each step is reported
+/// as an ``Event``.
 public final class BlueZPeripheral: Sendable {
+    /// What happened to the registration with bluetoothd after ``start(bus:adapter:profile:info:localName:root:backlog:security:onEvent:)``.
+    public enum Event: Sendable, Equatable {
+        /// bluetoothd left the bus: the application and advertisement are gone, and this many connected
+        /// links were disconnected.
+        case bluetoothdLeft(disconnectedLinks: Int)
+        /// bluetoothd came back (a new owner of org.bluez) and the application and advertisement are
+        /// registered with it again.
+        case registeredAgain
+        /// Registering with the new bluetoothd failed (why); the peripheral tries again when the adapter
+        /// appears (InterfacesAdded) or bluetoothd restarts once more.
+        case registrationFailed(String)
+    }
+
+    /// Whether the application is registered with the current bluetoothd, and the attempt under way.
+    private struct RegistrationState {
+        var registered = false
+        var attempting = false
+        /// Something happened during an attempt (the adapter appeared) that calls for one more.
+        var again = false
+        /// Bumped whenever bluetoothd leaves: an attempt that started earlier did not register with the new one.
+        var generation = 0
+        var stopped = false
+    }
+
     /// One accepted central.
     public struct Connection: Sendable {
         public let link: AcquiredLink
@@ -29,8 +59,22 @@ public final class BlueZPeripheral: Sendable {
     private let registrations = Mutex<[DBusRegistration]>([])
     /// Links handed out, by device path, so Device1.Connected false ends the right one.
     private let links = Mutex<[String: AcquiredLink]>([:])
+    private let registration = Mutex(RegistrationState())
+    private let onEvent: @Sendable (Event) -> Void
+    /// Registers the application and the advertisement with whoever owns org.bluez now.
+    private let register: @Sendable () async throws(DBusError) -> Void
+    private let bus: DBusConnection
+    /// The path of our pairing agent, when one is registered (security above low).
+    private let agent: String?
 
-    private init(capacity: Int) { connections = BoundedAsyncQueue(capacity: capacity) }
+    private init(capacity: Int, bus: DBusConnection, agent: String?, onEvent: @escaping @Sendable (Event) -> Void,
+                 register: @escaping @Sendable () async throws(DBusError) -> Void) {
+        connections = BoundedAsyncQueue(capacity: capacity)
+        self.bus = bus
+        self.agent = agent
+        self.onEvent = onEvent
+        self.register = register
+    }
 
     /// The largest ATT_MTU whose whole Write Command value bluetoothd before 5.69 passes on: it drops values
     /// over 510 bytes (`src/shared/gatt-server.c` checks handle + value against the 512-byte attribute limit;
@@ -44,13 +88,30 @@ public final class BlueZPeripheral: Sendable {
     }
 
     /// Exports the application and advertisement under `root` and registers both with bluetoothd's
-    /// `adapter` (an object path such as /org/bluez/hci0).
+    /// `adapter` (an object path such as /org/bluez/hci0). `onEvent` hears about bluetoothd leaving and
+    /// coming back; it is called on the bus thread or a task and must return quickly.
     public static func start(
         bus: DBusConnection, adapter: String = "/org/bluez/hci0", profile: GATTServiceProfile, info: MsgPipeServiceInfo,
-        localName: String, root: String = "/org/msgpipe", backlog: Int = 8
+        localName: String, root: String = "/org/msgpipe", backlog: Int = 8, security: L2CAPSecurityLevel = .low,
+        onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(BlueZError) -> BlueZPeripheral {
-        let peripheral = BlueZPeripheral(capacity: max(1, backlog))
         let app = root + "/app"
+        let advertisement = root + "/advertisement0"
+        // Just Works pairing needs an agent that confirms: ours, for medium. Not for high: a NoInputNoOutput
+        // agent cannot authenticate, and as the default agent it would also set the adapter's IO capability
+        // to NoInputNoOutput (src/agent.c set_io_cap) and take the pairing away from an agent with input
+        // (bluetoothctl's) that can.
+        let agent = security == .medium ? root + "/agent" : nil
+        let peripheral = BlueZPeripheral(capacity: max(1, backlog), bus: bus, agent: agent,
+                                         onEvent: onEvent) { () throws(DBusError) in
+            // The agent first: the first central's subscription already asks for pairing.
+            if let agent { try await registerAgent(agent, on: bus) }
+            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
+                                   member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
+            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
+                                   member: "RegisterAdvertisement",
+                                   arguments: [.objectPath(advertisement), .variantDictionary([])])
+        }
         let service = app + "/service0"
         let adapterName = String(adapter.split(separator: "/").last ?? "")
         let powered: Bool
@@ -67,14 +128,29 @@ public final class BlueZPeripheral: Sendable {
             }
         }
         guard powered else { throw .adapterPoweredOff(adapterName) }
+        let flags = characteristicFlags(profile: profile, security: security)
         do throws(DBusError) {
             var exported = [try await bus.addObjectManager(at: app)]
+            if let agent { exported.append(try await bus.export(justWorksAgent, at: agent)) }
             exported.append(try await bus.addMatch(
                 .propertiesChanged(sender: "org.bluez", pathNamespace: adapter, interface: "org.bluez.Device1")
             ) { [weak peripheral] signal in
                 guard signal.arguments.count >= 2, signal.arguments[1].stringKeyed?["Connected"] == .boolean(false),
                       let link = peripheral?.links.withLock({ $0.removeValue(forKey: signal.path) }) else { return }
                 link.disconnect(reason: "the central disconnected (Device1.Connected false)")
+            })
+            exported.append(try await bus.addMatch(.nameOwnerChanged("org.bluez")) { [weak peripheral] signal in
+                guard signal.arguments.count == 3, let old = signal.arguments[1].stringValue,
+                      let new = signal.arguments[2].stringValue else { return }
+                if !old.isEmpty { peripheral?.bluetoothdLeft() }
+                if !new.isEmpty { peripheral?.registerAgain() }
+            })
+            // A restarted bluetoothd takes the name before its adapters are back: register when ours appears.
+            exported.append(try await bus.addMatch(.interfacesAdded(sender: "org.bluez")) { [weak peripheral] signal in
+                guard signal.arguments.first == .objectPath(adapter),
+                      signal.arguments.count == 2, signal.arguments[1].stringKeyed?["org.bluez.GattManager1"] != nil
+                else { return }
+                peripheral?.registerAgain()
             })
             exported.append(try await bus.export(DBusInterface(name: "org.bluez.GattService1", properties: [
                 DBusProperty("UUID", .string(profile.service.description)), DBusProperty("Primary", .boolean(true)),
@@ -91,11 +167,9 @@ public final class BlueZPeripheral: Sendable {
                 ],
                 properties: [
                     DBusProperty("UUID", .string(profile.rx.description)), DBusProperty("Service", .objectPath(service)),
-                    DBusProperty("Flags", .strings(["write", "write-without-response"])),
+                    DBusProperty("Flags", .strings(flags.rx)),
                     DBusProperty("WriteAcquired", .boolean(false)),
                 ]), at: service + "/char0"))
-            let txFlags = (profile.txProperties.contains(.notify) ? ["notify"] : [])
-                + (profile.txProperties.contains(.indicate) ? ["indicate"] : [])
             exported.append(try await bus.export(DBusInterface(
                 name: "org.bluez.GattCharacteristic1",
                 methods: [
@@ -109,7 +183,7 @@ public final class BlueZPeripheral: Sendable {
                 ],
                 properties: [
                     DBusProperty("UUID", .string(profile.tx.description)), DBusProperty("Service", .objectPath(service)),
-                    DBusProperty("Flags", .strings(txFlags)), DBusProperty("NotifyAcquired", .boolean(false)),
+                    DBusProperty("Flags", .strings(flags.tx)), DBusProperty("NotifyAcquired", .boolean(false)),
                 ]), at: service + "/char1"))
             if let infoUUID = profile.info {
                 let value = info.bytes
@@ -127,7 +201,6 @@ public final class BlueZPeripheral: Sendable {
                         DBusProperty("Flags", .strings(["read"])),
                     ]), at: service + "/char2"))
             }
-            let advertisement = root + "/advertisement0"
             exported.append(try await bus.export(DBusInterface(
                 name: "org.bluez.LEAdvertisement1", methods: [DBusMethod("Release") { _ in [] }],
                 properties: [
@@ -135,11 +208,17 @@ public final class BlueZPeripheral: Sendable {
                     DBusProperty("ServiceUUIDs", .strings([profile.service.description])),
                 ]), at: advertisement))
             peripheral.registrations.withLock { $0 = exported }
-            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
-                                   member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
-            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                                   member: "RegisterAdvertisement",
-                                   arguments: [.objectPath(advertisement), .variantDictionary([])])
+            let generation = peripheral.registration.withLock { state in
+                state.attempting = true
+                return state.generation
+            }
+            do throws(DBusError) {
+                try await peripheral.register()
+            } catch {
+                peripheral.registration.withLock { $0.attempting = false }
+                throw error
+            }
+            peripheral.finishAttempt(generation: generation, failure: nil)
         } catch {
             peripheral.stop()
             throw BlueZError(error, calling: "registering the GATT application on \(adapter)")
@@ -149,10 +228,146 @@ public final class BlueZPeripheral: Sendable {
 
     /// Unexports everything (bluetoothd drops the application) and ends the connection sequence.
     public func stop() {
+        let first = registration.withLock { state in defer { state.stopped = true }; return !state.stopped }
+        if first, let agent {
+            // Best effort: bluetoothd also drops the agent when this connection leaves the bus.
+            Task { [bus] in
+                _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
+                                        member: "UnregisterAgent", arguments: [.objectPath(agent)])
+            }
+        }
         for registration in registrations.withLock({ $0 }) { registration.cancel() }
         let left = pending.withLock { pending in defer { pending.removeAll() }; return pending.values }
         for entry in left { for fd in [entry.write, entry.notify].compactMap({ $0 }) { Glibc.close(fd) } }
         connections.finish()
+    }
+
+    // MARK: - Security
+
+    /// The flags of the characteristic the central writes (rx) and the one we notify (tx) for `security`.
+    ///
+    /// bluetoothd (src/gatt-database.c `parse_chrc_flags`) turns "encrypt-write" into the Write property
+    /// plus BT_ATT_PERM_WRITE_ENCRYPT on the value attribute, "encrypt-authenticated-write" into
+    /// BT_ATT_PERM_WRITE_AUTHEN; "write-without-response" only adds the property, so the value's permission
+    /// keeps the encryption requirement and bluetoothd accepts the combination (also with WriteAcquired: the
+    /// acquired descriptor is set up on the first write that passed the check). src/shared/gatt-server.c
+    /// `write_cb` checks the same permission for Write Requests and Write Commands, but answers only the
+    /// request (Insufficient Encryption / Authentication, which makes the central pair); a Write Command on a
+    /// link that is not secure enough is DROPPED SILENTLY. That cannot lose a message here: the tx flags
+    /// put the same requirement on the CCC descriptor ("encrypt-notify": BT_ATT_PERM_WRITE_ENCRYPT on the
+    /// CCC's write, BlueZ 5.63 and later; an older bluetoothd refuses the flag and the application), a
+    /// subscription is a Write Request, and this peripheral hands out a link only once the central
+    /// subscribed, so every data write comes after the pairing; Transport retransmits what a central sent
+    /// early anyway. The info characteristic stays plain "read": discovery must never need security
+    /// (Apple's accessory guidelines), only the values do.
+    static func characteristicFlags(profile: GATTServiceProfile, security: L2CAPSecurityLevel) -> (rx: [String], tx: [String]) {
+        let prefix = switch security {
+        case .low: ""
+        case .medium: "encrypt-"
+        case .high: "encrypt-authenticated-"
+        }
+        let tx = (profile.txProperties.contains(.notify) ? [prefix + "notify"] : [])
+            + (profile.txProperties.contains(.indicate) ? [prefix + "indicate"] : [])
+        return ([prefix + "write", "write-without-response"], tx)
+    }
+
+    /// org.bluez.Agent1 for Just Works (NoInputNoOutput): confirms and authorizes, refuses anything that
+    /// needs a PIN or passkey (org.bluez.Error.Rejected). With it "medium" pairs; "high" (authenticated)
+    /// cannot be met by NoInputNoOutput: it needs a passkey or numeric comparison, so it is not registered
+    /// for high.
+    static let justWorksAgent = DBusInterface(name: "org.bluez.Agent1", methods: [
+        DBusMethod("Release") { _ in [] },
+        DBusMethod("RequestPinCode", input: "o", output: "s") { _ throws(DBusError) in
+            throw .remote(name: "org.bluez.Error.Rejected", message: "msgpipe's agent has no input (NoInputNoOutput)")
+        },
+        DBusMethod("RequestPasskey", input: "o", output: "u") { _ throws(DBusError) in
+            throw .remote(name: "org.bluez.Error.Rejected", message: "msgpipe's agent has no input (NoInputNoOutput)")
+        },
+        DBusMethod("RequestConfirmation", input: "ou") { _ in [] },
+        DBusMethod("RequestAuthorization", input: "o") { _ in [] },
+        DBusMethod("AuthorizeService", input: "os") { _ in [] },
+        DBusMethod("Cancel") { _ in [] },
+    ])
+
+    /// `AgentManager1.RegisterAgent(path, "NoInputNoOutput")` and `RequestDefaultAgent(path)`. bluetoothd
+    /// (src/agent.c) puts a default agent at the head of its list and hands the previous one the role back
+    /// when ours leaves the bus; if it refuses (another default agent it keeps), we go on with the agent
+    /// registered: pairing then goes through the agent the user already has.
+    static func registerAgent(_ path: String, on bus: DBusConnection) async throws(DBusError) {
+        do throws(DBusError) {
+            _ = try await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
+                                   member: "RegisterAgent", arguments: [.objectPath(path), .string("NoInputNoOutput")])
+        } catch where error.name == "org.bluez.Error.AlreadyExists" {
+            // Registered before (by this connection): keep it.
+        }
+        _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
+                                member: "RequestDefaultAgent", arguments: [.objectPath(path)])
+    }
+
+    // MARK: - bluetoothd leaving and coming back
+
+    /// bluetoothd left the bus (on the bus thread): its ends of every descriptor are gone, so every link and
+    /// half-acquired pair ends here, and the registration with it too.
+    private func bluetoothdLeft() {
+        registration.withLock { state in
+            state.registered = false
+            state.generation += 1
+        }
+        let ended = links.withLock { links in defer { links.removeAll() }; return Array(links.values) }
+        let left = pending.withLock { pending in defer { pending.removeAll() }; return pending.values }
+        for entry in left { for fd in [entry.write, entry.notify].compactMap({ $0 }) { Glibc.close(fd) } }
+        var disconnected = 0
+        for link in ended where !link.hasEnded {
+            link.disconnect(reason: "bluetoothd left the bus")
+            disconnected += 1
+        }
+        onEvent(.bluetoothdLeft(disconnectedLinks: disconnected))
+    }
+
+    /// org.bluez has an owner again, or our adapter appeared: registers the same objects again (one attempt
+    /// at a time, in a task: the bus thread must not wait for the bus).
+    private func registerAgain() {
+        let generation = registration.withLock { state -> Int? in
+            guard !state.stopped, !state.registered else { return nil }
+            guard !state.attempting else {
+                state.again = true
+                return nil
+            }
+            state.attempting = true
+            state.again = false
+            return state.generation
+        }
+        guard let generation else { return }
+        Task { [self] in
+            do throws(DBusError) {
+                try await register()
+                finishAttempt(generation: generation, failure: nil)
+            } catch {
+                finishAttempt(generation: generation, failure: BlueZError(error, calling: "registering again").description)
+            }
+        }
+    }
+
+    /// Ends an attempt: registered when it succeeded with the bluetoothd of `generation`; another attempt
+    /// when something happened meanwhile; else the failure is reported.
+    private func finishAttempt(generation: Int, failure: String?) {
+        enum Next { case registered, retry, failed, quiet }
+        let next = registration.withLock { state -> Next in
+            state.attempting = false
+            if state.stopped { return .quiet }
+            if failure == nil, state.generation == generation {
+                state.registered = true
+                return generation == 0 ? .quiet : .registered
+            }
+            if state.again || state.generation != generation { return .retry }
+            return .failed
+        }
+        switch next {
+        case .registered: onEvent(.registeredAgain)
+        case .retry: registerAgain()
+        case .failed: onEvent(.registrationFailed(failure ?? "bluetoothd left during the registration"))
+        case .quiet: break
+        }
     }
 
     /// AcquireWrite / AcquireNotify({device, mtu, link}): a SEQPACKET socketpair, one end to bluetoothd.
@@ -185,7 +400,10 @@ public final class BlueZPeripheral: Sendable {
             do {
                 let link = try AcquiredLink(sending: notifyFD, receiving: write,
                                             maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: ready.mtu))
-                links.withLock { $0[device] = link }
+                links.withLock { links in
+                    links = links.filter { !$0.value.hasEnded }  // links that ended on their own
+                    links[device] = link
+                }
                 guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
                     link.disconnect(reason: "too many connections waiting to be accepted")
                     Glibc.close(fds[1])

@@ -576,8 +576,8 @@ fi
 # Stop bluetoothd, then dbus-daemon (SIGTERM; bounded), and keep bluetoothd's lines that matter for the notes.
 stop $BTD
 [ -n "$DBUS_PID" ] && kill "$DBUS_PID" 2>/dev/null
-grep -aE "RegisterApplication|RegisterAdvertisement|Acquire|MTU|[Ee]rror|[Ff]ailed|truncat" "$OUT/bluetoothd.log" |
-	grep -v "plugin" | head -60 > "$OUT/bluetoothd_notes.log"
+grep -aE "Registering application|application registered|Registered advertisement|Acquire|MTU|EATT channel connected|unexpected ATT|Write Cmd|sending notification|[Ee]rror|[Ff]ailed|truncat" \
+	"$OUT/bluetoothd.log" | grep -v "plugin" | awk '!seen[$0]++' | head -80 > "$OUT/bluetoothd_notes.log"
 echo "   stock box: bluetoothd.log $(wc -l < "$OUT/bluetoothd.log") lines; the ones that matter in bluetoothd_notes.log"
 
 stop $MON

@@ -59,6 +59,10 @@ struct BlueZPeripheralLabTests {
         defer { peripheral.stop(); bus.close() }
         // bleak's scan never reported a device hci1's bluetoothd already knew (hci1 met hci0 in earlier checks,
         // docs/LAB.md): as a fresh central would not know it, forget it first.
+        // The previous test's link (gatttool) lingers ~2 s; forget the device only once it is down (bounded).
+        _ = try await LabChild.run(
+            ["timeout", "20", "sh", "-c", "while hcitool -i hci1 con | grep -q LE; do sleep 0.2; done"],
+            log: "stockbox_nolinks.log")
         if let address = Self.environment("BLELAB_ADDR_A") {
             let device = "/org/bluez/hci1/dev_" + address.split(separator: ":").joined(separator: "_")
             _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez/hci1", interface: "org.bluez.Adapter1",

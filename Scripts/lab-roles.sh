@@ -79,9 +79,14 @@ no_links
 #        connection, which never subscribed, for its one central and failed when it left, "the link dropped
 #        before the transfer began", exit 1.)
 #     b) into msgpipe listen --to NAME --format legacy --profile (the same layout) on hci1.
+#        4 KiB (205 notifications at gatttool's ATT_MTU 23): with 32 KiB gatttool -I printed only 1335 of 1639
+#        values although btmon showed the End notification arrive at hci1 (notifications have no flow control:
+#        the slow reader's socket overflows, or the link goes down with values unread). Notify-only is lossy
+#        at a slow central by design; msgpipe listen --to (b) enables indications and gets a confirmed end.
 head -c 32768 /dev/urandom > "$OUT/legacy.bin"
+head -c 4096 /dev/urandom > "$OUT/legacy_small.bin"
 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --name msgpipe-legacy --format legacy --profile "$LEGACY_PROFILE" \
-	"$OUT/legacy.bin" > /dev/null 2> "$OUT/t26_send.log" & SND=$!
+	"$OUT/legacy_small.bin" > /dev/null 2> "$OUT/t26_send.log" & SND=$!
 wait_for "$OUT/t26_send.log" "advertising"
 # feed_wait LOG PATTERN SECS: bounded wait inside the command feeder (prints nothing to gatttool)
 feed_wait() { local i; for ((i = 0; i < $3 * 5; i++)); do grep -qaE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done; return 1; }
@@ -105,11 +110,11 @@ wait_bounded $GT 30
 echo "FFF1's CCCD: $(cccd_of "$GTLOG")" >> "$OUT/t26.log"
 python3 "$PWD/Tests/lab/legacy_decode.py" "$GTLOG" "$OUT/legacy_gatttool.bin" >> "$OUT/t26.log" 2>&1
 echo "decoder exit $?" >> "$OUT/t26.log"
-cmp "$OUT/legacy.bin" "$OUT/legacy_gatttool.bin" >> "$OUT/t26.log" 2>&1 && echo "byte-identical" >> "$OUT/t26.log"
+cmp "$OUT/legacy_small.bin" "$OUT/legacy_gatttool.bin" >> "$OUT/t26.log" 2>&1 && echo "byte-identical" >> "$OUT/t26.log"
 cat "$OUT/t26_send.log" >> "$OUT/t26.log"
 sed 's/\x1b\[[0-9;]*[a-zA-Z]//g' "$GTLOG" | grep -aE -m12 "Connection|handle: |written successfully|Notification|rror" >> "$OUT/t26.log"
-expect "legacy from a peripheral (custom:FFF0:FFF2:FFF1) into gatttool (one connection: discover, subscribe, --listen): the notifications decode to the 32 KiB message" \
-	"$OUT/t26.log" "send exit 0" "FFF1's CCCD: 0x" "written successfully" "1 whole messages \\(32768 bytes\\)" "decoder exit 0" "byte-identical"
+expect "legacy from a peripheral (custom:FFF0:FFF2:FFF1) into gatttool (one connection: discover, subscribe, --listen): the notifications decode to the 4 KiB message" \
+	"$OUT/t26.log" "send exit 0" "FFF1's CCCD: 0x" "written successfully" "1 whole messages \\(4096 bytes\\)" "decoder exit 0" "byte-identical"
 grep -h "legacy_decode:" "$OUT/t26.log" | sed 's/^/   /'
 no_links
 

@@ -55,8 +55,10 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 
 # LAB_ONLY=stockbox (Scripts/lab.sh passes it through) skips checks 1-20 and runs only the stock-box section at
 # the end: quicker while working on the D-Bus backend. (Checks 1-20 are deliberately not re-indented.)
-if [ "${LAB_ONLY:-}" = stockbox ]; then
-	echo "== LAB_ONLY=stockbox: checks 1-20 skipped"
+# LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
+# and skips checks 1-20 and the stock box.
+if [ "${LAB_ONLY:-}" = stockbox ] || [ "${LAB_ONLY:-}" = roles ]; then
+	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
 
 # 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
@@ -416,6 +418,12 @@ fi
 
 fi  # LAB_ONLY (checks 1-20)
 
+if [ "${LAB_ONLY:-}" != stockbox ]; then
+. "$PWD/Scripts/lab-roles.sh"
+fi  # LAB_ONLY (checks 25-28)
+
+if [ "${LAB_ONLY:-}" != roles ]; then
+
 # ================================================================================== stock box (issue 12) ==
 # A stock Linux box: `dbus-daemon --system` and BlueZ's bluetoothd (Debian's 5.66) own the adapters before
 # anything of ours starts, as on every Raspberry Pi OS, Debian and Ubuntu box. Checks 1-20 bind the kernel's
@@ -579,6 +587,8 @@ stop $BTD
 grep -aE "Registering application|application registered|Registered advertisement|Acquire|MTU|EATT channel connected|unexpected ATT|Write Cmd|sending notification|[Ee]rror|[Ff]ailed|truncat" \
 	"$OUT/bluetoothd.log" | grep -v "plugin" | awk '!seen[$0]++' | head -80 > "$OUT/bluetoothd_notes.log"
 echo "   stock box: bluetoothd.log $(wc -l < "$OUT/bluetoothd.log") lines; the ones that matter in bluetoothd_notes.log"
+
+fi  # LAB_ONLY (stock box)
 
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""legacy_decode.py - the lab's independent decoder of the legacy (Start/End) format, PROTOCOL 4.1.
+
+    legacy_decode.py GATTTOOL_LOG OUT_FILE
+
+Reads what `gatttool --listen` printed ("Notification handle = 0x0009 value: 53 74 61 72 74 ..."), turns each
+value from hex back into bytes and reassembles the seeds' framing: a value beginning with ASCII "Start" opens a
+message, one beginning with "End" closes it, the bytes after a marker and every other value are data. Writes
+the first whole message to OUT_FILE and prints a summary; exit 0 only when exactly one whole message arrived
+and nothing was outside a message. Written apart from Sources/Framing on purpose: it is the other side's view.
+"""
+import re
+import sys
+
+VALUE = re.compile(r"(?:Notification|Indication) handle = (0x[0-9a-fA-F]+) value: ((?:[0-9a-fA-F]{2} ?)*)")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip().splitlines()[2].strip(), file=sys.stderr)
+        return 2
+    messages, current, values, outside, interrupted = [], None, 0, 0, 0
+    with open(sys.argv[1], errors="replace") as log:
+        for line in log:
+            match = VALUE.search(line)
+            if not match:
+                continue
+            value = bytes.fromhex(match.group(2).replace(" ", ""))
+            values += 1
+            if value.startswith(b"Start"):
+                if current is not None:
+                    interrupted += 1
+                current = bytearray(value[5:])
+            elif current is None:
+                outside += 1
+            elif value.startswith(b"End"):
+                current += value[3:]
+                messages.append(bytes(current))
+                current = None
+            else:
+                current += value
+    if messages:
+        with open(sys.argv[2], "wb") as out:
+            out.write(messages[0])
+    print(f"legacy_decode: {values} values, {len(messages)} whole messages "
+          f"({', '.join(str(len(m)) for m in messages) or 'none'} bytes), {outside} outside a message, "
+          f"{interrupted} interrupted, {'one still open' if current is not None else 'none open'}")
+    return 0 if len(messages) == 1 and outside == 0 and interrupted == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -569,12 +569,14 @@ else
 	timeout 60 "$MSGPIPE" scan --backend bluez --adapter hci1 --name msgpipe-sb --timeout 10 --json \
 		> "$OUT/t24.json" 2> "$OUT/t24.err"; echo "scan exit $?" >> "$OUT/t24.err"
 	cat "$OUT/t24.json" "$OUT/t24.err" > "$OUT/t24.log"
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose "$OUT/mib.bin" \
+	# By address: the scan just made hci1's bluetoothd know hci0, and a second discovery of a device it already
+	# knows was not reported in the lab (issue 12's open item); finding by name is check 24's part.
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to "$A" --json --verbose "$OUT/mib.bin" \
 		> "$OUT/t23.json" 2> "$OUT/t23.log"; echo "send exit $?" >> "$OUT/t23.log"
 	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t23.log"
 	cmp "$OUT/mib.bin" "$OUT/sb_listen.bin" >> "$OUT/t23.log" 2>&1 && echo "byte-identical" >> "$OUT/t23.log"
 	cat "$OUT/t23.json" "$OUT/sb_listen.log" >> "$OUT/t23.log"
-	expect "stock box: msgpipe send --backend bluez (hci1, --to NAME) -> listen --backend bluez (hci0): 1 MiB byte-identical" \
+	expect "stock box: msgpipe send --backend bluez (hci1, --to ADDRESS) -> listen --backend bluez (hci0): 1 MiB byte-identical" \
 		"$OUT/t23.log" "send exit 0" "listen exit 0" "byte-identical"
 	expect "stock box: msgpipe scan --backend bluez on hci1 lists hci0's listen" "$OUT/t24.log" \
 		"\"address\":\"$A\"" '"name":"msgpipe-sb"' "scan exit 0"

@@ -535,6 +535,11 @@ else
 		sed 's/^/   /' | tee -a "$OUT/results.txt"
 	expect "stock box: gatttool on hci1 discovers the msgpipe service BlueZPeripheral registered with bluetoothd on hci0" \
 		"$OUT/t22.log" "gatttoolFromHci1FindsTheRegisteredService.*passed"
+	# bluetoothd 5.66's EATT now and then drops the link during bleak's service discovery (docs/LAB.md); when it
+	# did in every one of bleak's tries, nothing of msgpipe was exercised: reported as a skip with that evidence.
+	if [ -z "$BLEAK_WHY" ] && grep -qE "^[[:space:]]*error: BleakError: failed to discover services, device disconnected" "$OUT/t22.log"; then
+		BLEAK_WHY="bluetoothd 5.66 dropped the link during bleak's service discovery in all of its tries (EATT, not msgpipe)"
+	fi
 	if [ -n "$BLEAK_WHY" ]; then
 		skip "stock box: bleak central -> BlueZPeripheral: packets whole both ways, notification of ATT_MTU-5" "$BLEAK_WHY"
 	else

@@ -118,7 +118,7 @@ let package = Package(
             swiftSettings: strict),
 
         // Helpers every test target shares (hex test vectors), one copy instead of one per target.
-        .target(name: "TestSupport", dependencies: ["Framing"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["Framing", "Transport"], path: "Tests/TestSupport", swiftSettings: strict),
         .target(
             name: "GATTTestSupport", dependencies: ["GATT", "MemoryLinks"], path: "Tests/GATTTestSupport",
             swiftSettings: strict),

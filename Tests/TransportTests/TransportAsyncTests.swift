@@ -1,6 +1,7 @@
 import MemoryLinks
 import Testing
 import Transport
+import TestSupport
 
 /// The async `Transport` over in-memory links (helper E's MemoryLink and FaultInjectingLink).
 @Suite struct TransportAsyncTests {

@@ -3,6 +3,7 @@ import MemoryLinks
 import Synchronization
 import Testing
 @testable import Transport
+import TestSupport
 
 /// ``TransportListener``: several peers at once, each session's Transport kept across its connections.
 @Suite struct TransportListenerTests {

@@ -2,6 +2,7 @@
 import MemoryLinks
 import Testing
 import Transport
+import TestSupport
 @testable import BLELink
 
 /// Transport's behaviour once more, over a real GATTLink pair on a socketpair instead of in-memory links:
@@ -19,13 +20,7 @@ import Transport
                          Setup(profile: .nordicUART, mtu: 247)]
 
     /// Fast retransmission so seeded losses heal quickly.
-    static var options: TransportOptions {
-        var options = TransportOptions()
-        options.endpoint.initialRetransmissionTimeout = .milliseconds(50)
-        options.endpoint.minimumRetransmissionTimeout = .milliseconds(20)
-        options.endpoint.acknowledgementDelay = .milliseconds(2)
-        return options
-    }
+    static var options: TransportOptions { .fastForTests }
 
     /// A Transport on each link of `pair` (optionally wrapped, e.g. in a fault injector); closes everything after `body`.
     static func withTransports<Central: Link, Peripheral: Link>(

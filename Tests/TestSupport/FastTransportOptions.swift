@@ -1,9 +1,9 @@
-import Transport
+public import Transport
 
 extension TransportOptions {
     /// Short timers for tests over in-memory links: retransmission after 50 ms (at least 20 ms), acknowledgements
     /// after 2 ms.
-    static var fastForTests: TransportOptions {
+    public static var fastForTests: TransportOptions {
         var options = TransportOptions()
         options.endpoint.initialRetransmissionTimeout = .milliseconds(50)
         options.endpoint.minimumRetransmissionTimeout = .milliseconds(20)

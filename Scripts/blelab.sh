@@ -175,7 +175,7 @@ INIT
 }
 
 # The lab's btvirt: Debian's bluez source (apt-get source with private lists under $LAB/btvirt, nothing
-# installed) with Tests/lab/btvirt-one-handle.patch, compiled with gcc. Stock btvirt (BlueZ 5.66, unchanged
+# installed) with Tests/lab/btvirt-lab.patch, compiled with gcc. Stock btvirt (BlueZ 5.66, unchanged
 # upstream) numbers a link on each controller on its own but names it by the central's number in LE
 # Connection Complete and in ACL data: a controller with two links gets two links "42" (docs/LAB.md).
 build_btvirt() {
@@ -197,7 +197,7 @@ build_btvirt() {
 	(cd "$d" && "${apt[@]}" source --download-only "bluez=$v") >> "$d/apt.log" 2>&1 ||
 		{ log "apt-get source bluez=$v failed, see $d/apt.log"; return 1; }
 	tar -xf "$d"/bluez_*.orig.tar.* -C "$d/src" --strip-components=1 || return 1
-	(cd "$d/src" && patch -p1 < "$ROOT/Tests/lab/btvirt-one-handle.patch") > /dev/null || return 1
+	(cd "$d/src" && patch -p1 < "$ROOT/Tests/lab/btvirt-lab.patch") > /dev/null || return 1
 	src=$d/src
 	mkdir -p "$src/lib/bluetooth" && cp "$src"/lib/*.h "$src/lib/bluetooth/"
 	printf '#define VERSION "%s"\n#define PACKAGE "bluez"\n' "${v%%-*}" > "$src/config.h"
@@ -208,7 +208,7 @@ build_btvirt() {
 		src/shared/mainloop-notify.c src/shared/queue.c src/shared/util.c src/shared/crypto.c \
 		src/shared/ecc.c src/shared/hci.c src/shared/hci-crypto.c src/shared/ringbuf.c src/shared/log.c \
 		lib/bluetooth.c lib/hci.c) || { log "building btvirt failed"; return 1; }
-	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-one-handle.patch)"
+	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-lab.patch)"
 }
 
 # bleak (PyPI), the lab's independent D-Bus central (Tests/lab/bleak_central.py), for Debian's python3 (the
@@ -296,7 +296,7 @@ main() {
 	if [ "$SELF" -nt "$LAB/initramfs.cpio.gz" ] || [ "$ROOT/Tests/lab/mgmt_autoconfirm.c" -nt "$LAB/bin/mgmt_autoconfirm" ]; then
 		build_agent && build_initramfs || exit 125
 	fi
-	if [ "${BLELAB_STOCK_BTVIRT:-0}" != 1 ] && { ! [ -x "$LAB/bin/btvirt" ] || [ "$ROOT/Tests/lab/btvirt-one-handle.patch" -nt "$LAB/bin/btvirt" ]; }; then
+	if [ "${BLELAB_STOCK_BTVIRT:-0}" != 1 ] && { ! [ -x "$LAB/bin/btvirt" ] || [ "$ROOT/Tests/lab/btvirt-lab.patch" -nt "$LAB/bin/btvirt" ]; }; then
 		build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
 	fi
 	K=$(kernel_version)

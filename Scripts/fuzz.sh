@@ -8,6 +8,8 @@
 #   TransportFuzzer    Transport control packets; a TransportEndpoint fed a peer's packets
 #   SecureFuzzer       Secure handshake messages and sealed records
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
+#   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
+#                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BLELink)
 # The targets are a package of their own (Fuzz/), built together in one release build with
 # -sanitize=fuzzer,address into Fuzz/.build/fuzz, so the main build never compiles them. Each input gets at
 # most 5 s (-timeout: a hang is a finding) and the process 1 GiB (-rss_limit_mb: so is unbounded memory).
@@ -19,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 # A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
-all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer)
+all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer BlueZFuzzer)
 seconds=${1:-60}
 shift || true
 targets=()

@@ -2,7 +2,7 @@
 # msgpipe's test suite, as README gives it and CI runs it:
 #   1. a warning-free build of everything (library, CLI, tests, benchmarks),
 #   2. swift test: unit, byte-vector, property-based and fault-injection tests (the CLI's process tests apart),
-#   3. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh: six targets,
+#   3. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh: seven targets,
 #      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build, a few minutes
 #      the first time),
 #   4. the BLE lab: the real Linux Bluetooth stack in a throw-away VM (Scripts/lab.sh; needs root, qemu and

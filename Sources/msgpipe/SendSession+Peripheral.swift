@@ -87,12 +87,19 @@ extension SendSession {
         let taken = Atomic<Int>(0)
         let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { results.continuation.finish() }) {
             peerLink, peer in
-            guard taken.add(1, ordering: .relaxed).newValue <= centrals else { return }  // only the first ones
             var report = SendResults(inputs: inputs.paths, json: json, peer: peer)
+            // A central counts once it subscribed: one that connects, looks at the services and leaves (or
+            // one past the first `centrals`) takes no place and fails nothing.
             let code = await sendPlain(over: peerLink, inputs: inputs, results: &report) {
+                guard taken.add(1, ordering: .relaxed).newValue <= centrals else { return false }
                 subscribed.release()
                 try? await subscribed.acquire(centrals)
                 subscribed.release(centrals)
+                return true
+            }
+            guard let code else {
+                logger.debug("central \(peer) left before it subscribed, or came after the first \(centrals)")
+                return
             }
             if code != .success { printError("central \(peer) failed (exit code \(code.rawValue))") }
             results.continuation.yield((peer, code))

@@ -50,7 +50,10 @@ struct SendSession: Sendable {
     ) async -> SendExitCode {
         format == .msgpipe
             ? await sendReliably(over: peerLink, inputs: inputs, results: &results, reconnecting: reconnecting)
-            : await sendPlain(over: peerLink, inputs: inputs, results: &results)
+            : await sendPlain(over: peerLink, inputs: inputs, results: &results) ?? {
+                printError("the link dropped before the transfer began")
+                return .linkFailure
+            }()
     }
 
     // MARK: msgpipe: Transport
@@ -125,9 +128,13 @@ struct SendSession: Sendable {
     /// Sends every packet as a Write Command (as peripheral: a notification) except the very last one, which
     /// goes as a Write Request (as peripheral: an indication, where the central enabled them): its response
     /// (confirmation) means the peer's ATT layer took every packet (the bearer delivers in order).
+    /// The peer takes part once its link is connected (as peripheral: once the central subscribed) and
+    /// `onSubscribed` says it is wanted; nil means it never took part: the link dropped before, or
+    /// `onSubscribed` returned false. Nothing was sent then.
     func sendPlain(
-        over peerLink: PeerLink, inputs: SendInputs, results: inout SendResults, beforeSending: () async -> Void = {}
-    ) async -> SendExitCode {
+        over peerLink: PeerLink, inputs: SendInputs, results: inout SendResults,
+        onSubscribed: () async -> Bool = { true }
+    ) async -> SendExitCode? {
         let connectionEvents = AsyncStream<LinkEvent>.makeStream()
         let drain = Task {
             // Peer notifications are not part of a plain transfer; only connection changes matter.
@@ -139,11 +146,7 @@ struct SendSession: Sendable {
         }
         defer { drain.cancel() }
         var events = connectionEvents.stream.makeAsyncIterator()
-        guard case let .connected(packetSize)? = await events.next() else {
-            printError("the link dropped before the transfer began")
-            return .linkFailure
-        }
-        await beforeSending()
+        guard case let .connected(packetSize)? = await events.next(), await onSubscribed() else { return nil }
         let timedOut = OnceFlag()
         let watchdog = deadline.map { deadline in
             Task {

@@ -190,6 +190,23 @@ struct BlueZCentralTests {
         }
     }
 
+    /// bluetoothd 5.66 leaves Connected false on the bus when the ATT socket connected first (found in the lab:
+    /// `send --to NAME` failed with "disconnected while the connection was being set up" after acquiring).
+    @Test func servicesResolvedWithoutAConnectedSignalIsAConnectionAndConnectedFalseStillEndsIt() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.emitsConnected = false
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(5))
+            #expect(connection.usesAcquiredDescriptors)
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(try await events.next() == .connected(maximumPacketSize: 182))
+            try await fake.setConnected(false, device: device)
+            #expect(try await events.next() == .disconnected(reason: "the peripheral disconnected (Device1.Connected false)"))
+        }
+    }
+
     @Test func bluetoothdLeavingTheBusEndsTheFallbackLink() async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral

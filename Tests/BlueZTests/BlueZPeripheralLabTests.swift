@@ -57,8 +57,8 @@ struct BlueZPeripheralLabTests {
         let name = "msgpipe-stockbox-b"
         let (peripheral, bus) = try await Self.start(name: name)
         defer { peripheral.stop(); bus.close() }
-        // bleak's scan never reported a device hci1's bluetoothd already knew (hci1 met hci0 in earlier checks,
-        // docs/LAB.md): as a fresh central would not know it, forget it first.
+        // A fresh central, as a phone that never met this box: hci1's bluetoothd forgets hci0 (met in earlier
+        // checks). Checks 23-24 find a device bluetoothd already knows.
         // The previous test's link (gatttool) lingers ~2 s; forget the device only once it is down (bounded).
         _ = try await LabChild.run(
             ["timeout", "20", "sh", "-c", "while hcitool -i hci1 con | grep -q LE; do sleep 0.2; done"],

@@ -23,16 +23,23 @@ final class FakeBlueZ: Sendable {
     private let registrations = Mutex<[DBusRegistration]>([])
 
     /// With `adapterLate`, it takes the name org.bluez before its adapter exists and announces the adapter
-    /// afterwards with InterfacesAdded, as a starting bluetoothd does.
+    /// afterwards with InterfacesAdded, as a starting bluetoothd does; with `advertisingLate` too, the adapter
+    /// comes with GattManager1 first and LEAdvertisingManager1 in a second InterfacesAdded, as bluetoothd 5.66
+    /// adds it once the kernel answered Read Advertising Features.
     /// `refuseDefaultAgent`: RequestDefaultAgent fails (as for another agent bluetoothd keeps as default).
-    init(address: String, powered: Bool = true, adapterLate: Bool = false, refuseDefaultAgent: Bool = false) async throws {
+    /// Registering the same application or advertisement twice fails with AlreadyExists, as in bluetoothd.
+    init(address: String, powered: Bool = true, adapterLate: Bool = false, advertisingLate: Bool = false,
+         refuseDefaultAgent: Bool = false) async throws {
         bus = try DBusConnection(address: address)
         if adapterLate { try await bus.requestName("org.bluez") }
         let connection = bus
         let record = self.record
         let gatt = try await bus.export(DBusInterface(name: "org.bluez.GattManager1", methods: [
-            DBusMethod("RegisterApplication", input: "oa{sv}") { call in
+            DBusMethod("RegisterApplication", input: "oa{sv}") { call throws(DBusError) in
                 let root = call.arguments[0].stringValue ?? "/"
+                if record.application.withLock({ $0?.owner == call.sender }) {
+                    throw .remote(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
+                }
                 Task {
                     do {
                         let tree = try await connection.managedObjects(destination: call.sender, path: root)
@@ -43,9 +50,12 @@ final class FakeBlueZ: Sendable {
                 return nil
             },
         ]), at: "/org/bluez/hci0")
-        let advertising = try await bus.export(DBusInterface(name: "org.bluez.LEAdvertisingManager1", methods: [
-            DBusMethod("RegisterAdvertisement", input: "oa{sv}") { call in
+        let advertisingInterface = DBusInterface(name: "org.bluez.LEAdvertisingManager1", methods: [
+            DBusMethod("RegisterAdvertisement", input: "oa{sv}") { call throws(DBusError) in
                 let path = call.arguments[0].stringValue ?? "/"
+                if record.advertisement.withLock({ $0 != nil }) {
+                    throw .remote(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
+                }
                 Task {
                     do {
                         let properties = try await connection.allProperties(destination: call.sender, path: path,
@@ -56,7 +66,8 @@ final class FakeBlueZ: Sendable {
                 }
                 return nil
             },
-        ]), at: "/org/bluez/hci0")
+        ])
+        let advertising = advertisingLate ? nil : try await bus.export(advertisingInterface, at: "/org/bluez/hci0")
         let adapter = try await bus.export(DBusInterface(name: "org.bluez.Adapter1", properties: [
             DBusProperty("Powered", .boolean(powered)), DBusProperty("Address", .string("00:11:22:33:44:55")),
         ]), at: "/org/bluez/hci0")
@@ -76,7 +87,7 @@ final class FakeBlueZ: Sendable {
                 return []
             },
         ]), at: "/org/bluez")
-        registrations.withLock { $0 = [gatt, advertising, adapter, agents] }
+        registrations.withLock { $0 = [gatt, adapter, agents] + (advertising.map { [$0] } ?? []) }
         guard adapterLate else {
             try await bus.requestName("org.bluez")
             return
@@ -86,6 +97,17 @@ final class FakeBlueZ: Sendable {
             .dictionary(keySignature: "s", valueSignature: "a{sv}", [
                 DBusDictionaryEntry(key: .string("org.bluez.Adapter1"), value: .variantDictionary([("Powered", .boolean(powered))])),
                 DBusDictionaryEntry(key: .string("org.bluez.GattManager1"), value: .variantDictionary([])),
+            ] + (advertisingLate ? [] : [
+                DBusDictionaryEntry(key: .string("org.bluez.LEAdvertisingManager1"), value: .variantDictionary([])),
+            ])),
+        ])
+        guard advertisingLate else { return }
+        try await Task.sleep(for: .milliseconds(50))
+        let late = try await bus.export(advertisingInterface, at: "/org/bluez/hci0")
+        registrations.withLock { $0.append(late) }
+        try await bus.emitSignal(path: "/", interface: "org.freedesktop.DBus.ObjectManager", member: "InterfacesAdded", arguments: [
+            .objectPath("/org/bluez/hci0"),
+            .dictionary(keySignature: "s", valueSignature: "a{sv}", [
                 DBusDictionaryEntry(key: .string("org.bluez.LEAdvertisingManager1"), value: .variantDictionary([])),
             ]),
         ])
@@ -146,6 +168,7 @@ struct BlueZPeripheralTests {
             let advertisement = try #require(fake.record.advertisement.withLock { $0 })
             #expect(advertisement["Type"] == .string("peripheral"))
             #expect(advertisement["LocalName"] == .string("msgpipe-test"))
+            #expect(advertisement["Discoverable"] == .boolean(true), "a desktop's unfiltered scan lists only discoverable advertisers")
             #expect(advertisement["ServiceUUIDs"]?.stringArray?.map { $0.uppercased() } == ["4D500001-8C5D-4E2B-9F1A-6D7367706970"])
             // bluetoothd reads the info characteristic through ReadValue.
             let owner = try #require(fake.record.application.withLock { $0?.owner })

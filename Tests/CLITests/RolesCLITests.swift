@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// The roles independent of the direction, over `--link unix:PATH`: `send --role peripheral` serves the
@@ -116,6 +117,45 @@ struct RolesCLITests {
         #expect(messages.first?.id == 1)
         let sent = sender.finish()
         #expect(sent.status == 0, "send: \(sent.stderr)")
+    }
+
+    @Test("a central that looks at the services and leaves before subscribing takes no place: the next one gets the plain message",
+          arguments: ["legacy", "msgpipe"])
+    func browsingCentralTakesNoPlace(format: String) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let body = Array("for the central that subscribes".utf8)
+        let sender = try Self.peripheralSend(scratch, ["--format", format, "--timeout", "30", try scratch.file("x", body)])
+        let answer = try Self.browseAndLeave(scratch.socket)
+        #expect(answer.first == 0x11, "a Read By Group Type Response: \(answer)")
+        let received = try Self.centralListen(scratch, ["--format", format, "--count", "1"])
+        #expect(received.status == 0, "listen: \(received.stderr)")
+        #expect(received.stdout == body)
+        let sent = sender.finish()
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+    }
+
+    /// A central that only browses: connects, reads the primary services (ATT Read By Group Type) and leaves
+    /// without subscribing. Returns the answer PDU.
+    static func browseAndLeave(_ path: String) throws -> [UInt8] {
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path.utf8.prefix(raw.count - 1)) }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(connected == 0, "connect: errno \(errno)")
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let request: [UInt8] = [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]  // Read By Group Type, primary services
+        try #require(request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == request.count)
+        var answer = [UInt8](repeating: 0, count: 600)
+        let count = answer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        try #require(count > 0, "no answer: errno \(errno)")
+        return Array(answer.prefix(count))
     }
 
     @Test("a central without --count keeps reconnecting after its peripheral left, until SIGTERM: exit 0")

@@ -3,7 +3,8 @@
 
     legacy_decode.py GATTTOOL_LOG OUT_FILE
 
-Reads what `gatttool --listen` printed ("Notification handle = 0x0009 value: 53 74 61 72 74 ..."), turns each
+Reads what `gatttool --listen` printed ("Notification handle = 0x0009 value: 53 74 61 72 74 ...", or what
+Tests/lab/nus_peripheral.py printed: "write value: 53 74 ..."), turns each
 value from hex back into bytes and reassembles the seeds' framing: a value beginning with ASCII "Start" opens a
 message, one beginning with "End" closes it, the bytes after a marker and every other value are data. Writes
 the first whole message to OUT_FILE and prints a summary; exit 0 only when exactly one whole message arrived
@@ -12,7 +13,8 @@ and nothing was outside a message. Written apart from Sources/Framing on purpose
 import re
 import sys
 
-VALUE = re.compile(r"(?:Notification|Indication) handle = (0x[0-9a-fA-F]+) value: ((?:[0-9a-fA-F]{2} ?)*)")
+# gatttool's notification lines, or Tests/lab/nus_peripheral.py's "write value: ..." lines.
+VALUE = re.compile(r"(?:(?:Notification|Indication) handle = (0x[0-9a-fA-F]+)|write) value: ((?:[0-9a-fA-F]{2} ?)*)")
 
 
 def main():

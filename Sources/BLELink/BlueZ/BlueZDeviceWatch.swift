@@ -2,7 +2,8 @@ import Backpressure
 import Synchronization
 
 /// What a central waits on of one `Device1` (Connected, ServicesResolved), kept current from its
-/// `PropertiesChanged` signals (bluetoothd leaving the bus counts as Connected false); on Connected false it calls the handler given to ``onDisconnect(_:)`` (the
+/// `PropertiesChanged` signals (bluetoothd leaving the bus counts as Connected false; ServicesResolved true
+/// counts as Connected true); on Connected false it calls the handler given to ``onDisconnect(_:)`` (the
 /// link's end). Waiters wake through a one-slot queue: changes coalesce, nothing polls.
 final class BlueZDeviceWatch: Sendable {
     struct Snapshot: Sendable, Equatable {
@@ -96,6 +97,11 @@ final class BlueZDeviceWatch: Sendable {
                     state.snapshot.connected = flag
                 case "ServicesResolved":
                     state.snapshot.servicesResolved = flag
+                    // Resolved services mean a connection, whatever Connected said: bluetoothd 5.66 marks an LE
+                    // link connected when its ATT socket connects (src/device.c att_connect_cb) without
+                    // emitting Connected, and the mgmt Device Connected that follows finds it "already
+                    // connected" and emits nothing either: Connected stays false on the bus (seen in the lab).
+                    if flag { state.snapshot.connected = true }
                 default:
                     continue
                 }

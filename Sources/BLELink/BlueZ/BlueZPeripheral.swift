@@ -106,11 +106,17 @@ public final class BlueZPeripheral: Sendable {
                                          onEvent: onEvent) { () throws(DBusError) in
             // The agent first: the first central's subscription already asks for pairing.
             if let agent { try await registerAgent(agent, on: bus) }
-            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
-                                   member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
-            _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                                   member: "RegisterAdvertisement",
-                                   arguments: [.objectPath(advertisement), .variantDictionary([])])
+            // AlreadyExists: an earlier attempt with this bluetoothd got that far (a restarted bluetoothd adds
+            // GattManager1 and LEAdvertisingManager1 to the adapter one after the other).
+            do throws(DBusError) {
+                _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
+                                       member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
+            } catch where error.name == "org.bluez.Error.AlreadyExists" {}
+            do throws(DBusError) {
+                _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
+                                       member: "RegisterAdvertisement",
+                                       arguments: [.objectPath(advertisement), .variantDictionary([])])
+            } catch where error.name == "org.bluez.Error.AlreadyExists" {}
         }
         let service = app + "/service0"
         let adapterName = String(adapter.split(separator: "/").last ?? "")
@@ -145,10 +151,13 @@ public final class BlueZPeripheral: Sendable {
                 if !old.isEmpty { peripheral?.bluetoothdLeft() }
                 if !new.isEmpty { peripheral?.registerAgain() }
             })
-            // A restarted bluetoothd takes the name before its adapters are back: register when ours appears.
+            // A restarted bluetoothd takes the name before its adapters are back, and adds the adapter's
+            // GattManager1 and (once the kernel told it the advertising features) LEAdvertisingManager1 one
+            // after the other: try again as each appears.
             exported.append(try await bus.addMatch(.interfacesAdded(sender: "org.bluez")) { [weak peripheral] signal in
-                guard signal.arguments.first == .objectPath(adapter),
-                      signal.arguments.count == 2, signal.arguments[1].stringKeyed?["org.bluez.GattManager1"] != nil
+                guard signal.arguments.first == .objectPath(adapter), signal.arguments.count == 2,
+                      let interfaces = signal.arguments[1].stringKeyed,
+                      interfaces["org.bluez.GattManager1"] != nil || interfaces["org.bluez.LEAdvertisingManager1"] != nil
                 else { return }
                 peripheral?.registerAgain()
             })
@@ -206,6 +215,9 @@ public final class BlueZPeripheral: Sendable {
                 properties: [
                     DBusProperty("Type", .string("peripheral")), DBusProperty("LocalName", .string(localName)),
                     DBusProperty("ServiceUUIDs", .strings([profile.service.description])),
+                    // LE General Discoverable in the flags: bluetoothd's own unfiltered discovery (a desktop's
+                    // scan, bluetoothctl's `scan on`) lists only discoverable advertisers (src/adapter.c).
+                    DBusProperty("Discoverable", .boolean(true)),
                 ]), at: advertisement))
             peripheral.registrations.withLock { $0 = exported }
             let generation = peripheral.registration.withLock { state in
@@ -343,18 +355,27 @@ public final class BlueZPeripheral: Sendable {
                 try await register()
                 finishAttempt(generation: generation, failure: nil)
             } catch {
-                finishAttempt(generation: generation, failure: BlueZError(error, calling: "registering again").description)
+                switch error.name {
+                case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod",
+                     "org.freedesktop.DBus.Error.UnknownInterface":
+                    // The adapter or its managers are not back yet: their InterfacesAdded starts the next attempt.
+                    finishAttempt(generation: generation, failure: nil, notYet: true)
+                default:
+                    finishAttempt(generation: generation, failure: BlueZError(error, calling: "registering again").description)
+                }
             }
         }
     }
 
     /// Ends an attempt: registered when it succeeded with the bluetoothd of `generation`; another attempt
-    /// when something happened meanwhile; else the failure is reported.
-    private func finishAttempt(generation: Int, failure: String?) {
+    /// when something happened meanwhile; else the failure is reported (`notYet`: bluetoothd's adapter is not
+    /// complete yet, nothing to report: the next InterfacesAdded tries again).
+    private func finishAttempt(generation: Int, failure: String?, notYet: Bool = false) {
         enum Next { case registered, retry, failed, quiet }
         let next = registration.withLock { state -> Next in
             state.attempting = false
             if state.stopped { return .quiet }
+            if notYet { return state.again || state.generation != generation ? .retry : .quiet }
             if failure == nil, state.generation == generation {
                 state.registered = true
                 return generation == 0 ? .quiet : .registered

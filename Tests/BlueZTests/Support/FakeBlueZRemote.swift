@@ -26,6 +26,9 @@ final class FakeBlueZRemote: Sendable {
         var connectFailures = 0
         var connectError = DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
         var resolvesServices = true
+        /// false: as bluetoothd 5.66 when the ATT socket connects before mgmt's Device Connected, Connected
+        /// never turns true on the bus (GetAll says true); ServicesResolved still does.
+        var emitsConnected = true
         /// Connected (by another client) and its services resolved from the start.
         var alreadyConnected = false
         var service = "4d500001-8c5d-4e2b-9f1a-6d7367706970"
@@ -144,8 +147,10 @@ final class FakeBlueZRemote: Sendable {
                     guard let self else { return [] }
                     Task {
                         state.connected.withLock { $0 = true }
-                        try? await self.bus.emitPropertiesChanged(path: device.path, interface: "org.bluez.Device1",
-                                                                  changed: [("Connected", .boolean(true))])
+                        if device.emitsConnected {
+                            try? await self.bus.emitPropertiesChanged(path: device.path, interface: "org.bluez.Device1",
+                                                                      changed: [("Connected", .boolean(true))])
+                        }
                         call.reply()
                         guard device.resolvesServices else { return }
                         try? await self.exportGATT(device)

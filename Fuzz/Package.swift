@@ -55,5 +55,13 @@ let package = Package(
             name: "ExchangeFuzzer",
             dependencies: ["FuzzSupport", .product(name: "Exchange", package: "msgpipe")],
             swiftSettings: strict),
+        // What BLELink reads from bluetoothd's D-Bus messages: DBusValue trees (built from the input, as sd-bus
+        // would hand them over) into Device1 peers, UUIDs, addresses, device paths and MTUs.
+        .executableTarget(
+            name: "BlueZFuzzer",
+            dependencies: [
+                "FuzzSupport", .product(name: "BLELink", package: "msgpipe"), .product(name: "GATT", package: "msgpipe"),
+            ],
+            swiftSettings: strict),
     ]
 )

@@ -275,17 +275,17 @@ SKEY="$OUT/secure.key"; OKEY="$OUT/secure_other.key"; rm -rf "$SKEY" "$OKEY" "$O
 	--exec 'echo ran >> '"$OUT/secure_ran"'; printf "approved:"; cat' > "$OUT/secure_serve.log" 2>&1 & SECURE=$!
 wait_for "$OUT/secure_serve.log" "advertising"
 printf 'pay 12.50 EUR' | timeout 150 "$MSGPIPE" request --adapter hci1 --to "$A" --key-file "$SKEY" --id lab-1 \
-	--timeout 120 > "$OUT/t12.log" 2>&1; echo "exit $?" >> "$OUT/t12.log"
+	--timeout 120 > "$OUT/t16.log" 2>&1; echo "exit $?" >> "$OUT/t16.log"
 no_links
 printf 'pay 1.00 EUR' | timeout 150 "$MSGPIPE" request --adapter hci1 --to "$A" --key-file "$OKEY" --id lab-2 \
-	--timeout 120 >> "$OUT/t12.log" 2>&1; echo "wrong key exit $?" >> "$OUT/t12.log"
+	--timeout 120 >> "$OUT/t16.log" 2>&1; echo "wrong key exit $?" >> "$OUT/t16.log"
 no_links
 stop $SECURE
 sleep 1   # btmon writes its dump asynchronously
-cat "$OUT/secure_serve.log" >> "$OUT/t12.log"
-echo "plaintext on air: $(grep -ciE '70 ?61 ?79 ?20 ?31 ?32 ?2e ?35 ?30' "$OUT/btmon.txt")" >> "$OUT/t12.log"
-echo "commands run: $(wc -l < "$OUT/secure_ran" 2>/dev/null || echo 0)" >> "$OUT/t12.log"
-expect "encrypted request/serve between the controllers; a wrong key is refused and runs nothing" "$OUT/t12.log" \
+cat "$OUT/secure_serve.log" >> "$OUT/t16.log"
+echo "plaintext on air: $(grep -ciE '70 ?61 ?79 ?20 ?31 ?32 ?2e ?35 ?30' "$OUT/btmon.txt")" >> "$OUT/t16.log"
+echo "commands run: $(wc -l < "$OUT/secure_ran" 2>/dev/null || echo 0)" >> "$OUT/t16.log"
+expect "encrypted request/serve between the controllers; a wrong key is refused and runs nothing" "$OUT/t16.log" \
 	"approved:pay 12.50 EUR" "exit 0$" "wrong key exit 6" '"status":"ok"' "handshake-failed" \
 	"plaintext on air: 0" "commands run: 1"
 no_links
@@ -665,6 +665,68 @@ else
 		"$OUT/t29_legacy.log" "legacy 10 send exit 0" "legacy 1024 send exit 0" "legacy 102400 send exit 0" \
 		"legacy 10 whole" "legacy 1024 whole" "legacy 102400 whole"
 fi
+
+# 30. The reverse roles through bluetoothd (issue 13 on the D-Bus backend): send --backend bluez --adapter hci0
+#     --name pushes 1 MiB by notification to listen --backend bluez --adapter hci1 --to NAME --count 1, which
+#     subscribed through AcquireNotify: byte-identical, both exit 0.
+no_links
+"$MSGPIPE" send --backend bluez --adapter hci0 --name msgpipe-rev --json "$OUT/mib.bin" \
+	> "$OUT/t30.json" 2> "$OUT/t30_send.log" & REV=$!
+wait_for "$OUT/t30_send.log" "advertising"
+timeout 300 "$MSGPIPE" listen --backend bluez --adapter hci1 --to msgpipe-rev --count 1 \
+	> "$OUT/t30.bin" 2> "$OUT/t30_listen.log"; echo "listen exit $?" >> "$OUT/t30.log"
+wait_bounded $REV 60; echo "send exit $?" >> "$OUT/t30.log"
+cmp "$OUT/mib.bin" "$OUT/t30.bin" >> "$OUT/t30.log" 2>&1 && echo "byte-identical" >> "$OUT/t30.log"
+cat "$OUT/t30.json" "$OUT/t30_send.log" "$OUT/t30_listen.log" >> "$OUT/t30.log"
+REV_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t30.json" | head -1)
+echo "   stock box: 1 MiB from send --name (hci0) to listen --to (hci1) through bluetoothd in ${REV_SECS:-?} s" | tee -a "$OUT/results.txt"
+expect "stock box: send --name (peripheral, hci0) -> listen --to (central, hci1) through bluetoothd: 1 MiB byte-identical" \
+	"$OUT/t30.log" "listen exit 0" "send exit 0" "byte-identical"
+no_links
+
+# 31. Encrypted request/serve through bluetoothd: serve --backend bluez on hci0 runs its command for a request
+#     from request --backend bluez on hci1; the same --id again gets the journal's answer, the command ran once.
+SBKEY="$OUT/sb_secure.key"; rm -rf "$SBKEY" "$OUT/sb_state" "$OUT/sb_ran"
+"$MSGPIPE" keygen --out "$SBKEY"
+"$MSGPIPE" serve --backend bluez --adapter hci0 --name msgpipe-srv --key-file "$SBKEY" --state "$OUT/sb_state" \
+	--exec 'echo ran >> '"$OUT/sb_ran"'; printf "approved:"; cat' > "$OUT/t31_serve.log" 2>&1 & SRV=$!
+wait_for "$OUT/t31_serve.log" "advertising"
+for try in 1 2; do
+	printf 'pay 3.00 EUR' | timeout 150 "$MSGPIPE" request --backend bluez --adapter hci1 --to msgpipe-srv \
+		--key-file "$SBKEY" --id sb-1 --timeout 120 >> "$OUT/t31.log" 2>&1; echo " request $try exit $?" >> "$OUT/t31.log"
+	no_links
+done
+stop $SRV
+echo "commands run: $(wc -l < "$OUT/sb_ran" 2>/dev/null || echo 0)" >> "$OUT/t31.log"
+cat "$OUT/t31_serve.log" >> "$OUT/t31.log"
+expect "stock box: request -> serve through bluetoothd; the same id again is answered from the journal" "$OUT/t31.log" \
+	"approved:pay 3.00 EUR request 1 exit 0" "approved:pay 3.00 EUR request 2 exit 0" "commands run: 1"
+no_links
+
+# 32. --security medium through bluetoothd, pairing from the other adapter, then a bonded reconnect. The lab's
+#     mgmt pairing agent (BLELAB_AUTOCONFIRM) is stopped first: hci0's confirmation must come from msgpipe's
+#     own NoInputNoOutput agent registered with bluetoothd; hci1's bluetoothd raises the link's security when
+#     the CCC write is refused for insufficient encryption, with no agent of its own. Device1.Paired on hci1
+#     must be true after the first send, and a second send over the bond must deliver too.
+pkill -x mgmt_autoconfirm 2> /dev/null
+no_links
+head -c 4096 /dev/urandom > "$OUT/sec1.bin"; head -c 4096 /dev/urandom > "$OUT/sec2.bin"
+"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-sec --security medium --verbose \
+	--out-dir "$OUT/sec_inbox" > /dev/null 2> "$OUT/t32_listen.log" & SEC=$!
+wait_for "$OUT/t32_listen.log" "advertising"
+for n in 1 2; do
+	timeout 120 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sec "$OUT/sec$n.bin" >> "$OUT/t32.log" 2>&1
+	echo "send $n exit $?" >> "$OUT/t32.log"
+	echo "paired after $n: $(busctl --system get-property org.bluez "/org/bluez/hci1/dev_$(echo "$A" | tr : _)" \
+		org.bluez.Device1 Paired 2>&1)" >> "$OUT/t32.log"
+	wait_file "$OUT/sec_inbox/0000000$n.msg"
+	cmp "$OUT/sec$n.bin" "$OUT/sec_inbox/0000000$n.msg" >> "$OUT/t32.log" 2>&1 && echo "message $n whole" >> "$OUT/t32.log"
+	no_links
+done
+stop $SEC
+cat "$OUT/t32_listen.log" >> "$OUT/t32.log"
+expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Just Works), then a bonded reconnect delivers" \
+	"$OUT/t32.log" "send 1 exit 0" "paired after 1: b true" "message 1 whole" "send 2 exit 0" "message 2 whole"
 
 # Stop bluetoothd, then dbus-daemon (SIGTERM; bounded), and keep bluetoothd's lines that matter for the notes.
 stop $BTD

@@ -10,7 +10,8 @@ struct KernelAddressingTests {
         #expect(address.description == "00:AA:01:02:03:F4")
     }
 
-    @Test(arguments: ["", "00:AA:01:02:03", "00:AA:01:02:03:04:05", "0:AA:01:02:03:04", "GG:AA:01:02:03:04", "00-AA-01-02-03-04"])
+    @Test(arguments: ["", "00:AA:01:02:03", "00:AA:01:02:03:04:05", "0:AA:01:02:03:04", "GG:AA:01:02:03:04", "00-AA-01-02-03-04",
+                            "+1:-0:+F:00:00:00", "00:AA:01:02:03:-4"])
     func malformedAddressesAreRejected(text: String) {
         #expect(BluetoothAddress(text) == nil)
     }

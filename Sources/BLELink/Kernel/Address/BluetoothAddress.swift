@@ -16,7 +16,8 @@ public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible, Com
         guard parts.count == 6 else { return nil }
         var bytes: [UInt8] = []
         for part in parts {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            // Two hex digits exactly: UInt8(_:radix:) alone also takes a sign ("+1", "-0").
+            guard part.count == 2, part.allSatisfy(\.isHexDigit), let byte = UInt8(part, radix: 16) else { return nil }
             bytes.append(byte)
         }
         self.littleEndianBytes = bytes.reversed()

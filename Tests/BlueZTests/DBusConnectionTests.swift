@@ -239,5 +239,8 @@ struct BlueZErrorTests {
         #expect(error.description.contains("bluetoothd is not running"))
         #expect(BlueZError(.remote(name: "org.freedesktop.DBus.Error.AccessDenied", message: ""), calling: "x") == .accessDenied("x"))
         #expect(BlueZError(.remote(name: "org.freedesktop.DBus.Error.UnknownMethod", message: ""), calling: "x") == .tooOld("x"))
+        let spawn = DBusError.remote(name: "org.freedesktop.DBus.Error.Spawn.ChildExited",
+                                     message: "Launch helper exited with unknown return code 1")
+        #expect(BlueZError(spawn, calling: "x") == .notRunning)
     }
 }

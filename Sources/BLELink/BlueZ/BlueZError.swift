@@ -32,7 +32,7 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
         switch error.name {
         case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner":
             self = .notRunning
-        case let name where name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
+        case let name? where name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
             // The bus tried to start bluetoothd through its activation file (dbus-org.bluez.service) and
             // could not (seen in the lab while bluetoothd was down: Spawn.ChildExited).
             self = .notRunning

@@ -443,6 +443,18 @@ powered_all() {
 		[ "$(busctl --system get-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ] || return 1
 	done
 }
+# power_all: powers every adapter through bluetoothd (it may have already: AutoEnable); at most 30 s
+power_all() {
+	local until=$((SECONDS + 30)) h
+	while [ $SECONDS -lt $until ]; do
+		powered_all && return 0
+		for h in $STOCK_ADAPTERS; do
+			busctl --system set-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered b true > /dev/null 2>&1
+		done
+		sleep 0.2
+	done
+	return 1
+}
 mkdir -p /run/dbus
 [ -s /etc/machine-id ] || dbus-uuidgen --ensure=/etc/machine-id
 t_sb=$(up)
@@ -593,14 +605,7 @@ else
 	stop $BTD
 	wait_for "$OUT/sb_listen.log" "bluetoothd left the bus"
 	/usr/libexec/bluetooth/bluetoothd -n > "$OUT/bluetoothd2.log" 2>&1 & BTD=$!
-	until=$((SECONDS + 30))
-	while [ $SECONDS -lt $until ]; do
-		powered_all && break
-		for h in $STOCK_ADAPTERS; do
-			busctl --system set-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered b true > /dev/null 2>&1
-		done
-		sleep 0.2
-	done
+	power_all
 	wait_for "$OUT/sb_listen.log" "registered again"
 	echo "   stock box: bluetoothd stopped and started again: listen registered again $(sb_secs "$t_gone" "$(up)") after it left" |
 		tee -a "$OUT/results.txt"
@@ -620,14 +625,7 @@ else
 	echo "bluetoothd killed at $(up)" >> "$OUT/t23c.cmp"
 	sleep 1
 	/usr/libexec/bluetooth/bluetoothd -n > "$OUT/bluetoothd3.log" 2>&1 & BTD=$!
-	until=$((SECONDS + 30))
-	while [ $SECONDS -lt $until ]; do
-		powered_all && break
-		for h in $STOCK_ADAPTERS; do
-			busctl --system set-property org.bluez /org/bluez/$h org.bluez.Adapter1 Powered b true > /dev/null 2>&1
-		done
-		sleep 0.2
-	done
+	power_all
 	wait_bounded $SND 300; echo "send exit $?" >> "$OUT/t23c.cmp"
 	wait_file "$OUT/sb_inbox/00000003.msg"
 	sleep 1

@@ -138,16 +138,8 @@ struct RolesCLITests {
     /// A central that only browses: connects, reads the primary services (ATT Read By Group Type) and leaves
     /// without subscribing. Returns the answer PDU.
     static func browseAndLeave(_ path: String) throws -> [UInt8] {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
-        try #require(fd >= 0)
+        let fd = try UnixSeqPacketSocket.open(.connect, path: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path.utf8.prefix(raw.count - 1)) }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(connected == 0, "connect: errno \(errno)")
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let request: [UInt8] = [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28]  // Read By Group Type, primary services

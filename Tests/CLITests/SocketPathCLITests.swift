@@ -72,15 +72,8 @@ struct SocketPathCLITests {
     /// Binds and listens on a SEQPACKET socket at `path`, then closes it without unlinking: what a listener
     /// killed with SIGKILL leaves behind.
     static func leaveStaleSocket(at path: String) throws {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
-        try #require(fd >= 0)
+        let fd = try UnixSeqPacketSocket.open(.bind, path: path)
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: path.utf8.prefix(raw.count - 1)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(bound == 0 && listen(fd, 1) == 0)
+        try #require(listen(fd, 1) == 0)
     }
 }

@@ -1,15 +1,12 @@
 # lab-roles.sh - checks 25-28 of the guest suite (issue 13: the peripheral sends, the central receives, several
 # centrals at once), sourced by Scripts/lab-test.sh right after check 20 (kernel backend: bluetoothd is not
 # running) and alone with LAB_ONLY=roles. Uses lab-test.sh's helpers (expect, skip, result, wait_for,
-# wait_bounded, no_links, stop, up) and its A/B/C/OUT/MSGPIPE. Every msgpipe command names --backend kernel:
+# wait_bounded, no_links, stop, up, secs_of, ratio) and its A/B/C/OUT/MSGPIPE. Every msgpipe command names --backend kernel:
 # the CLI picks bluez by itself when bluetoothd runs. hci0 = A (the peripheral), hci1 = B, hci2 = C.
 
 KB=(--backend kernel)
 LEGACY_PROFILE=custom:FFF0:FFF2:FFF1   # seed 000_*'s layout: service FFF0, the central writes FFF2, notify FFF1
-# secs_of JSONFILE [PEER]: the "seconds" of send --json's line (for PEER when given)
-secs_of() { grep -h -- "${2:-}" "$1" 2>/dev/null | sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' | head -1; }
-# ratio A B / bps BYTES SECS: A/B and bytes per second, "?" when a number is missing
-ratio() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1/$2; else print \"?\" }" || echo "?"; }
+# bps BYTES SECS: bytes per second, "?" when a number is missing (secs_of and ratio: lab-test.sh)
 bps() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ if ($2 > 0) printf \"%d\", $1/$2; else print \"?\" }" || echo "?"; }
 # max A B: the larger of two numbers (empty when one is missing)
 max() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ print ($1 > $2) ? $1 : $2 }"; }

@@ -43,6 +43,10 @@ wait_bounded() {
 	kill $watchdog 2>/dev/null; wait $watchdog 2>/dev/null
 	return $rc
 }
+# secs_of JSONFILE [PEER]: the "seconds" of send --json's line (for PEER when given)
+secs_of() { grep -h -- "${2:-}" "$1" 2>/dev/null | sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' | head -1; }
+# ratio A B: A/B, "?" when a number is missing
+ratio() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1/$2; else print \"?\" }" || echo "?"; }
 # wait_file PATH: until PATH exists (listen --out-dir renames a message into place once it is whole), at most 20 s
 wait_file() { local i; for i in $(seq 1 100); do [ -e "$1" ] && return 0; sleep 0.2; done; echo "   no $1 after 20 s"; return 1; }
 # wait_for FILE PATTERN: until PATTERN shows up in FILE (a peer is ready), at most 60 s (slow emulated CPU)
@@ -259,7 +263,7 @@ no_links
 # 15. Goodput of msgpipe send (Transport + GATT, 1 MiB, time from the first write to the acknowledgement as
 #     send --json reports it) against the raw C sender of check 9 over the same virtual link. A debug build
 #     under TCG: the ratio, not the absolute number, is what this shows.
-SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t12.json" | head -1)
+SECS=$(secs_of "$OUT/t12.json")
 if [ -n "$RAW" ] && [ -n "$SECS" ]; then
 	SEND=$(awk "BEGIN{printf \"%d\", 1048576/$SECS}")
 	echo "   goodput: msgpipe send 1 MiB $SEND B/s vs raw C $RAW B/s, ratio $(awk "BEGIN{printf \"%.2f\", $SEND/$RAW}")" | tee -a "$OUT/results.txt"
@@ -594,7 +598,7 @@ else
 	wait_file "$OUT/sb_inbox/00000001.msg"
 	cmp "$OUT/mib.bin" "$OUT/sb_inbox/00000001.msg" > "$OUT/t23.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23.cmp"
 	cat "$OUT/t23.json" "$OUT/t23.err" "$OUT/t23.cmp" > "$OUT/t23.log"
-	SB_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t23.json" | head -1)
+	SB_SECS=$(secs_of "$OUT/t23.json")
 	echo "   stock box: 1 MiB through bluetoothd (-d) on both sides in ${SB_SECS:-?} s (first write to acknowledgement)" | tee -a "$OUT/results.txt"
 	expect "stock box: msgpipe send --backend bluez (hci1, --to NAME) -> listen --backend bluez (hci0): 1 MiB byte-identical" \
 		"$OUT/t23.log" "send exit 0" "byte-identical"
@@ -632,7 +636,7 @@ else
 	cmp "$OUT/mib.bin" "$OUT/sb_inbox/00000003.msg" >> "$OUT/t23c.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23c.cmp"
 	echo "messages in the inbox: $(ls "$OUT/sb_inbox" | grep -c '\.msg$')" >> "$OUT/t23c.cmp"
 	grep -cE "reconnect|link connected" "$OUT/t23c.err" | sed 's/^/reconnect lines: /' >> "$OUT/t23c.cmp"
-	C_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t23c.json" | head -1)
+	C_SECS=$(secs_of "$OUT/t23c.json")
 	echo "   stock box: bluetoothd killed mid-transfer: 1 MiB delivered once after the reconnect in ${C_SECS:-?} s" | tee -a "$OUT/results.txt"
 	cat "$OUT/t23c.cmp" "$OUT/t23c.json" "$OUT/t23c.err" > "$OUT/t23c.log"
 	expect "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 1 MiB arrives once" \
@@ -640,10 +644,9 @@ else
 	no_links
 	stop $LST; echo "listen exit $?" >> "$OUT/t23b.cmp"
 	cat "$OUT/t23b.json" "$OUT/t23b.err" "$OUT/t23b.cmp" "$OUT/sb_listen.log" > "$OUT/t23b.log"
-	SB2_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t23b.json" | head -1)
-	KB_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t12.json" 2>/dev/null | head -1)
-	echo "   stock box: 1 MiB through bluetoothd (no -d) in ${SB2_SECS:-?} s; kernel backend (check 12) $([ -n "$KB_SECS" ] && echo "$KB_SECS s" || echo "not run")$(
-		[ -n "$SB2_SECS" ] && [ -n "$KB_SECS" ] && awk "BEGIN{printf \"; ratio of goodputs %.2f\", $KB_SECS/$SB2_SECS}")" |
+	SB2_SECS=$(secs_of "$OUT/t23b.json")
+	KB_SECS=$(secs_of "$OUT/t12.json")
+	echo "   stock box: 1 MiB through bluetoothd (no -d) in ${SB2_SECS:-?} s; kernel backend (check 12) ${KB_SECS:-?} s; ratio of goodputs $(ratio "$KB_SECS" "$SB2_SECS")" |
 		tee -a "$OUT/results.txt"
 	expect "stock box: bluetoothd restarts under listen: it registers again and takes another 1 MiB byte-identical" \
 		"$OUT/t23b.log" "bluetoothd left the bus" "registered again" "send exit 0" "byte-identical" "listen exit 0"
@@ -728,7 +731,7 @@ timeout 300 "$MSGPIPE" listen --backend bluez --adapter hci1 --to msgpipe-rev --
 wait_bounded $REV 60; echo "send exit $?" >> "$OUT/t30.log"
 cmp "$OUT/mib.bin" "$OUT/t30.bin" >> "$OUT/t30.log" 2>&1 && echo "byte-identical" >> "$OUT/t30.log"
 cat "$OUT/t30.json" "$OUT/t30_send.log" "$OUT/t30_listen.log" >> "$OUT/t30.log"
-REV_SECS=$(sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' "$OUT/t30.json" | head -1)
+REV_SECS=$(secs_of "$OUT/t30.json")
 echo "   stock box: 1 MiB from send --name (hci0) to listen --to (hci1) through bluetoothd in ${REV_SECS:-?} s" | tee -a "$OUT/results.txt"
 expect "stock box: send --name (peripheral, hci0) -> listen --to (central, hci1) through bluetoothd: 1 MiB byte-identical" \
 	"$OUT/t30.log" "listen exit 0" "send exit 0" "byte-identical"
@@ -812,7 +815,7 @@ else
 		echo "$f arrived $n time(s)" >> "$OUT/t33.log"
 	done
 	cat "$OUT/t33_b.json" "$OUT/t33_c.json" "$OUT/t33_b.err" "$OUT/t33_c.err" "$OUT/t33_listen.log" >> "$OUT/t33.log"
-	echo "   stock box: two centrals, 1 MiB each, at once through bluetoothd: $(grep '^both done' "$OUT/t33.log"); each $(sed -n 's/.*"seconds":\([0-9.]*\).*/\1 s/p' "$OUT/t33_b.json" "$OUT/t33_c.json" | tr '\n' ' ')" |
+	echo "   stock box: two centrals, 1 MiB each, at once through bluetoothd: $(grep '^both done' "$OUT/t33.log"); each $(secs_of "$OUT/t33_b.json") s and $(secs_of "$OUT/t33_c.json") s" |
 		tee -a "$OUT/results.txt"
 	expect "stock box: two centrals (hci1, hci2) send 1 MiB each at once into one listen through bluetoothd: both whole, once" \
 		"$OUT/t33.log" "send hci1 exit 0" "send hci2 exit 0" "mib arrived 1 time" "mib2 arrived 1 time"

@@ -31,7 +31,7 @@ done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-900}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_TWO="${LAB_STOCKBOX_TWO:-0}" Scripts/lab-test.sh \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_TWO="${LAB_STOCKBOX_TWO:-0}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
 t3=$(now)

@@ -464,8 +464,16 @@ mkdir -p /run/dbus
 t_sb=$(up)
 dbus-daemon --system --fork --print-pid > "$OUT/dbus-daemon.pid" 2> "$OUT/dbus-daemon.log"
 DBUS_PID=$(head -1 "$OUT/dbus-daemon.pid" 2>/dev/null)
+# LAB_GATT_CHANNELS=N runs every bluetoothd with main.conf's [GATT] Channels = N (1: no EATT, only the fixed
+# ATT channel; Debian's default is 3, i.e. EATT where both sides support it).
+BTD_CONF=()
+if [ -n "${LAB_GATT_CHANNELS:-}" ]; then
+	printf '[GATT]\nChannels = %s\n' "$LAB_GATT_CHANNELS" > "$OUT/main.conf"
+	BTD_CONF=(-f "$OUT/main.conf")
+	echo "   stock box: bluetoothd with [GATT] Channels = $LAB_GATT_CHANNELS" | tee -a "$OUT/results.txt"
+fi
 t_btd=$(up)
-/usr/libexec/bluetooth/bluetoothd -n -d > "$OUT/bluetoothd.log" 2>&1 & BTD=$!
+/usr/libexec/bluetooth/bluetoothd -n -d "${BTD_CONF[@]}" > "$OUT/bluetoothd.log" 2>&1 & BTD=$!
 SB_NAME=""; SB_POWERED=""
 until=$((SECONDS + 30))
 while [ $SECONDS -lt $until ]; do
@@ -608,7 +616,7 @@ else
 	t_gone=$(up)
 	stop $BTD
 	wait_for "$OUT/sb_listen.log" "bluetoothd left the bus"
-	/usr/libexec/bluetooth/bluetoothd -n > "$OUT/bluetoothd2.log" 2>&1 & BTD=$!
+	/usr/libexec/bluetooth/bluetoothd -n "${BTD_CONF[@]}" > "$OUT/bluetoothd2.log" 2>&1 & BTD=$!
 	power_all
 	wait_for "$OUT/sb_listen.log" "registered again"
 	echo "   stock box: bluetoothd stopped and started again: listen registered again $(sb_secs "$t_gone" "$(up)") after it left" |
@@ -634,7 +642,7 @@ else
 		kill -9 $BTD; wait $BTD 2> /dev/null
 		echo "bluetoothd killed at $(up)" >> "$OUT/t23c.cmp"
 		sleep 1
-		/usr/libexec/bluetooth/bluetoothd -n > "$OUT/bluetoothd3.log" 2>&1 & BTD=$!
+		/usr/libexec/bluetooth/bluetoothd -n "${BTD_CONF[@]}" > "$OUT/bluetoothd3.log" 2>&1 & BTD=$!
 		power_all
 		wait_bounded $SND 300; echo "send exit $?" >> "$OUT/t23c.cmp"
 		wait_file "$OUT/sb_inbox/00000003.msg"
@@ -789,17 +797,13 @@ expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Ju
 	"$OUT/t32.log" "send 1 exit 0" "paired after 1: b true" "message 1 whole" "send 2 exit 0" "message 2 whole"
 
 # 33. Two centrals at once into one listen through bluetoothd (hci1 and hci2 each send 1 MiB to hci0): both files
-#     must arrive whole, each once. bluetoothd 5.66 cannot do it (docs/LAB.md): it keeps ONE acquired write
-#     socket and ONE notify socket per characteristic for all devices (src/gatt-database.c write_io/notify_io;
-#     per-device sockets came in 5.69, notifications only to the socket's own device in 5.76). In the lab the
-#     second central's writes went into the first one's descriptor and both sends hung until killed at 300 s,
-#     nothing delivered. Opt in with LAB_STOCKBOX_TWO=1 until msgpipe serves one central at a time through an
-#     older bluetoothd (issue 12).
+#     arrive whole, each once, both sends exit 0. bluetoothd 5.66 keeps ONE acquired write socket and ONE notify
+#     socket per characteristic for all devices (src/gatt-database.c write_io/notify_io; per-device sockets came
+#     in 5.69, notifications only to the socket's own device in 5.76), so listen serves one central at a time
+#     through it: it takes its advertisement away while a central has its turn and registers it again after, and
+#     the second send connects once the first is done (before this, both sends hung until killed at 300 s).
 if [ -z "$C" ]; then
 	skip "stock box: two centrals at once through bluetoothd" "needs a third controller (BLELAB_BTVIRT=-L -l3)"
-elif [ "${LAB_STOCKBOX_TWO:-0}" != 1 ]; then
-	skip "stock box: two centrals at once through bluetoothd" \
-		"bluetoothd 5.66 shares one acquired write and notify socket among all centrals (fixed in 5.69/5.76); both sends hung in the lab; LAB_STOCKBOX_TWO=1 runs it"
 else
 	no_links
 	head -c 1048576 /dev/urandom > "$OUT/mib2.bin"
@@ -807,9 +811,9 @@ else
 		> /dev/null 2> "$OUT/t33_listen.log" & TWO=$!
 	wait_for "$OUT/t33_listen.log" "advertising"
 	t_two=$(up)
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-two --json "$OUT/mib.bin" \
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-two --verbose --json "$OUT/mib.bin" \
 		> "$OUT/t33_b.json" 2> "$OUT/t33_b.err" & S1=$!
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci2 --to msgpipe-two --json "$OUT/mib2.bin" \
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci2 --to msgpipe-two --verbose --json "$OUT/mib2.bin" \
 		> "$OUT/t33_c.json" 2> "$OUT/t33_c.err" & S2=$!
 	wait $S1; echo "send hci1 exit $?" >> "$OUT/t33.log"
 	wait $S2; echo "send hci2 exit $?" >> "$OUT/t33.log"
@@ -824,8 +828,8 @@ else
 	cat "$OUT/t33_b.json" "$OUT/t33_c.json" "$OUT/t33_b.err" "$OUT/t33_c.err" "$OUT/t33_listen.log" >> "$OUT/t33.log"
 	echo "   stock box: two centrals, 1 MiB each, at once through bluetoothd: $(grep '^both done' "$OUT/t33.log"); each $(secs_of "$OUT/t33_b.json") s and $(secs_of "$OUT/t33_c.json") s" |
 		tee -a "$OUT/results.txt"
-	expect "stock box: two centrals (hci1, hci2) send 1 MiB each at once into one listen through bluetoothd: both whole, once" \
-		"$OUT/t33.log" "send hci1 exit 0" "send hci2 exit 0" "mib arrived 1 time" "mib2 arrived 1 time"
+	expect "stock box: two centrals (hci1, hci2) send 1 MiB each at once into one listen through bluetoothd 5.66: served one at a time, both whole, once" \
+		"$OUT/t33.log" "one central at a time .bluetoothd 5" "send hci1 exit 0" "send hci2 exit 0" "mib arrived 1 time" "mib2 arrived 1 time"
 	no_links
 fi
 

@@ -3,7 +3,8 @@
 # use (Scripts/blelab.sh --setup: apt packages, Debian kernel, initramfs), runs the guest suite
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
-# LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running).
+# LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running),
+# LAB_STOCKBOX_KILL=1 (check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -31,7 +32,7 @@ done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-900}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_TWO="${LAB_STOCKBOX_TWO:-0}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" Scripts/lab-test.sh \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
 t3=$(now)

@@ -63,14 +63,15 @@ struct LinkOptions: ParsableArguments {
     /// GATT it is served (with `info`) while `handle` runs. With `shutdown`, a signal removes the socket file
     /// or stops advertising.
     func acceptLinks(
-        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int = 1, shutdown: ShutdownSignal?,
-        verbose: Bool = false, onReady: (String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
+        shutdown: ShutdownSignal?, verbose: Bool = false, onReady: (String) -> Void,
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         let profile = try gattProfile()
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             return try await acceptAcquiredLinks(
                 bus: bus, profile: profile, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
-                shutdown: shutdown, onReady: onReady, handle: handle)
+                centralsAtOnce: centralsAtOnce, shutdown: shutdown, verbose: verbose, onReady: onReady, handle: handle)
         }
         try await acceptBearers(
             profile: profile, connections: connections, maximumConcurrent: maximumConcurrent, shutdown: shutdown,
@@ -87,12 +88,19 @@ struct LinkOptions: ParsableArguments {
 
     /// The peripheral beside bluetoothd: registers the application and advertisement, one child task per
     /// central (at most `maximumConcurrent`; bluetoothd keeps further ones connected until there is room).
+    /// A bluetoothd before 5.76 (or of unknown version) is served one central at a time (``BlueZPeripheral``):
+    /// `centralsAtOnce` above 1 (send --name --centrals N) fails at once with the remedy.
     private func acceptAcquiredLinks(
         bus: DBusConnection, profile: GATTServiceProfile, info: MsgPipeServiceInfo, connections: Int?,
-        maximumConcurrent: Int, shutdown: ShutdownSignal?, onReady: (String) -> Void,
+        maximumConcurrent: Int, centralsAtOnce: Int, shutdown: ShutdownSignal?, verbose: Bool, onReady: (String) -> Void,
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         defer { bus.close() }
+        let version = await BlueZVersion.running(bus: bus)
+        let oneAtATime = version.map { $0 < .perCentralSockets } ?? true
+        if oneAtATime, centralsAtOnce > 1 {
+            throw BlueZError.severalCentralsUnsupported(version: version, centrals: centralsAtOnce)
+        }
         // bluetoothd before 5.69 drops written values over 510 bytes (docs/LAB.md): say 513 as the server's
         // ATT_MTU so msgpipe centrals write at most 510 (PROTOCOL.md 5.2).
         var info = info
@@ -100,7 +108,7 @@ struct LinkOptions: ParsableArguments {
         let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
         let peripheral = try await BlueZPeripheral.start(
             bus: bus, adapter: adapter, profile: profile, info: info, localName: bluetooth.localName,
-            backlog: max(8, maximumConcurrent), security: try bluetooth.securityLevel()
+            backlog: max(8, maximumConcurrent), security: try bluetooth.securityLevel(), oneCentralAtATime: oneAtATime
         ) { event in
             switch event {
             case let .bluetoothdLeft(links):
@@ -109,11 +117,20 @@ struct LinkOptions: ParsableArguments {
                 printError("bluetoothd restarted: registered again")
             case let .registrationFailed(reason):
                 printError("bluetoothd restarted, registering again failed: \(reason)")
+            case let .advertising(on):
+                if verbose {
+                    BluetoothDiagnostics.print(on ? "advertising again: the central's turn ended"
+                                                  : "a central connected: not advertising during its turn")
+                }
+            case let .advertisingFailed(reason):
+                printError(reason)
             }
         }
         defer { peripheral.stop() }
         shutdown?.onSignal { peripheral.stop() }
-        onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)")
+        let versionText = version.map { "bluetoothd \($0)" } ?? "bluetoothd of unknown version"
+        onReady("advertising '\(bluetooth.localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)"
+            + (oneAtATime ? "; one central at a time (\(versionText) shares one socket among centrals; 5.76 does not)" : ""))
         let slots = CreditPool(capacity: max(1, maximumConcurrent))
         try await withThrowingTaskGroup(of: Void.self) { group in
             var accepted = 0

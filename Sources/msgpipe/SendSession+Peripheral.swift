@@ -123,7 +123,7 @@ extension SendSession {
         Task { [link, logger] in
             do {
                 try await link.acceptLinks(
-                    info: info, connections: nil, maximumConcurrent: 2 * centrals, shutdown: nil,
+                    info: info, connections: nil, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals, shutdown: nil,
                     verbose: logger.logLevel <= .debug, onReady: { printError($0) }, handle: handle)
             } catch is CancellationError {
             } catch ATTError.cancelled {

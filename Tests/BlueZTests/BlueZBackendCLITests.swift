@@ -175,6 +175,22 @@ struct BlueZBackendCLITests {
         #expect(line.contains("\"bytes\":60000"), "\(line)")
     }
 
+    /// The fake's version cannot be told (it is not a bluetoothd): it is served as one before 5.76, one central
+    /// at a time, so waiting for two subscribed centrals fails at once with the remedy instead of never ending.
+    @Test func sendAsPeripheralToTwoCentralsThroughAnOldBluetoothdFailsWithTheRemedy() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-push",
+                                "--centrals", "2", "/dev/null"], bus: bus.address)
+        let (_, status) = await send.finish()
+        #expect(status != 0)
+        #expect(send.errors.contains("(version unknown) hands every central the same acquired socket"), "\(send.errors)")
+        #expect(send.errors.contains("upgrade BlueZ to 5.76 or later"), "\(send.errors)")
+        #expect(fake.record.application.withLock { $0 == nil }, "nothing registered")
+    }
+
     @Test func sendAsCentralThroughBluetoothdFindsThePeripheralByNameAndDelivers() async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }

@@ -12,6 +12,8 @@ final class FakeBlueZ: Sendable {
     final class Record: Sendable {
         let application = Mutex<(owner: String, tree: [String: [String: [String: DBusValue]]])?>(nil)
         let advertisement = Mutex<[String: DBusValue]?>(nil)
+        /// How often UnregisterAdvertisement took it away.
+        let unregisteredAdvertisements = Atomic<Int>(0)
         /// RegisterAgent's caller, path and capability.
         let agent = Mutex<(owner: String, path: String, capability: String)?>(nil)
         /// The paths RequestDefaultAgent was asked for (also when refused).
@@ -51,6 +53,14 @@ final class FakeBlueZ: Sendable {
             },
         ]), at: "/org/bluez/hci0")
         let advertisingInterface = DBusInterface(name: "org.bluez.LEAdvertisingManager1", methods: [
+            DBusMethod("UnregisterAdvertisement", input: "o") { _ throws(DBusError) in
+                guard record.advertisement.withLock({ $0 != nil }) else {
+                    throw .remote(name: "org.bluez.Error.DoesNotExist", message: "Does Not Exist")
+                }
+                record.advertisement.withLock { $0 = nil }
+                record.unregisteredAdvertisements.add(1, ordering: .relaxed)
+                return []
+            },
             DBusMethod("RegisterAdvertisement", input: "oa{sv}") { call throws(DBusError) in
                 let path = call.arguments[0].stringValue ?? "/"
                 if record.advertisement.withLock({ $0 != nil }) {

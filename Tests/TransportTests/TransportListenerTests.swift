@@ -112,6 +112,34 @@ import TestSupport
         await listener.close()
     }
 
+    /// bluetoothd before 5.76 hands every central's writes to one socket: a second sender's hello on a
+    /// connection must not restart the first one's session there (3.9) and mix their message ids.
+    @Test func aSecondSendersHelloOnOneConnectionClosesItAndTheFirstSessionResumesOnTheNext() async throws {
+        let listener = TransportListener(options: TransportOptions.fastForTests)
+        let peer = DialingLink(packetSize: 40)
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
+        let first = peer.dial(listener, peer: "shared")
+        let session = try #require(await listener.sessions.next())
+        var messages = session.transport.messages.makeAsyncIterator()
+        let body = payload(size: 5_000, seed: 21)
+        try await client.send(body)
+        #expect(await messages.next()?.body == body)
+
+        var hello: [UInt8] = []
+        TransportControl.hello(session: 0x5ec0_5ec0_5ec0, firstMessageID: 1).encode(into: &hello)
+        try await peer.send(hello)
+        await first.value  // the listener closed that connection
+        #expect(listener.sessionCount == 1, "no session for the second sender")
+
+        _ = peer.dial(listener, peer: "again")
+        let next = payload(size: 3_000, seed: 22)
+        try await client.send(next)
+        #expect(await messages.next()?.body == next)
+        #expect(session.connections == 2)
+        await client.close()
+        await listener.close()
+    }
+
     @Test func aConnectionWithoutHelloIsClosedAfterTheTimeout() async throws {
         var limits = TransportListener.Limits()
         limits.helloTimeout = .milliseconds(100)
@@ -201,10 +229,11 @@ private final class DialingLink: Link, Sendable {
     var packetsSent: Int { sent.load(ordering: .relaxed) }
 
     /// Opens a new connection to `listener`.
-    func dial(_ listener: TransportListener, peer: String) {
+    @discardableResult
+    func dial(_ listener: TransportListener, peer: String) -> Task<Void, Never> {
         let (ours, theirs) = MemoryLink.pair(maximumPacketSize: packetSize)
-        Task { await listener.accept(theirs, peer: peer) }
         Task { [relay] in await relay.carry(ours) }
+        return Task { await listener.accept(theirs, peer: peer) }
     }
 
     /// Drops the current connection.

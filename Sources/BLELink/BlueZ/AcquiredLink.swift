@@ -17,6 +17,8 @@ public final class AcquiredLink: Link, Sendable {
     private let sender: BearerCore
     private let receiver: BearerCore
     private let ended = Mutex(false)
+    /// Run once when the connection ends (``whenEnded(_:)``).
+    private let endHandlers = Mutex<[@Sendable () -> Void]>([])
 
     /// The largest value to send for an acquired `mtu`. bluetoothd cuts a notification silently at
     /// ATT_MTU - 3, or ATT_MTU - 5 when the peer enabled Multiple Handle Value Notifications (BlueZ centrals
@@ -79,6 +81,16 @@ public final class AcquiredLink: Link, Sendable {
         receiver.close()
         _ = try? events.pushIgnoringCapacity(.disconnected(reason: reason))
         events.finish()
+        for handler in endHandlers.withLock({ handlers in defer { handlers.removeAll() }; return handlers }) { handler() }
+    }
+
+    /// Runs `body` once the connection ended (at once if it has).
+    func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        let now = ended.withLock { ended in
+            if !ended { endHandlers.withLock { $0.append(body) } }
+            return ended
+        }
+        if now { body() }
     }
 
     public func send(_ packet: [UInt8]) async throws {

@@ -26,6 +26,9 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     case characteristicNotFound(uuid: String, service: String)
     /// The device disconnected while we set the connection up.
     case disconnected(device: String)
+    /// Several centrals at once were asked of a bluetoothd that hands them all one socket (before 5.76;
+    /// `version` is nil when it could not be told).
+    case severalCentralsUnsupported(version: BlueZVersion?, centrals: Int)
 
     /// The BlueZ error for a D-Bus failure of a call to org.bluez (`what` names the call, for the message).
     public init(_ error: DBusError, calling what: String) {
@@ -73,6 +76,8 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
             "the GATT service \(service) has no usable characteristic \(uuid) (missing, or without write / notify): check --profile"
         case let .disconnected(device):
             "\(device) disconnected while the connection was being set up"
+        case let .severalCentralsUnsupported(version, centrals):
+            "bluetoothd \(version.map { "\($0)" } ?? "(version unknown)") hands every central the same acquired socket (BlueZ before 5.76), so msgpipe serves one central at a time through it and cannot serve \(centrals) at once: upgrade BlueZ to 5.76 or later, or stop bluetoothd and use --backend kernel"
         }
     }
 }

@@ -13,6 +13,15 @@ import Synchronization
 /// closed; when org.bluez has an owner again, the same exported objects are registered with it again (it reads
 /// GetManagedObjects anew) and ``connections`` goes on: it finishes only at ``stop()``. Each step is reported
 /// as an ``Event``.
+///
+/// One central at a time (`oneCentralAtATime`, for bluetoothd before 5.76, see ``BlueZVersion``): such a
+/// bluetoothd keeps one acquired notify socket per characteristic for every central (and before 5.69 one write
+/// socket), so a second subscribed central would receive the first one's packets and write into its socket.
+/// The peripheral therefore takes the advertisement away as soon as a central connects (before the kernel
+/// advertises the instance again, about a second after a connection) and registers it again when that central
+/// leaves, when its link ends, or when it acquired nothing within a turn timeout (a connection that was not
+/// a central of ours, or one that only browsed). An acquire from another device while a central's link is up
+/// is refused (org.bluez.Error.Failed).
 public final class BlueZPeripheral: Sendable {
     /// What happened to the registration with bluetoothd after ``start(bus:adapter:profile:info:localName:root:backlog:security:onEvent:)``.
     public enum Event: Sendable, Equatable {
@@ -25,6 +34,11 @@ public final class BlueZPeripheral: Sendable {
         /// Registering with the new bluetoothd failed (why); the peripheral tries again when the adapter
         /// appears (InterfacesAdded) or bluetoothd restarts once more.
         case registrationFailed(String)
+        /// One central at a time: the advertisement was taken away (`false`, a central connected) or
+        /// registered again (`true`, it left).
+        case advertising(Bool)
+        /// Taking the advertisement away or registering it again failed (why); tried again at the next change.
+        case advertisingFailed(String)
     }
 
     /// Whether the application is registered with the current bluetoothd, and the attempt under way.
@@ -36,6 +50,21 @@ public final class BlueZPeripheral: Sendable {
         /// Bumped whenever bluetoothd leaves: an attempt that started earlier did not register with the new one.
         var generation = 0
         var stopped = false
+        /// Whether the advertisement should be registered (false while one central at a time is served) and
+        /// whether it is; a change in flight is `changingAdvertising`.
+        var advertise = true
+        var advertised = false
+        var changingAdvertising = false
+    }
+
+    /// Whose turn it is, when one central at a time is served.
+    private struct Turn {
+        /// The device served now (its link is up, or it connected or acquired and has ``turnTimeout`` to finish).
+        var holder: String?
+        /// Bumped at each new holder, so a timer of an earlier turn does nothing.
+        var number = 0
+        /// The holder's link is up (both descriptors acquired).
+        var linked = false
     }
 
     /// One accepted central.
@@ -66,12 +95,27 @@ public final class BlueZPeripheral: Sendable {
     private let bus: DBusConnection
     /// The path of our pairing agent, when one is registered (security above low).
     private let agent: String?
+    private let adapter: String
+    private let advertisementPath: String
+    /// Whose turn it is (only with ``servesOneCentralAtATime``).
+    private let turn = Mutex(Turn())
+    /// False: several centrals at once (bluetoothd 5.76 or later).
+    public let servesOneCentralAtATime: Bool
 
-    private init(capacity: Int, bus: DBusConnection, agent: String?, onEvent: @escaping @Sendable (Event) -> Void,
+    /// How long a central that connected, or acquired one descriptor, has to complete its link before its
+    /// turn passes (one central at a time).
+    private let turnTimeout: Duration
+
+    private init(capacity: Int, bus: DBusConnection, agent: String?, adapter: String, advertisement: String,
+                 oneCentralAtATime: Bool, turnTimeout: Duration, onEvent: @escaping @Sendable (Event) -> Void,
                  register: @escaping @Sendable () async throws(DBusError) -> Void) {
         connections = BoundedAsyncQueue(capacity: capacity)
         self.bus = bus
         self.agent = agent
+        self.adapter = adapter
+        advertisementPath = advertisement
+        servesOneCentralAtATime = oneCentralAtATime
+        self.turnTimeout = turnTimeout
         self.onEvent = onEvent
         self.register = register
     }
@@ -89,10 +133,13 @@ public final class BlueZPeripheral: Sendable {
 
     /// Exports the application and advertisement under `root` and registers both with bluetoothd's
     /// `adapter` (an object path such as /org/bluez/hci0). `onEvent` hears about bluetoothd leaving and
-    /// coming back; it is called on the bus thread or a task and must return quickly.
+    /// coming back; it is called on the bus thread or a task and must return quickly. `oneCentralAtATime`
+    /// for a bluetoothd older than ``BlueZVersion/perCentralSockets`` (or of unknown version); `turnTimeout`:
+    /// how long a connected central has to complete its link before its turn passes.
     public static func start(
         bus: DBusConnection, adapter: String = "/org/bluez/hci0", profile: GATTServiceProfile, info: MsgPipeServiceInfo,
         localName: String, root: String = "/org/msgpipe", backlog: Int = 8, security: L2CAPSecurityLevel = .low,
+        oneCentralAtATime: Bool = false, turnTimeout: Duration = .seconds(10),
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(BlueZError) -> BlueZPeripheral {
         let app = root + "/app"
@@ -102,7 +149,9 @@ public final class BlueZPeripheral: Sendable {
         // to NoInputNoOutput (src/agent.c set_io_cap) and take the pairing away from an agent with input
         // (bluetoothctl's) that can.
         let agent = security == .medium ? root + "/agent" : nil
-        let peripheral = BlueZPeripheral(capacity: max(1, backlog), bus: bus, agent: agent,
+        let peripheral = BlueZPeripheral(capacity: max(1, backlog), bus: bus, agent: agent, adapter: adapter,
+                                         advertisement: advertisement, oneCentralAtATime: oneCentralAtATime,
+                                         turnTimeout: turnTimeout,
                                          onEvent: onEvent) { () throws(DBusError) in
             // The agent first: the first central's subscription already asks for pairing.
             if let agent { try await registerAgent(agent, on: bus) }
@@ -111,11 +160,6 @@ public final class BlueZPeripheral: Sendable {
             do throws(DBusError) {
                 _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.GattManager1",
                                        member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
-            } catch where error.name == "org.bluez.Error.AlreadyExists" {}
-            do throws(DBusError) {
-                _ = try await bus.call(destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                                       member: "RegisterAdvertisement",
-                                       arguments: [.objectPath(advertisement), .variantDictionary([])])
             } catch where error.name == "org.bluez.Error.AlreadyExists" {}
         }
         let service = app + "/service0"
@@ -141,8 +185,14 @@ public final class BlueZPeripheral: Sendable {
             exported.append(try await bus.addMatch(
                 .propertiesChanged(sender: "org.bluez", pathNamespace: adapter, interface: "org.bluez.Device1")
             ) { [weak peripheral] signal in
-                guard signal.arguments.count >= 2, signal.arguments[1].stringKeyed?["Connected"] == .boolean(false),
-                      let link = peripheral?.links.withLock({ $0.removeValue(forKey: signal.path) }) else { return }
+                guard signal.arguments.count >= 2, let connected = signal.arguments[1].stringKeyed?["Connected"]?.boolValue
+                else { return }
+                guard !connected else {
+                    peripheral?.deviceConnected(signal.path)
+                    return
+                }
+                peripheral?.deviceDisconnected(signal.path)
+                guard let link = peripheral?.links.withLock({ $0.removeValue(forKey: signal.path) }) else { return }
                 link.disconnect(reason: "the central disconnected (Device1.Connected false)")
             })
             exported.append(try await bus.addMatch(.nameOwnerChanged("org.bluez")) { [weak peripheral] signal in
@@ -155,8 +205,13 @@ public final class BlueZPeripheral: Sendable {
             // GattManager1 and (once the kernel told it the advertising features) LEAdvertisingManager1 one
             // after the other: try again as each appears.
             exported.append(try await bus.addMatch(.interfacesAdded(sender: "org.bluez")) { [weak peripheral] signal in
-                guard signal.arguments.first == .objectPath(adapter), signal.arguments.count == 2,
-                      let interfaces = signal.arguments[1].stringKeyed,
+                guard signal.arguments.count == 2, let path = signal.arguments[0].stringValue,
+                      let interfaces = signal.arguments[1].stringKeyed else { return }
+                // A central bluetoothd did not know yet: its Device1 may arrive already connected.
+                if path.hasPrefix(adapter + "/dev_"), interfaces["org.bluez.Device1"]?.stringKeyed?["Connected"] == .boolean(true) {
+                    peripheral?.deviceConnected(path)
+                }
+                guard path == adapter,
                       interfaces["org.bluez.GattManager1"] != nil || interfaces["org.bluez.LEAdvertisingManager1"] != nil
                 else { return }
                 peripheral?.registerAgain()
@@ -226,6 +281,8 @@ public final class BlueZPeripheral: Sendable {
             }
             do throws(DBusError) {
                 try await peripheral.register()
+                try await peripheral.callAdvertising(true)
+                peripheral.registration.withLock { $0.advertised = true }
             } catch {
                 peripheral.registration.withLock { $0.attempting = false }
                 throw error
@@ -323,7 +380,14 @@ public final class BlueZPeripheral: Sendable {
     private func bluetoothdLeft() {
         registration.withLock { state in
             state.registered = false
+            state.advertised = false
+            state.advertise = true
             state.generation += 1
+        }
+        turn.withLock { turn in
+            turn.holder = nil
+            turn.linked = false
+            turn.number += 1
         }
         let ended = links.withLock { links in defer { links.removeAll() }; return Array(links.values) }
         let left = pending.withLock { pending in defer { pending.removeAll() }; return pending.values }
@@ -353,6 +417,11 @@ public final class BlueZPeripheral: Sendable {
         Task { [self] in
             do throws(DBusError) {
                 try await register()
+                let advertise = registration.withLock { $0.advertise }
+                if advertise { try await callAdvertising(true) }
+                registration.withLock { state in
+                    if state.generation == generation { state.advertised = advertise }
+                }
                 finishAttempt(generation: generation, failure: nil)
             } catch {
                 switch error.name {
@@ -389,6 +458,128 @@ public final class BlueZPeripheral: Sendable {
         case .failed: onEvent(.registrationFailed(failure ?? "bluetoothd left during the registration"))
         case .quiet: break
         }
+        // A central's turn may have begun or ended during the attempt.
+        setAdvertising(registration.withLock { $0.advertise })
+    }
+
+    // MARK: - The advertisement, and one central at a time
+
+    /// `RegisterAdvertisement` (`on`) or `UnregisterAdvertisement` with bluetoothd; AlreadyExists and
+    /// DoesNotExist mean it already is as asked.
+    private func callAdvertising(_ on: Bool) async throws(DBusError) {
+        do throws(DBusError) {
+            _ = try await bus.call(
+                destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
+                member: on ? "RegisterAdvertisement" : "UnregisterAdvertisement",
+                arguments: on ? [.objectPath(advertisementPath), .variantDictionary([])] : [.objectPath(advertisementPath)])
+        } catch where error.name == (on ? "org.bluez.Error.AlreadyExists" : "org.bluez.Error.DoesNotExist") {}
+    }
+
+    /// Wants the advertisement registered (`on`) or not, and brings bluetoothd there: one call at a time, in
+    /// a task, while the application is registered (a registration attempt registers it as wanted).
+    private func setAdvertising(_ on: Bool) {
+        let start = registration.withLock { state -> Bool in
+            state.advertise = on
+            guard !state.changingAdvertising, !state.stopped, state.registered, state.advertised != on else { return false }
+            state.changingAdvertising = true
+            return true
+        }
+        if start { Task { await self.changeAdvertising() } }
+    }
+
+    private func changeAdvertising() async {
+        while true {
+            let next = registration.withLock { state -> (on: Bool, generation: Int)? in
+                guard !state.stopped, state.registered, state.advertised != state.advertise else {
+                    state.changingAdvertising = false
+                    return nil
+                }
+                return (state.advertise, state.generation)
+            }
+            guard let next else { return }
+            do throws(DBusError) {
+                try await callAdvertising(next.on)
+            } catch {
+                registration.withLock { $0.changingAdvertising = false }
+                let call = next.on ? "registering the advertisement again" : "taking the advertisement away"
+                onEvent(.advertisingFailed(BlueZError(error, calling: call).description))
+                return
+            }
+            registration.withLock { state in
+                if state.generation == next.generation { state.advertised = next.on }
+            }
+            onEvent(.advertising(next.on))
+        }
+    }
+
+    /// A device under our adapter connected (Device1.Connected true). With one central at a time and nobody
+    /// served, its turn begins: the advertisement goes away before the kernel advertises the instance again.
+    private func deviceConnected(_ device: String) {
+        guard servesOneCentralAtATime, let number = turn.withLock({ turn -> Int? in
+            turn.holder == nil ? Self.begin(&turn, device) : nil
+        }) else { return }
+        beginTurn(number)
+    }
+
+    /// The device left: its turn, if it had one, ends.
+    private func deviceDisconnected(_ device: String) {
+        endTurn(device: device)
+    }
+
+    private static func begin(_ turn: inout Turn, _ device: String) -> Int {
+        turn.holder = device
+        turn.linked = false
+        turn.number += 1
+        return turn.number
+    }
+
+    /// Takes the advertisement away and ends turn `number` after ``turnTimeout`` unless its link is up by then.
+    private func beginTurn(_ number: Int) {
+        setAdvertising(false)
+        Task { [weak self] in
+            guard let timeout = self?.turnTimeout else { return }
+            try? await Task.sleep(for: timeout)
+            self?.endTurn(number: number, unlessLinked: true)
+        }
+    }
+
+    /// Ends the current turn (only turn `number`, or `device`'s, when given): the advertisement comes back.
+    private func endTurn(number: Int? = nil, device: String? = nil, unlessLinked: Bool = false) {
+        guard servesOneCentralAtATime else { return }
+        let ended = turn.withLock { turn -> Bool in
+            guard turn.holder != nil, number == nil || turn.number == number, device == nil || turn.holder == device,
+                  !(unlessLinked && turn.linked) else { return false }
+            turn.holder = nil
+            turn.linked = false
+            return true
+        }
+        if ended { setAdvertising(true) }
+    }
+
+    /// One central at a time: whether `device` may acquire now. It may when it is served, when nobody is, or
+    /// when the device served has no link up (it acquired nothing: not a central of ours, or one that only
+    /// browsed); then its turn begins.
+    private func mayAcquire(_ device: String) -> Bool {
+        guard servesOneCentralAtATime else { return true }
+        let (allowed, begun) = turn.withLock { turn -> (Bool, Int?) in
+            if turn.holder == device { return (true, nil) }
+            if turn.holder != nil, turn.linked { return (false, nil) }
+            return (true, Self.begin(&turn, device))
+        }
+        if let begun { beginTurn(begun) }
+        return allowed
+    }
+
+    /// `device`'s link is up: its turn lasts until the link ends or the device leaves.
+    private func linked(_ device: String, _ link: AcquiredLink) {
+        guard servesOneCentralAtATime else { return }
+        let number = turn.withLock { turn -> Int? in
+            guard turn.holder == device else { return nil }
+            turn.linked = true
+            return turn.number
+        }
+        guard let number else { return }
+        link.whenEnded { [weak self] in self?.endTurn(number: number) }
     }
 
     /// AcquireWrite / AcquireNotify({device, mtu, link}): a SEQPACKET socketpair, one end to bluetoothd.
@@ -397,6 +588,11 @@ public final class BlueZPeripheral: Sendable {
             throw .invalidArguments("no device option")
         }
         let mtu = Int(options["mtu"]?.uint16Value ?? 23)
+        guard mayAcquire(device) else {
+            // bluetoothd before 5.76 would mix this central's packets with the served one's.
+            throw .remote(name: "org.bluez.Error.Failed",
+                          message: "msgpipe serves one central at a time through this bluetoothd (before 5.76): another central is connected")
+        }
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw .system(operation: "socketpair", errno: errno) }
@@ -425,6 +621,7 @@ public final class BlueZPeripheral: Sendable {
                     links = links.filter { !$0.value.hasEnded }  // links that ended on their own
                     links[device] = link
                 }
+                linked(device, link)
                 guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
                     link.disconnect(reason: "too many connections waiting to be accepted")
                     Glibc.close(fds[1])

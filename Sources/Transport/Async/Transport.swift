@@ -311,6 +311,11 @@ public actor Transport {
         let now = clock.now()
         if let timeout = endpoint.nextTimeout, timeout <= now {
             endpoint.handleTimeout(now: now)
+            // A retransmission or probe timer fired: what it left behind (a stall's diagnosis, e.g. a resume
+            // through a restarted bluetoothd that made no progress).
+            if let logger, logger.logLevel <= .debug {
+                logger.debug("timer fired", metadata: ["state": "\(endpoint.debugSummary)"])
+            }
         }
         afterChange()
     }

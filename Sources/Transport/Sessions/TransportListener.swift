@@ -83,11 +83,50 @@ public final class TransportListener: Sendable {
         }
         let greeted: [LinkEvent] = [.connected(maximumPacketSize: greeting.maximumPacketSize), .packet(greeting.hello)]
         var carried = false
-        _ = await session.link.carry(connection, events: &events, replaying: greeted) {
+        var guarded = OneSessionEvents(base: events, session: greeting.session)
+        _ = await session.link.carry(connection, events: &guarded, replaying: greeted) {
             carried = true
             session.connected(peer: peer, number: Int(truncatingIfNeeded: number))
         }
+        if let other = guarded.otherSession {
+            logger?.warning("""
+                a second sender (session \(String(other, radix: 16))) on the connection of \(peer), which carries \
+                session \(String(greeting.session, radix: 16)): two peers share one connection (bluetoothd before \
+                5.76 hands every central one socket); the connection is closed, each session resumes on its next
+                """)
+        }
         if carried { session.disconnected(expiry: expiry(of: session)) }
+    }
+
+    /// A connection's events, which belong to the session of its first hello: a `hello` of ANOTHER session
+    /// ends them (`.disconnected`) before it is passed on. Two senders on one connection (bluetoothd before
+    /// 5.76 hands every central's writes to one socket) would otherwise restart each other's session at the
+    /// receiver (3.9: a new session ends the old one) and mix their message ids; closing the connection makes
+    /// both reconnect, each resuming its own session.
+    struct OneSessionEvents<Base: AsyncIteratorProtocol<LinkEvent, Never>>: AsyncIteratorProtocol {
+        var base: Base
+        let session: UInt64
+        /// The other session whose hello ended the connection.
+        private(set) var otherSession: UInt64?
+
+        init(base: Base, session: UInt64) {
+            self.base = base
+            self.session = session
+        }
+
+        mutating func next(isolation actor: isolated (any Actor)?) async -> LinkEvent? {
+            guard otherSession == nil, let event = await base.next(isolation: actor) else { return nil }
+            if case let .packet(packet) = event, case let .hello(other, _)? = TransportControl(decoding: packet[...]),
+               other != session {
+                otherSession = other
+                return .disconnected(reason: "a second sender's hello on this connection")
+            }
+            return event
+        }
+
+        mutating func next() async -> LinkEvent? {
+            await next(isolation: nil)
+        }
     }
 
     /// The sessions kept now, connected or waiting for their peer, in no particular order.

@@ -1,0 +1,58 @@
+@testable import BLELink
+import Foundation
+import Glibc
+import Testing
+
+/// ``BlueZVersion``: what `bluetoothd --version` prints, and whether several centrals can be served.
+@Suite struct BlueZVersionTests {
+    @Test func parsesWhatBluetoothdPrints() {
+        #expect(BlueZVersion(parsing: Array("5.66\n".utf8)) == BlueZVersion(major: 5, minor: 66))
+        #expect(BlueZVersion(parsing: Array("5.79".utf8))?.description == "5.79")
+        for bad in ["", "\n", "5", "5.", ".66", "5.66.1", "v5.66", "5.6x", "-5.66", "5.+6", "12345.1", "bluetoothd 5.66"] {
+            #expect(BlueZVersion(parsing: Array(bad.utf8)) == nil, "\(bad)")
+        }
+    }
+
+    @Test func severalCentralsAtOnceFrom5_76() {
+        #expect(BlueZVersion(major: 5, minor: 66) < .perCentralSockets)
+        #expect(BlueZVersion(major: 5, minor: 75) < .perCentralSockets)
+        #expect(!(BlueZVersion(major: 5, minor: 76) < .perCentralSockets))
+        #expect(BlueZVersion(major: 6, minor: 0) > .perCentralSockets)
+    }
+
+    /// A stand-in bluetoothd: a shell script printing `output` (after `delay` seconds).
+    static func script(_ body: String) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bluetoothd-\(getpid())-\(UInt32.random(in: 0 ... .max))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("bluetoothd").path
+        try Data(("#!/bin/sh\n" + body + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        chmod(path, 0o755)
+        return path
+    }
+
+    @Test func runsTheExecutableAndReadsWhatItPrints() throws {
+        let path = try Self.script(#"[ "$1" = --version ] && echo 5.79"#)
+        let output = try #require(BlueZVersion.versionOutput(of: path))
+        #expect(BlueZVersion(parsing: output) == BlueZVersion(major: 5, minor: 79))
+        #expect(BlueZVersion.versionOutput(of: "/nonexistent/bluetoothd") == nil)
+    }
+
+    @Test func aBluetoothdThatDoesNotAnswerIsKilledAfterTwoSeconds() throws {
+        let path = try Self.script("exec sleep 30")
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(BlueZVersion.versionOutput(of: path) == nil)
+        #expect(started.duration(to: clock.now) < .seconds(10))
+    }
+
+    @Test func atMost32BytesAreRead() throws {
+        let path = try Self.script("yes 5.66")
+        #expect(BlueZVersion.versionOutput(of: path)?.count == 32)
+    }
+
+    @Test func onlyABluetoothdNamedByAnAbsolutePathIsRun() {
+        // This test process is not a bluetoothd: its command line is not taken.
+        #expect(BlueZVersion.executable(pid: UInt32(getpid())) == nil)
+        #expect(BlueZVersion.executable(pid: UInt32.max) == nil)
+    }
+}

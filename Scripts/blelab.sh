@@ -6,10 +6,10 @@
 # unpacked, never installed) and sees this machine's root filesystem read-only over 9p with a tmpfs overlay,
 # so binaries built here run unchanged inside. OUTDIR is shared read-write at the same path.
 #
-# Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l3` running (the lab's
+# Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l4` running (the lab's
 # own build of it, see build_btvirt, unless BLELAB_STOCK_BTVIRT=1),
-#   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B") and hci2 ("C"): powered, LE.
-#   env: BLELAB_ADDR_A / _B / _C, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_OUT=OUTDIR,
+#   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B"), hci2 ("C") and hci3 ("D"): powered, LE.
+#   env: BLELAB_ADDR_A / _B / _C / _D, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_HCI_D=hci3, BLELAB_OUT=OUTDIR,
 #   BLELAB_DIR (the lab's directory: its python/ holds bleak)
 #
 # Usage:
@@ -19,7 +19,7 @@
 #       runs CMD with bash in the guest, in the current directory; exits with CMD's status (125: VM failed)
 # Environment:
 #   BLELAB_DIR (default /tmp/blelab), BLELAB_ACCEL (tcg|kvm|auto), BLELAB_MEM (MiB, default 2048),
-#   BLELAB_BTVIRT (default "-L -l3"), BLELAB_STOCK_BTVIRT=1 (Debian's btvirt, whose controllers cannot
+#   BLELAB_BTVIRT (default "-L -l4"), BLELAB_STOCK_BTVIRT=1 (Debian's btvirt, whose controllers cannot
 #   carry two links at once), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log)
 # Facts (kernel 6.1, BlueZ 5.66): run as root; kvm_pvm hosts cannot boot a stock kernel, so TCG is used;
 # btmgmt quits at stdin EOF (the guest command's stdin is the console, which never ends); an LE connect
@@ -43,7 +43,7 @@ kernel_version() {
 guest_main() {
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root TERM=dumb LANG=C.UTF-8
-	local x OUT="" BTVIRT_ARGS="-L -l3" AUTOCONFIRM=0 STOCK_BTVIRT=0 BTVIRT=btvirt i rc n COUNT
+	local x OUT="" BTVIRT_ARGS="-L -l4" AUTOCONFIRM=0 STOCK_BTVIRT=0 BTVIRT=btvirt i rc n COUNT
 	mount -t proc proc /proc 2>/dev/null
 	mount -t sysfs sysfs /sys 2>/dev/null
 	mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
@@ -108,12 +108,13 @@ guest_main() {
 		btmgmt --index 0 advertising on; btmgmt --index 0 power on
 		for ((n = 1; n < COUNT; n++)); do btmgmt --index $n le on; btmgmt --index $n power on; done
 	} > "$CTL/btmgmt.log" 2>&1
-	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_OUT=$OUT BLELAB_DIR=$LAB
+	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_HCI_D=hci3 BLELAB_OUT=$OUT BLELAB_DIR=$LAB
 	address_of() { btmgmt --index "$1" info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1; }
-	BLELAB_ADDR_A=$(address_of 0); BLELAB_ADDR_B=$(address_of 1); BLELAB_ADDR_C=""
+	BLELAB_ADDR_A=$(address_of 0); BLELAB_ADDR_B=$(address_of 1); BLELAB_ADDR_C=""; BLELAB_ADDR_D=""
 	[ "$COUNT" -ge 3 ] && BLELAB_ADDR_C=$(address_of 2)
-	export BLELAB_ADDR_A BLELAB_ADDR_B BLELAB_ADDR_C
-	echo "[blelab-guest] A=hci0 $BLELAB_ADDR_A  B=hci1 $BLELAB_ADDR_B  C=hci2 ${BLELAB_ADDR_C:-none}; command starts at $(cut -d' ' -f1 /proc/uptime)s"
+	[ "$COUNT" -ge 4 ] && BLELAB_ADDR_D=$(address_of 3)
+	export BLELAB_ADDR_A BLELAB_ADDR_B BLELAB_ADDR_C BLELAB_ADDR_D
+	echo "[blelab-guest] A=hci0 $BLELAB_ADDR_A  B=hci1 $BLELAB_ADDR_B  C=hci2 ${BLELAB_ADDR_C:-none}  D=hci3 ${BLELAB_ADDR_D:-none}; command starts at $(cut -d' ' -f1 /proc/uptime)s"
 	echo "--------------------------------------------------------------------"
 	cd "$(cat "$CTL/cwd" 2>/dev/null || echo /)" 2>/dev/null || cd /
 	bash "$CTL/cmd.sh"
@@ -313,7 +314,7 @@ main() {
 	if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
 	local QUIET="quiet loglevel=1"
 	[ "${BLELAB_VERBOSE:-0}" = 1 ] && QUIET=""
-	local BTV=${BLELAB_BTVIRT:-"-L -l3"}
+	local BTV=${BLELAB_BTVIRT:-"-L -l4"}
 	log "kernel $K, accel $ACCEL, out $OUT"
 	t0=$(date +%s.%N)
 	timeout "$TMO" qemu-system-x86_64 \

@@ -1,8 +1,8 @@
 # lab-roles.sh - checks 25-28 of the guest suite (issue 13: the peripheral sends, the central receives, several
 # centrals at once), sourced by Scripts/lab-test.sh right after check 20 (kernel backend: bluetoothd is not
 # running) and alone with LAB_ONLY=roles. Uses lab-test.sh's helpers (expect, skip, result, wait_for,
-# wait_bounded, no_links, stop, up, secs_of, ratio) and its A/B/C/OUT/MSGPIPE. Every msgpipe command names --backend kernel:
-# the CLI picks bluez by itself when bluetoothd runs. hci0 = A (the peripheral), hci1 = B, hci2 = C.
+# wait_bounded, no_links, stop, up, secs_of, ratio) and its A/B/C/D/OUT/MSGPIPE. Every msgpipe command names --backend kernel:
+# the CLI picks bluez by itself when bluetoothd runs. hci0 = A (the peripheral), hci1 = B, hci2 = C, hci3 = D.
 
 KB=(--backend kernel)
 LEGACY_PROFILE=custom:FFF0:FFF2:FFF1   # seed 000_*'s layout: service FFF0, the central writes FFF2, notify FFF1
@@ -64,6 +64,83 @@ expect "send --name --centrals 2 (hci0) pushes 1 MiB to two subscribed centrals 
 	"json lines: 2$" "\"peer\":\"$B" "\"peer\":\"$C"
 PUSH2B=$(secs_of "$OUT/t25.json" "\"peer\":\"$B"); PUSH2C=$(secs_of "$OUT/t25.json" "\"peer\":\"$C")
 echo "   peripheral pushes 1 MiB: one central ${PUSH1:-?} s ($(bps 1048576 "$PUSH1") B/s); two centrals ${PUSH2B:-?} s (B) and ${PUSH2C:-?} s (C), aggregate $(bps 2097152 "$(max "$PUSH2B" "$PUSH2C")") B/s, $(ratio "$(max "$PUSH2B" "$PUSH2C")" "$PUSH1") times one alone; wall clock for the pair $PUSH2 s (from starting both listens)" |
+	tee -a "$OUT/results.txt"
+no_links
+
+# 25c. The same to three subscribed centrals (hci1, hci2, hci3; the lab's fourth controller): all byte-identical,
+#      send exit 0, one JSON line per central, and the aggregate goodput against one and two centrals.
+if [ -z "${D:-}" ]; then
+	skip "send --name --centrals 3 pushes 1 MiB to three subscribed centrals" "the lab has no fourth controller"
+else
+	"$MSGPIPE" send "${KB[@]}" --adapter hci0 --name msgpipe-push3 --centrals 3 --json "$OUT/mib.bin" \
+		> "$OUT/t25c.json" 2> "$OUT/t25c_send.log" & SND=$!
+	wait_for "$OUT/t25c_send.log" "advertising"
+	for h in 1 2 3; do
+		timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci$h --to msgpipe-push3 --count 1 > "$OUT/push3_$h.bin" 2> "$OUT/t25c_$h.log" &
+		eval "L$h=\$!"
+	done
+	: > "$OUT/t25c.log"
+	for h in 1 2 3; do eval "wait \$L$h"; echo "listen hci$h exit $?" >> "$OUT/t25c.log"; done
+	wait_bounded $SND 120; echo "send exit $?" >> "$OUT/t25c.log"
+	for h in 1 2 3; do cmp "$OUT/mib.bin" "$OUT/push3_$h.bin" >> "$OUT/t25c.log" 2>&1 && echo "hci$h byte-identical" >> "$OUT/t25c.log"; done
+	echo "json lines: $(grep -c '"peer"' "$OUT/t25c.json")" >> "$OUT/t25c.log"
+	cat "$OUT/t25c.json" "$OUT/t25c_send.log" "$OUT"/t25c_[123].log >> "$OUT/t25c.log"
+	expect "send --name --centrals 3 (hci0) pushes 1 MiB to three subscribed centrals (hci1-hci3): all byte-identical" \
+		"$OUT/t25c.log" "listen hci1 exit 0" "listen hci2 exit 0" "listen hci3 exit 0" "send exit 0" \
+		"hci1 byte-identical" "hci2 byte-identical" "hci3 byte-identical" "json lines: 3$" "\"peer\":\"$D"
+	PUSH3=$(for peer in "$B" "$C" "$D"; do secs_of "$OUT/t25c.json" "\"peer\":\"$peer"; done | sort -g | tail -1)
+	echo "   peripheral pushes 1 MiB to three centrals: slowest ${PUSH3:-?} s, aggregate $(bps 3145728 "$PUSH3") B/s; two centrals $(bps 2097152 "$(max "$PUSH2B" "$PUSH2C")") B/s; one $(bps 1048576 "$PUSH1") B/s" |
+		tee -a "$OUT/results.txt"
+	no_links
+fi
+
+# 25d. Three centrals (hci1, hci2, hci3) send 1 MiB each at once into one listen --max-centrals 3 (the other
+#      direction of 25c): all three files intact; the aggregate goodput against two at once (check 19) and one
+#      alone (check 12), issue 13's "how many phones can one terminal serve".
+if [ -z "${D:-}" ]; then
+	skip "three msgpipe sends (hci1-hci3) of 1 MiB each at once into one listen" "the lab has no fourth controller"
+else
+	head -c 1048576 /dev/urandom > "$OUT/mib_c3.bin"
+	head -c 1048576 /dev/urandom > "$OUT/mib_d3.bin"
+	rm -rf "$OUT/many3_out"; mkdir -p "$OUT/many3_out"
+	"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-three --max-centrals 3 --connections 3 \
+		--out-dir "$OUT/many3_out" > /dev/null 2> "$OUT/many3_listen.log" & LST=$!
+	wait_for "$OUT/many3_listen.log" "advertising"
+	t25d=$(up)
+	for h in 1 2 3; do
+		f=$OUT/mib.bin; [ $h = 2 ] && f=$OUT/mib_c3.bin; [ $h = 3 ] && f=$OUT/mib_d3.bin
+		timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci$h --to msgpipe-three --json "$f" > "$OUT/t25d_$h.json" 2> "$OUT/t25d_$h.log" &
+		eval "S$h=\$!"
+	done
+	: > "$OUT/t25d.log"
+	for h in 1 2 3; do eval "wait \$S$h"; echo "send hci$h exit $?" >> "$OUT/t25d.log"; done
+	THREE=$(awk "BEGIN{printf \"%.1f\", $(up)-$t25d}")
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t25d.log"
+	for f in "$OUT"/many3_out/*; do
+		for g in mib mib_c3 mib_d3; do cmp -s "$f" "$OUT/$g.bin" && echo "$g intact" >> "$OUT/t25d.log"; done
+	done
+	cat "$OUT"/t25d_[123].json "$OUT"/t25d_[123].log "$OUT/many3_listen.log" >> "$OUT/t25d.log"
+	SEND3=$(for h in 1 2 3; do secs_of "$OUT/t25d_$h.json"; done | sort -g | tail -1)
+	echo "   three sends of 1 MiB at once into one listen: each $(for h in 1 2 3; do printf '%s ' "$(secs_of "$OUT/t25d_$h.json")"; done)s, aggregate $(bps 3145728 "$SEND3") B/s ($THREE s wall clock); two at once (check 19) ${PAIR:-?} s wall clock; one alone (check 12) ${SECS:-?} s" |
+		tee -a "$OUT/results.txt"
+	expect "three msgpipe sends (hci1, hci2, hci3) of 1 MiB each at once into one listen --max-centrals 3: all intact" \
+		"$OUT/t25d.log" "send hci1 exit 0" "send hci2 exit 0" "send hci3 exit 0" "listen exit 0" "mib intact" "mib_c3 intact" "mib_d3 intact"
+	no_links
+fi
+
+# 25e. msgpipe bench on a real link (issue 13): bench --to NAME (hci1) against listen (hci0) sends 4 x 256 KiB
+#      through Transport (bench has no --backend: auto is kernel here, bluetoothd is not running) and reports
+#      the goodput with the link's parameters as the kernel tells them: the
+#      negotiated ATT MTU, the PHY (BT_PHY), and the simulator's limit for them.
+"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-bench --connections 1 > /dev/null 2> "$OUT/t25e_listen.log" & LST=$!
+wait_for "$OUT/t25e_listen.log" "advertising"
+timeout 300 "$MSGPIPE" bench --adapter hci1 --to msgpipe-bench --size 262144 --messages 4 --json \
+	> "$OUT/t25e.json" 2> "$OUT/t25e_bench.log"; echo "bench exit $?" > "$OUT/t25e.log"
+wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t25e.log"
+cat "$OUT/t25e.json" "$OUT/t25e_bench.log" "$OUT/t25e_listen.log" >> "$OUT/t25e.log"
+expect "msgpipe bench --to NAME over a real link reports goodput, the ATT MTU and the PHY the kernel tells" \
+	"$OUT/t25e.log" "bench exit 0" "listen exit 0" '"completed":true' '"phy":"(1m|2m|tx [12]m / rx [12]m)"' '"mtu":517' '"messages_delivered":4'
+echo "   bench --to (1 MiB in 4 messages): $(sed -n 's/.*"goodput_kbps":\([0-9.]*\).*/\1/p' "$OUT/t25e.json") kbit/s, phy $(sed -n 's/.*"phy":"\([^"]*\)".*/\1/p' "$OUT/t25e.json"), simulator's limit $(sed -n 's/.*"limit_kbps":\([0-9.]*\).*/\1/p' "$OUT/t25e.json") kbit/s" |
 	tee -a "$OUT/results.txt"
 no_links
 

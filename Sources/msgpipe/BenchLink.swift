@@ -1,3 +1,4 @@
+import BLELink
 import GATT
 import Logging
 import Simulator
@@ -20,6 +21,8 @@ struct BenchLink {
         var index: Int
         var peer = ""
         var mtu: Int?
+        /// The LE PHYs, where the kernel tells them (msgpipe's own GATT on the kernel's ATT channel).
+        var phy: LinkPHY?
         var messagesDelivered = 0
         var payloadBytes = 0
         var seconds = 0.0
@@ -68,8 +71,9 @@ struct BenchLink {
                 }
             },
             onSent: { _ in })
+        var bearer: ATTBearer?
         do {
-            result.peer = try await link.connect(peerLink)
+            result.peer = try await link.connect(peerLink, onBearer: { bearer = $0 })
         } catch {
             result.error = "cannot connect to \(link.displayName): \(error)"
             return result
@@ -97,6 +101,8 @@ struct BenchLink {
         result.seconds = Self.seconds(ContinuousClock.now - started)
         // A packet is min(ATT_MTU - 3, 512) bytes: the MTU is known exactly below 512-byte packets.
         result.mtu = packetSize.withLock { $0 }.map { $0 < 512 ? $0 + 3 : ATTOpcode.maximumMTU }
+        // After the transfer: a controller may move the link to 2M once it is up.
+        result.phy = bearer?.phy
         await transport.close()
         await peerLink.close()
         return result

@@ -1,3 +1,4 @@
+import BLELink
 import Simulator
 import Transport
 
@@ -84,55 +85,66 @@ enum BenchReportFormat {
 
     // MARK: Real links
 
-    /// What the link parameters a real link reports: the negotiated ATT MTU is known (GATT exchanged it); the
-    /// PHY, connection interval and LL data length are not read from the kernel yet, so they are "unknown",
-    /// and `limit_kbps` is the simulator's limit at that MTU for the best BLE link (2M PHY, LL payload 251,
-    /// 7.5 ms interval, no per-event cap), named in `limit_assumes`.
+    /// What the link parameters a real link reports: the negotiated ATT MTU is known (GATT exchanged it), and
+    /// the PHY where the kernel tells it (BT_PHY on msgpipe's own ATT socket, read after the transfer; not
+    /// through bluetoothd or a UNIX socket). Linux gives applications neither the connection interval nor the
+    /// LL data length (only the HCI events, root's btmon, see them), so they are "unknown", and `limit_kbps`
+    /// is the simulator's limit at that MTU and the central's transmit PHY (2M when unknown) for the best
+    /// values of the others (LL payload 251, 7.5 ms interval, no per-event cap), named in `limit_assumes`.
     static let bestLink = (phy: BLEPhy.le2M, linkLayerPayload: 251, interval: Duration.microseconds(7_500))
 
     static func real(
         _ results: [BenchLink.Result], wallSeconds: Double, link: String, size: Int, messages: Int
     ) -> [[(String, Value)]] {
-        func limitKbps(mtu: Int?) -> Double? {
-            guard let mtu else { return nil }
+        /// The simulator's PHY for the central's transmit PHY (nil: Coded, which the simulator does not model).
+        func simulated(_ phy: LinkPHY?) -> BLEPhy? {
+            guard let phy else { return bestLink.phy }
+            return BLEPhy(rawValue: phy.transmit.rawValue)
+        }
+        func limitKbps(mtu: Int?, phy: LinkPHY?) -> Double? {
+            guard let mtu, let simulatedPHY = simulated(phy) else { return nil }
             let configuration = BLELinkConfiguration(
-                phy: bestLink.phy, linkLayerPayload: bestLink.linkLayerPayload, attMTU: min(max(mtu, 23), 517),
+                phy: simulatedPHY, linkLayerPayload: bestLink.linkLayerPayload, attMTU: min(max(mtu, 23), 517),
                 connectionInterval: bestLink.interval)
             return AirTimeModel(configuration: configuration).applicationThroughputLimit / 1000
         }
-        func row(central: Value, peer: String, mtu: Int?, sent: Int, delivered: Int, bytes: Int, seconds: Double,
-                 completed: Bool, limit: Double?) -> [(String, Value)] {
+        func row(central: Value, peer: String, mtu: Int?, phy: LinkPHY?, sent: Int, delivered: Int, bytes: Int,
+                 seconds: Double, completed: Bool) -> [(String, Value)] {
             let goodput = seconds > 0 ? Double(bytes * 8) / seconds / 1000 : 0
+            let limit = limitKbps(mtu: mtu, phy: phy)
+            let assumedPHY = phy.map { "phy \($0.transmit.rawValue) (measured)" } ?? "phy 2m"
             return [
                 ("link", .text(link)), ("central", central), ("centrals", .integer(results.count)),
                 ("peer", .text(peer)),
-                ("phy", .text("unknown")), ("ll_payload", .text("unknown")), ("interval_ms", .text("unknown")),
+                ("phy", .text(phy?.description ?? "unknown")), ("ll_payload", .text("unknown")),
+                ("interval_ms", .text("unknown")),
                 ("mtu", mtu.map(Value.integer) ?? .text("unknown")),
                 ("messages_sent", .integer(sent)), ("messages_delivered", .integer(delivered)),
                 ("message_size", .integer(size)),
                 ("payload_bytes", .integer(bytes)), ("seconds", number(seconds)), ("goodput_kbps", number(goodput)),
                 ("limit_kbps", limit.map(number) ?? .text("unknown")),
-                ("limit_assumes", .text("2m, ll_payload 251, interval 7.5 ms, negotiated mtu")),
+                ("limit_assumes", .text("\(assumedPHY), ll_payload 251, interval 7.5 ms, negotiated mtu")),
                 ("efficiency", limit.map { number($0 > 0 ? goodput / $0 : 0) } ?? .text("unknown")),
                 ("completed", .flag(completed)),
             ]
         }
         var rows = results.map { result in
-            row(central: .integer(result.index), peer: result.peer, mtu: result.mtu,
+            row(central: .integer(result.index), peer: result.peer, mtu: result.mtu, phy: result.phy,
                 sent: result.messagesDelivered + (result.succeeded ? 0 : 1), delivered: result.messagesDelivered,
                 bytes: result.payloadBytes, seconds: result.seconds,
-                completed: result.succeeded && result.messagesDelivered == messages, limit: limitKbps(mtu: result.mtu))
+                completed: result.succeeded && result.messagesDelivered == messages)
         }
         if results.count > 1 {
             let mtus = Set(results.compactMap(\.mtu))
             let mtu = mtus.count == 1 ? mtus.first : nil
+            let phys = results.map(\.phy)
+            let phy = phys.allSatisfy { $0 == phys.first } ? phys.first ?? nil : nil
             rows.append(row(
-                central: .text("all"), peer: results.first?.peer ?? "", mtu: mtu,
+                central: .text("all"), peer: results.first?.peer ?? "", mtu: mtu, phy: phy,
                 sent: results.reduce(0) { $0 + $1.messagesDelivered + ($1.succeeded ? 0 : 1) },
                 delivered: results.reduce(0) { $0 + $1.messagesDelivered },
                 bytes: results.reduce(0) { $0 + $1.payloadBytes }, seconds: wallSeconds,
-                completed: results.allSatisfy { $0.succeeded && $0.messagesDelivered == messages },
-                limit: limitKbps(mtu: mtu)))
+                completed: results.allSatisfy { $0.succeeded && $0.messagesDelivered == messages }))
         }
         return rows
     }

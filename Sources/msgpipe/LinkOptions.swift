@@ -220,21 +220,26 @@ struct LinkOptions: ParsableArguments {
 
     /// The central role: connects `link` to the peripheral (the socket at PATH, or `--to` over Bluetooth),
     /// exchanges the MTU, discovers the profile and subscribes; returns the peer's description.
+    /// `onBearer` sees the ATT bearer before the GATT link starts on it (bench asks it for the PHY).
     @discardableResult
     func connect(
-        _ link: GATTLink, onRetry: @escaping @Sendable (String) -> Void = { _ in }
+        _ link: GATTLink, onRetry: @escaping @Sendable (String) -> Void = { _ in },
+        onBearer: (ATTBearer) -> Void = { _ in }
     ) async throws -> String {
         switch try endpoint() {
         case let .unix(path):
-            let fd = try SeqPacketSocket.connect(path: path)
-            try await link.connect(try ATTBearer(adopting: fd))
+            let bearer = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
+            onBearer(bearer)
+            try await link.connect(bearer)
             return "unix:\(path)"
         case .bluetooth:
             let profile = link.profile
             let socket = try await bluetooth.connectedSocket(
                 service: AdvertisedServiceUUID(profile.service.description),
                 onRetry: { error, delay in onRetry("\(error); retrying in \(delay) s") })
-            try await link.connect(try ATTBearer(adopting: socket.fileDescriptor))
+            let bearer = try ATTBearer(adopting: socket.fileDescriptor)
+            onBearer(bearer)
+            try await link.connect(bearer)
             return "\(socket.peer)"
         }
     }
@@ -261,11 +266,12 @@ struct LinkOptions: ParsableArguments {
     /// for a link made by ``makeCentralLink(verbose:)`` with `--backend bluez`.
     @discardableResult
     func connect(
-        _ peerLink: PeerLink, onRetry: @escaping @Sendable (String) -> Void = { _ in }
+        _ peerLink: PeerLink, onRetry: @escaping @Sendable (String) -> Void = { _ in },
+        onBearer: (ATTBearer) -> Void = { _ in }
     ) async throws -> String {
         switch peerLink {
         case let .gatt(gattLink):
-            return try await connect(gattLink, onRetry: onRetry)
+            return try await connect(gattLink, onRetry: onRetry, onBearer: onBearer)
         case let .bluezCentral(central):
             guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
             return try await central.connect(CentralTarget(to), profile: try gattProfile(), timeout: bluetooth.connectTimeout)

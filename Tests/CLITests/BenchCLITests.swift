@@ -78,6 +78,8 @@ struct BenchRealLinkCLITests {
             }
             #expect(report["completed"] as? Bool == true)
             #expect(report["mtu"] as? Int == 517)
+            #expect(report["phy"] as? String == "unknown", "a UNIX socket has no PHY")
+            #expect((report["limit_assumes"] as? String)?.hasPrefix("phy 2m, ") == true, "\(report)")
         }
         let total = try #require(reports.last)
         #expect(total["messages_delivered"] as? Int == 2 * centrals)

@@ -31,6 +31,10 @@ public final class ATTBearer: ATTConnection {
     /// True unless the last send found the socket full and it has not drained since.
     public var isReady: Bool { core.gate.isReady }
 
+    /// The LE PHYs of the connection, while it is open and the kernel tells them (an L2CAP ATT socket; nil
+    /// for a UNIX socket).
+    public var phy: LinkPHY? { core.withOpenDescriptor { LinkPHY(socket: $0) } ?? nil }
+
     /// Times reading resumed after a full inbox (the watermarks' hysteresis; for tests).
     var receiveResumes: Int { core.resumes }
 

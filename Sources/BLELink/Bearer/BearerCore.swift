@@ -119,6 +119,11 @@ final class BearerCore: Sendable {
         return sent
     }
 
+    /// `body` with the socket while it is open (under the lock, so the number cannot belong to another file).
+    func withOpenDescriptor<T>(_ body: (Int32) -> T) -> T? {
+        state.withLock { state in state.descriptorsClosed ? nil : body(fd) }
+    }
+
     // MARK: - Receiving
 
     func receive() async -> ATTBearerEvent? {

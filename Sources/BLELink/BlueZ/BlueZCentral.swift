@@ -159,7 +159,8 @@ public enum BlueZCentral {
     ) async throws(BlueZError) {
         var failures = 0
         while true {
-            let remaining = max(.seconds(1), deadline - .now)
+            // An attempt waits at most 10 s, so that a Connect stuck in bluetoothd is asked again.
+            let remaining = max(.seconds(1), min(.seconds(10), deadline - .now))
             do throws(DBusError) {
                 _ = try await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
                                        member: "Connect", timeout: remaining)
@@ -178,11 +179,14 @@ public enum BlueZCentral {
         }
     }
 
-    /// The connect failures another attempt may fix (bleak retries the same ones).
+    /// The connect failures another attempt may fix (bleak retries the same ones), and a Connect that did
+    /// not answer in time: bluetoothd keeps an LE connect pending while the peripheral does not advertise (one
+    /// that serves another central now, e.g. msgpipe's through a bluetoothd before 5.76), and the kernel may
+    /// hold it after the controller refused (the lab's emulated controller fails at once).
     static func isBusyRadio(_ error: DBusError) -> Bool {
         guard case let .remote(name, message) = error else { return false }
         switch name {
-        case "org.bluez.Error.InProgress": return true
+        case "org.bluez.Error.InProgress", "org.freedesktop.DBus.Error.NoReply": return true
         case "org.bluez.Error.Failed":
             return message.contains("le-connection-abort-by-local") || message.contains("Operation already in progress")
         default: return false

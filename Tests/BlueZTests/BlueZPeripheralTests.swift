@@ -148,14 +148,22 @@ struct BlueZPeripheralTests {
     static let info = MsgPipeServiceInfo(maximumMessageSize: 1 << 20, serverMTU: 517)
     static let device = "/org/bluez/hci0/dev_11_22_33_44_55_66"
 
-    static func withPeripheral(_ body: (FakeBlueZ, BlueZPeripheral, DBusConnection) async throws -> Void) async throws {
+    /// A fake bluetoothd on a private bus and a peripheral registered with it (`oneCentralAtATime`,
+    /// `turnTimeout` and `onEvent` as ``BlueZPeripheral/start(bus:adapter:profile:info:localName:root:backlog:security:oneCentralAtATime:turnTimeout:onEvent:)``).
+    static func withPeripheral(
+        oneCentralAtATime: Bool = false, turnTimeout: Duration = .seconds(10),
+        onEvent: @escaping @Sendable (BlueZPeripheral.Event) -> Void = { _ in },
+        _ body: (FakeBlueZ, BlueZPeripheral, DBusConnection) async throws -> Void
+    ) async throws {
         let bus = try PrivateBus()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
         let app = try DBusConnection(address: bus.address)
         defer { app.close() }
-        let peripheral = try await BlueZPeripheral.start(bus: app, profile: .msgpipe, info: info, localName: "msgpipe-test")
+        let peripheral = try await BlueZPeripheral.start(
+            bus: app, profile: .msgpipe, info: info, localName: "msgpipe-test", oneCentralAtATime: oneCentralAtATime,
+            turnTimeout: turnTimeout, onEvent: onEvent)
         defer { peripheral.stop() }
         try await body(fake, peripheral, app)
     }

@@ -30,20 +30,14 @@ struct BlueZPeripheralTurnTests {
         oneCentralAtATime: Bool = true, turnTimeout: Duration = .seconds(20),
         _ body: (FakeBlueZ, BlueZPeripheral, AsyncStream<Bool>.Iterator) async throws -> Void
     ) async throws {
-        let bus = try PrivateBus()
-        defer { bus.stop() }
-        let fake = try await FakeBlueZ(address: bus.address)
-        defer { fake.stop() }
-        let app = try DBusConnection(address: bus.address)
-        defer { app.close() }
         let events = AdvertisingEvents()
-        let peripheral = try await BlueZPeripheral.start(
-            bus: app, profile: .msgpipe, info: BlueZPeripheralTests.info, localName: "msgpipe-turns",
-            oneCentralAtATime: oneCentralAtATime, turnTimeout: turnTimeout) { events.record($0) }
-        defer { peripheral.stop() }
-        #expect(peripheral.servesOneCentralAtATime == oneCentralAtATime)
-        #expect(fake.record.advertisement.withLock { $0 != nil })
-        try await body(fake, peripheral, events.stream.makeAsyncIterator())
+        try await BlueZPeripheralTests.withPeripheral(
+            oneCentralAtATime: oneCentralAtATime, turnTimeout: turnTimeout, onEvent: { events.record($0) }
+        ) { fake, peripheral, _ in
+            #expect(peripheral.servesOneCentralAtATime == oneCentralAtATime)
+            #expect(fake.record.advertisement.withLock { $0 != nil })
+            try await body(fake, peripheral, events.stream.makeAsyncIterator())
+        }
     }
 
     static func connected(_ fake: FakeBlueZ, _ device: String, _ connected: Bool) async throws {

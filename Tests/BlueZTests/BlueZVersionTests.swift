@@ -30,24 +30,29 @@ import Testing
         return path
     }
 
-    @Test func runsTheExecutableAndReadsWhatItPrints() throws {
-        let path = try Self.script(#"[ "$1" = --version ] && echo 5.79"#)
-        let output = try #require(BlueZVersion.versionOutput(of: path))
-        #expect(BlueZVersion(parsing: output) == BlueZVersion(major: 5, minor: 79))
-        #expect(BlueZVersion.versionOutput(of: "/nonexistent/bluetoothd") == nil)
+    /// `versionOutput` blocks its thread (up to 2 s): the tests run it on one of its own, as ``BlueZVersion/running(bus:)`` does.
+    static func output(_ path: String) async throws -> [UInt8]? {
+        try await BlockingCall.run { BlueZVersion.versionOutput(of: path) }
     }
 
-    @Test func aBluetoothdThatDoesNotAnswerIsKilledAfterTwoSeconds() throws {
+    @Test func runsTheExecutableAndReadsWhatItPrints() async throws {
+        let path = try Self.script(#"[ "$1" = --version ] && echo 5.79"#)
+        let output = try #require(try await Self.output(path))
+        #expect(BlueZVersion(parsing: output) == BlueZVersion(major: 5, minor: 79))
+        #expect(try await Self.output("/nonexistent/bluetoothd") == nil)
+    }
+
+    @Test func aBluetoothdThatDoesNotAnswerIsKilledAfterTwoSeconds() async throws {
         let path = try Self.script("exec sleep 30")
         let clock = ContinuousClock()
         let started = clock.now
-        #expect(BlueZVersion.versionOutput(of: path) == nil)
+        #expect(try await Self.output(path) == nil)
         #expect(started.duration(to: clock.now) < .seconds(10))
     }
 
-    @Test func atMost32BytesAreRead() throws {
+    @Test func atMost32BytesAreRead() async throws {
         let path = try Self.script("yes 5.66")
-        #expect(BlueZVersion.versionOutput(of: path)?.count == 32)
+        #expect(try await Self.output(path)?.count == 32)
     }
 
     @Test func onlyABluetoothdNamedByAnAbsolutePathIsRun() {

@@ -46,7 +46,9 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "GetConnectionUnixProcessID", arguments: [.string("org.bluez")]),
             let pid = reply.first?.uint32Value, let executable = executable(pid: pid) else { return nil }
-        return versionOutput(of: executable).flatMap { BlueZVersion(parsing: $0) }
+        // On a thread of its own: the child may take up to 2 s, no cooperative thread waits for it.
+        guard let output = try? await BlockingCall.run({ versionOutput(of: executable) }) else { return nil }
+        return BlueZVersion(parsing: output)
     }
 
     /// The first word of /proc/PID/cmdline when it is an absolute path ending in "/bluetoothd".

@@ -17,6 +17,7 @@ import GATT
 ///    (``DiscoveredPeer/bluezLimits``, ``DiscoveredPeer/manufacturerDataLimit``), applies what it was given,
 ///    and changes nothing when repeated. UUIDs, addresses and device paths parse back from what they print;
 ///    an MTU gives packet sizes within ATT's.
+/// 3. The input's first bytes as `bluetoothd --version`'s output (``BlueZVersion``).
 ///
 /// The script's bounds keep a message's work bounded by its size, so an input's is by its length.
 enum BlueZFuzzTarget {
@@ -29,6 +30,7 @@ enum BlueZFuzzTarget {
     static let centralDevice = "/org/bluez/hci0/dev_C0_11_22_33_44_55"
 
     static func run(_ input: [UInt8]) {
+        checkVersion(input)
         var script = DBusValueScript(input)
         let filterFlags = script.byte()
         let service = filterFlags & 1 != 0 ? script.string() : nil
@@ -254,6 +256,16 @@ enum BlueZFuzzTarget {
                 require(parsed.fullBytes == littleEndian, "\(text) is \(gatt) to GATT but \(parsed) to the scanner")
             }
         }
+    }
+
+    /// `bluetoothd --version`'s output as BlueZVersion reads it (the first 32 bytes at most): a version that
+    /// parses prints back as itself, and nothing past the first line or the 32nd byte changes the answer.
+    static func checkVersion(_ output: [UInt8]) {
+        let version = BlueZVersion(parsing: output)
+        require(version == BlueZVersion(parsing: output.prefix(32)), "bytes past the 32nd changed the version")
+        guard let version else { return }
+        require(BlueZVersion(parsing: Array(version.description.utf8)) == version, "\(version) does not parse back")
+        require((0...9999).contains(version.major) && (0...9999).contains(version.minor), "\(version) out of range")
     }
 
     /// An address string that parses prints back as itself parses, and makes a device path that gives it back.

@@ -66,8 +66,8 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
     }
 
     /// Runs `executable --version` (standard input and error /dev/null) and returns at most 32 bytes of its
-    /// output; the process is killed if it has not answered within 2 s.
-    static func versionOutput(of executable: String) -> [UInt8]? {
+    /// output; the process is killed if it has not answered within `timeout` (nil then).
+    static func versionOutput(of executable: String, timeout: Duration = .seconds(2)) -> [UInt8]? {
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else { return nil }
         // Not inherited by anything else this process spawns meanwhile; the child's stdout is a dup2 of it.
@@ -92,7 +92,7 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
         }
         var output: [UInt8] = []
         var descriptor = pollfd(fd: pipeFDs[0], events: Int16(POLLIN), revents: 0)
-        let deadline = ContinuousClock.now + .seconds(2)
+        let deadline = ContinuousClock.now + timeout
         while output.count < 32 {
             let left = deadline - ContinuousClock.now
             guard left > .zero else {

@@ -111,6 +111,22 @@ struct BlueZCentralTests {
         }
     }
 
+    /// bluetoothd still at an earlier Connect (the peripheral does not advertise now: it serves another central)
+    /// is asked again until the deadline, not only `attempts` times.
+    @Test func aConnectStillInProgressIsAskedAgainUntilTheDeadline() async throws {
+        try await Self.withFake { fake, client in
+            var device = Self.peripheral
+            device.connectFailures = 6  // more than quickBackoff's 4 attempts
+            device.connectError = .remote(name: "org.bluez.Error.InProgress", message: "In Progress")
+            try await fake.add(device)
+            let connection = try await BlueZCentral.connect(
+                bus: client, target: CentralTarget("C0:11:22:33:44:55/random"), profile: .msgpipe, timeout: .seconds(10),
+                backoff: Self.quickBackoff)
+            #expect(fake.record.connectAttempts.withLock { $0 } == 7)
+            await connection.disconnect()
+        }
+    }
+
     @Test func aConnectErrorNoRetryCanFixIsThrownAtOnce() async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral

@@ -153,12 +153,16 @@ public enum BlueZCentral {
         return (BlueZAdapter.devicePath(adapter: adapter, address: found.peer.address), found)
     }
 
-    /// `Device1.Connect`, retried per `backoff` while bluetoothd reports a busy radio.
+    /// `Device1.Connect`, retried per `backoff` while bluetoothd reports a busy radio: up to `backoff.attempts`
+    /// failures, but a connect that bluetoothd is still at (InProgress, no answer in time) is asked again until
+    /// the deadline, whatever the count: it waits for a peripheral that does not advertise now.
     private static func connect(
         _ device: String, bus: DBusConnection, deadline: ContinuousClock.Instant, backoff: ReconnectBackoff
     ) async throws(BlueZError) {
         var failures = 0
+        var attempts = 0
         while true {
+            attempts += 1
             // An attempt waits at most 10 s, so that a Connect stuck in bluetoothd is asked again.
             let remaining = max(.seconds(1), min(.seconds(10), deadline - .now))
             do throws(DBusError) {
@@ -168,13 +172,13 @@ public enum BlueZCentral {
             } catch {
                 if error.name == "org.bluez.Error.AlreadyConnected" { return }
                 guard isBusyRadio(error) else { throw BlueZError(error, calling: "Device1.Connect on \(device)") }
-                failures += 1
-                let delay = Duration.milliseconds(Int(backoff.delay(afterFailures: failures) * 1000))
+                if !isStillConnecting(error) { failures += 1 }
+                let delay = Duration.milliseconds(Int(backoff.delay(afterFailures: max(1, failures)) * 1000))
                 guard failures < max(1, backoff.attempts), ContinuousClock.now + delay < deadline else {
-                    throw .connectFailed(device: device, attempts: failures, reason: error.description)
+                    throw .connectFailed(device: device, attempts: attempts, reason: error.description)
                 }
                 try? await Task.sleep(for: delay)
-                if Task.isCancelled { throw .connectFailed(device: device, attempts: failures, reason: "cancelled") }
+                if Task.isCancelled { throw .connectFailed(device: device, attempts: attempts, reason: "cancelled") }
             }
         }
     }
@@ -191,6 +195,13 @@ public enum BlueZCentral {
             return message.contains("le-connection-abort-by-local") || message.contains("Operation already in progress")
         default: return false
         }
+    }
+
+    /// A busy-radio error that says the earlier connect is still under way, not that it failed.
+    static func isStillConnecting(_ error: DBusError) -> Bool {
+        guard case let .remote(name, message) = error else { return false }
+        return name == "org.bluez.Error.InProgress" || name == "org.freedesktop.DBus.Error.NoReply"
+            || message.contains("Operation already in progress")
     }
 
     /// Finds the profile's characteristics under `device` and opens the link on them.

@@ -23,7 +23,7 @@ import Synchronization
 /// a central of ours, or one that only browsed). An acquire from another device while a central's link is up
 /// is refused (org.bluez.Error.Failed).
 public final class BlueZPeripheral: Sendable {
-    /// What happened to the registration with bluetoothd after ``start(bus:adapter:profile:info:localName:root:backlog:security:onEvent:)``.
+    /// What happened to the registration with bluetoothd after ``start(bus:adapter:profile:info:localName:root:backlog:security:oneCentralAtATime:turnTimeout:onEvent:)``.
     public enum Event: Sendable, Equatable {
         /// bluetoothd left the bus: the application and advertisement are gone, and this many connected
         /// links were disconnected.

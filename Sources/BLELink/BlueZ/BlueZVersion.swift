@@ -66,7 +66,8 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
     }
 
     /// Runs `executable --version` (standard input and error /dev/null) and returns at most 32 bytes of its
-    /// output; the process is killed if it has not answered within `timeout` (nil then).
+    /// output, until it closes it; nil if it has not within `timeout`. The process is killed and reaped before
+    /// this returns, so nothing it does can hold the caller.
     static func versionOutput(of executable: String, timeout: Duration = .seconds(2)) -> [UInt8]? {
         var pipeFDs: [Int32] = [-1, -1]
         guard pipe(&pipeFDs) == 0 else { return nil }
@@ -87,6 +88,9 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
         close(pipeFDs[1])
         guard spawned == 0 else { return nil }
         defer {
+            // Whatever it did (answered, hung, kept writing): it is done. A process that already exited is
+            // a zombie until waitpid, so its pid cannot belong to another process yet.
+            kill(pid, SIGKILL)
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         }
@@ -95,10 +99,7 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
         let deadline = ContinuousClock.now + timeout
         while output.count < 32 {
             let left = deadline - ContinuousClock.now
-            guard left > .zero else {
-                kill(pid, SIGKILL)
-                return nil
-            }
+            guard left > .zero else { return nil }
             let milliseconds = Int32(clamping: left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
@@ -109,7 +110,6 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
             guard count > 0 else { break }
             output += chunk[..<count]
         }
-        if output.count >= 32 { kill(pid, SIGKILL) }
         return output
     }
 }

@@ -92,7 +92,8 @@ public final class TransportListener: Sendable {
             logger?.warning("""
                 a second sender (session \(String(other, radix: 16))) on the connection of \(peer), which carries \
                 session \(String(greeting.session, radix: 16)): two peers share one connection (bluetoothd before \
-                5.76 hands every central one socket); the connection is closed, each session resumes on its next
+                5.76 hands every central one socket); the connection is closed, each session resumes on its next \
+                connection
                 """)
         }
         if carried { session.disconnected(expiry: expiry(of: session)) }

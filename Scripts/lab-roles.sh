@@ -129,13 +129,13 @@ else
 fi
 
 # 25e. msgpipe bench on a real link (issue 13): bench --to NAME (hci1) against listen (hci0) sends 4 x 256 KiB
-#      through Transport (bench has no --backend: auto is kernel here, bluetoothd is not running) and reports
+#      through Transport and reports
 #      the goodput with the link's parameters as the kernel tells them: the negotiated ATT MTU, the PHY (BT_PHY:
 #      the kernel knows it only from an LE PHY Update Complete, which btvirt never sends, so "unknown" here; the
 #      decoding is unit-tested), and the simulator's limit for them.
 "$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-bench --connections 1 > /dev/null 2> "$OUT/t25e_listen.log" & LST=$!
 wait_for "$OUT/t25e_listen.log" "advertising"
-timeout 300 "$MSGPIPE" bench --adapter hci1 --to msgpipe-bench --size 262144 --messages 4 --json \
+timeout 300 "$MSGPIPE" bench "${KB[@]}" --adapter hci1 --to msgpipe-bench --size 262144 --messages 4 --json \
 	> "$OUT/t25e.json" 2> "$OUT/t25e_bench.log"; echo "bench exit $?" > "$OUT/t25e.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t25e.log"
 cat "$OUT/t25e.json" "$OUT/t25e_bench.log" "$OUT/t25e_listen.log" >> "$OUT/t25e.log"
@@ -143,6 +143,35 @@ expect "msgpipe bench --to NAME over a real link reports goodput, the ATT MTU an
 	"$OUT/t25e.log" "bench exit 0" "listen exit 0" '"completed":true' '"phy":"(1m|2m|coded|tx [a-z0-9]+ / rx [a-z0-9]+|unknown)"' '"mtu":517' '"messages_delivered":4' \
 	'"limit_kbps":[0-9]'
 echo "   bench --to (1 MiB in 4 messages): $(sed -n 's/.*"goodput_kbps":\([0-9.]*\).*/\1/p' "$OUT/t25e.json") kbit/s, phy $(sed -n 's/.*"phy":"\([^"]*\)".*/\1/p' "$OUT/t25e.json"), simulator's limit $(sed -n 's/.*"limit_kbps":\([0-9.]*\).*/\1/p' "$OUT/t25e.json") kbit/s" |
+	tee -a "$OUT/results.txt"
+no_links
+
+# 25f. bench the other way (issue 13: "goodput each way"): bench --name on hci0 is the peripheral and pushes
+#      4 x 256 KiB by notification to the centrals that subscribe: first `listen --to NAME` on hci1 alone, then on
+#      hci1 and hci2 at once. bench exit 0 means every central acknowledged every message through Transport.
+"$MSGPIPE" bench "${KB[@]}" --adapter hci0 --name msgpipe-bench1 --size 262144 --messages 4 --json \
+	> "$OUT/t25f1.json" 2> "$OUT/t25f1_bench.log" & BEN=$!
+wait_for "$OUT/t25f1_bench.log" "advertising"
+timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci1 --to msgpipe-bench1 --count 4 --json > "$OUT/t25f1_b.json" \
+	2> "$OUT/t25f1_b.log"; echo "listen B exit $?" > "$OUT/t25f.log"
+wait_bounded $BEN 120; echo "bench one exit $?" >> "$OUT/t25f.log"
+no_links
+"$MSGPIPE" bench "${KB[@]}" --adapter hci0 --name msgpipe-bench2 --centrals 2 --size 262144 --messages 4 --json \
+	> "$OUT/t25f2.json" 2> "$OUT/t25f2_bench.log" & BEN=$!
+wait_for "$OUT/t25f2_bench.log" "advertising"
+timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci1 --to msgpipe-bench2 --count 4 --json > "$OUT/t25f2_b.json" 2> "$OUT/t25f2_b.log" & L1=$!
+timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci2 --to msgpipe-bench2 --count 4 --json > "$OUT/t25f2_c.json" 2> "$OUT/t25f2_c.log" & L2=$!
+wait $L1; echo "listen two B exit $?" >> "$OUT/t25f.log"
+wait $L2; echo "listen two C exit $?" >> "$OUT/t25f.log"
+wait_bounded $BEN 120; echo "bench two exit $?" >> "$OUT/t25f.log"
+for f in t25f1_b t25f2_b t25f2_c; do echo "$f messages: $(grep -c '"bytes":262144' "$OUT/$f.json")" >> "$OUT/t25f.log"; done
+cat "$OUT/t25f1.json" "$OUT/t25f2.json" "$OUT"/t25f*_bench.log "$OUT"/t25f*_[bc].log >> "$OUT/t25f.log"
+expect "bench --name (hci0) pushes 4 x 256 KiB to one central, then to two at once (listen --to on hci1, hci2): all acknowledged" \
+	"$OUT/t25f.log" "listen B exit 0" "bench one exit 0" "listen two B exit 0" "listen two C exit 0" "bench two exit 0" \
+	"t25f1_b messages: 4" "t25f2_b messages: 4" "t25f2_c messages: 4" '"direction":"to_centrals"' '"central":"all"' \
+	"\"peer\":\"$B" "\"peer\":\"$C"
+kbps_of() { grep -h -- "$2" "$1" 2>/dev/null | sed -n 's/.*"goodput_kbps":\([0-9.]*\).*/\1/p' | head -1; }
+echo "   bench --name (peripheral to centrals, 1 MiB each in 4 messages): one central $(kbps_of "$OUT/t25f1.json" '"central":0') kbit/s; two at once $(kbps_of "$OUT/t25f2.json" '"central":0') and $(kbps_of "$OUT/t25f2.json" '"central":1') kbit/s, aggregate $(kbps_of "$OUT/t25f2.json" '"central":"all"') kbit/s" |
 	tee -a "$OUT/results.txt"
 no_links
 

@@ -754,6 +754,31 @@ expect "stock box: send --name (peripheral, hci0) -> listen --to (central, hci1)
 	"$OUT/t30.log" "listen exit 0" "send exit 0" "byte-identical"
 no_links
 
+# 30b. The seeds' receiving phone through bluetoothd (issues 12 and 13): send --backend bluez --name on hci0 pushes
+#      4 KiB in the legacy format, seed 000_*'s layout (custom:FFF0:FFF2:FFF1), to bleak on hci1: an independent
+#      central that only subscribes and writes nothing, so bluetoothd acquires only the notify descriptor (before,
+#      that never made a link and send waited for ever). bleak's notification lines, decoded by legacy_decode.py
+#      (not our Framing), are the file; send exit 0.
+if [ -z "$SB_PYTHON" ] || ! PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python "$SB_PYTHON" -c 'import bleak' > /dev/null 2>&1; then
+	skip "stock box: send --name --format legacy to bleak that only subscribes" "bleak is not installed (Scripts/blelab.sh --setup-bleak)"
+else
+	head -c 4096 /dev/urandom > "$OUT/kib4.bin"
+	"$MSGPIPE" send --backend bluez --adapter hci0 --name msgpipe-plain --format legacy --profile custom:FFF0:FFF2:FFF1 \
+		"$OUT/kib4.bin" > /dev/null 2> "$OUT/t30b_send.log" & PLN=$!
+	wait_for "$OUT/t30b_send.log" "advertising"
+	PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python timeout 120 "$SB_PYTHON" Tests/lab/bleak_central.py --adapter hci1 \
+		--name msgpipe-plain --rx 0000fff2-0000-1000-8000-00805f9b34fb --tx 0000fff1-0000-1000-8000-00805f9b34fb \
+		--hold 8 > "$OUT/t30b_bleak.log" 2>&1; echo "bleak exit $?" > "$OUT/t30b.log"
+	wait_bounded $PLN 30; echo "send exit $?" >> "$OUT/t30b.log"
+	"$SB_PYTHON" Tests/lab/legacy_decode.py "$OUT/t30b_bleak.log" "$OUT/t30b.bin" >> "$OUT/t30b.log" 2>&1
+	cmp "$OUT/kib4.bin" "$OUT/t30b.bin" >> "$OUT/t30b.log" 2>&1 && echo "byte-identical" >> "$OUT/t30b.log"
+	cat "$OUT/t30b_bleak.log" "$OUT/t30b_send.log" >> "$OUT/t30b.log"
+	grep -h "legacy_decode:" "$OUT/t30b.log" | sed 's/^/   /'
+	expect "stock box: send --name --format legacy (hci0, through bluetoothd) to bleak (hci1) that only subscribes: decoded byte-identical" \
+		"$OUT/t30b.log" "bleak exit 0" "send exit 0" "byte-identical"
+	no_links
+fi
+
 # 31. Encrypted request/serve through bluetoothd: serve --backend bluez on hci0 runs its command for a request
 #     from request --backend bluez on hci1; the same --id again gets the journal's answer, the command ran once.
 SBKEY="$OUT/sb_secure.key"; rm -rf "$SBKEY" "$OUT/sb_state" "$OUT/sb_ran"
@@ -835,6 +860,50 @@ else
 		tee -a "$OUT/results.txt"
 	expect "stock box: two centrals (hci1, hci2) send 1 MiB each at once into one listen through bluetoothd 5.66: served one at a time, both whole, once" \
 		"$OUT/t33.log" "one central at a time .bluetoothd 5" "send hci1 exit 0" "send hci2 exit 0" "mib arrived 1 time" "mib2 arrived 1 time"
+	no_links
+fi
+
+# 33b. An independent second central takes the turn (issue 12): bleak (Tests/lab/bleak_central.py --hold 12, PyPI,
+#      through hci2's bluetoothd) connects to listen --backend bluez on hci0, subscribes and holds its link 12 s
+#      writing nothing, while msgpipe send on hci1 (--connect-timeout 90) waits: listen takes its advertisement
+#      away during bleak's turn and refuses another device's acquire; a connection without a hello is closed
+#      after 10 s (TransportListener), which ends the turn, so a silent central cannot hold listen. bleak keeps
+#      its link the whole time (held, connected True; msgpipe never disconnects a device), the send gets its turn
+#      after that and delivers 1 MiB once (exit 0).
+if [ -z "$C" ]; then
+	skip "stock box: bleak holds the turn while msgpipe send waits" "needs a third controller (BLELAB_BTVIRT=-L -l3)"
+elif [ -z "$SB_PYTHON" ] || ! PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python "$SB_PYTHON" -c 'import bleak' > /dev/null 2>&1; then
+	skip "stock box: bleak holds the turn while msgpipe send waits" "bleak is not installed (Scripts/blelab.sh --setup-bleak)"
+else
+	no_links
+	"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-held --verbose --out-dir "$OUT/held_inbox" \
+		> /dev/null 2> "$OUT/t33b_listen.log" & HELD=$!
+	wait_for "$OUT/t33b_listen.log" "advertising"
+	PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python timeout 120 "$SB_PYTHON" Tests/lab/bleak_central.py --adapter hci2 \
+		--name msgpipe-held --hold 12 > "$OUT/t33b_bleak.log" 2>&1 & BLK=$!
+	wait_for "$OUT/t33b_bleak.log" "subscribed TX|error|not found"
+	t_held=$(up)
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-held --connect-timeout 90 --verbose --json \
+		"$OUT/mib.bin" > "$OUT/t33b.json" 2> "$OUT/t33b_send.err"
+	echo "send exit $?" > "$OUT/t33b.log"
+	held_secs=$(awk "BEGIN{printf \"%.2f\", $(up)-$t_held}")
+	echo "send done $held_secs s after bleak subscribed" >> "$OUT/t33b.log"
+	awk "BEGIN{ exit !($held_secs >= 11) }" && echo "send waited for bleak's turn" >> "$OUT/t33b.log"
+	wait_bounded $BLK 60; echo "bleak exit $?" >> "$OUT/t33b.log"
+	sleep 1
+	stop $HELD
+	sum=$(sha256sum < "$OUT/mib.bin")
+	n=0; for m in "$OUT"/held_inbox/*.msg; do [ "$(sha256sum < "$m")" = "$sum" ] && n=$((n + 1)); done
+	echo "mib arrived $n time(s)" >> "$OUT/t33b.log"
+	cat "$OUT/t33b_bleak.log" "$OUT/t33b.json" "$OUT/t33b_send.err" "$OUT/t33b_listen.log" >> "$OUT/t33b.log"
+	echo "   stock box: bleak connected 12 s writing nothing; msgpipe send from hci1 done $held_secs s after bleak subscribed (transfer $(secs_of "$OUT/t33b.json") s)" |
+		tee -a "$OUT/results.txt"
+	if grep -q "failed to discover services, device disconnected" "$OUT/t33b_bleak.log" && ! grep -q "^subscribed TX" "$OUT/t33b_bleak.log"; then
+		skip "stock box: bleak holds the turn while msgpipe send waits" "bluetoothd 5.66 dropped bleak's link during service discovery in all of its tries (EATT, not msgpipe)"
+	else
+		expect "stock box: bleak (hci2) subscribes to listen through bluetoothd and writes nothing; the waiting send (hci1) gets the turn, 1 MiB once" \
+			"$OUT/t33b.log" "^held 12.0 s, connected True" "bleak exit 0" "send exit 0" "send waited for bleak's turn" "mib arrived 1 time"
+	fi
 	no_links
 fi
 

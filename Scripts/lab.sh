@@ -31,7 +31,7 @@ for peer in att_server att_client att_hostile att_blast; do
 done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
-BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-1200}" -- \
+BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-1500}" -- \
 	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

@@ -3,20 +3,42 @@ import ArgumentParser
 import Transport
 
 /// `msgpipe bench --link sim`: runs the real Transport over the BLE air-time simulator and reports goodput
-/// against the configuration's theoretical limit. `--link unix:PATH` or `--to NAME|ADDRESS`: sends through
-/// the full Transport to a running `msgpipe listen` and reports the goodput measured (``BenchLink``).
+/// against the configuration's theoretical limit. On a real link (``BenchLink``) it measures either
+/// direction through the full Transport: `--to NAME|ADDRESS` (or `--link unix:PATH`) sends as the central to
+/// a running `msgpipe listen`; `--name NAME` (or `--link unix:PATH --role peripheral`) serves as the
+/// peripheral and sends to the `msgpipe listen --to NAME` centrals that subscribe.
 /// Exit status 0 when every message arrived exactly once and intact, 2 when not, 64 for invalid options.
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure Transport goodput over a simulated BLE link (deterministic for a seed) or a real one.")
+        abstract: "Measure Transport goodput over a simulated BLE link (deterministic for a seed) or a real one.",
+        discussion: """
+            --link sim (default): the BLE air-time simulator, deterministic for a seed; --centrals N links share \
+            one controller's air.
+
+            On a real link the messages go through the full Transport and count once the receiver acknowledged \
+            them. Central to peripheral: --to NAME|ADDRESS over Bluetooth, or --link unix:PATH, against a \
+            running `msgpipe listen`; --centrals N connects N centrals from this process at once. Peripheral to \
+            centrals: --name NAME over Bluetooth, or --link unix:PATH --role peripheral; bench advertises \
+            (or listens on PATH), waits until --centrals centrals subscribed (`msgpipe listen --to NAME`, or \
+            `--role central` over unix) and sends to every one at once. One report per central, then the \
+            aggregate over the wall time when there are several; "direction" says which way was measured. \
+            The negotiated ATT MTU and the PHY are reported where the OS tells them, with the simulator's \
+            air-time limit for them.
+            """)
 
     @Option(help: "The link to measure over: sim (the BLE air-time simulator) or unix:PATH (a running listen).")
     var link = "sim"
     @Option(help: "Bluetooth: be the central and connect to this listener (ADDRESS or advertised NAME).")
     var to: String?
+    @Option(help: "Bluetooth: be the peripheral, advertise NAME and send to the centrals that subscribe.")
+    var name: String?
+    @Option(help: "Over --link unix:PATH: central (default: connect to a listen) or peripheral (listen on PATH and send).")
+    var role: LinkRole?
     @Option(help: "Bluetooth: the adapter (hciN or its address).")
     var adapter: String?
+    @Option(help: "Bluetooth: the stack, bluez (through bluetoothd), kernel or auto (bluez when bluetoothd runs).")
+    var backend: String?
     @Option(help: "PHY: 1m or 2m.")
     var phy: String = "1m"
     @Option(name: .customLong("ll-payload"), help: "Link-layer PDU payload, 27 to 251 (Data Length Extension).")
@@ -43,7 +65,7 @@ struct BenchCommand: AsyncParsableCommand {
     var corrupt = 0.0
     @Option(name: .customLong("disconnect-every"), help: "Drop the connection this many simulated seconds after each connect.")
     var disconnectEvery: Double?
-    @Option(help: "Links sharing one controller's air (each gets 1/N of every connection interval).")
+    @Option(help: "Simulator: links sharing one controller's air. Real link: centrals at once (as the peripheral: to wait for).")
     var centrals = 1
     @Option(help: "Seed for faults and message contents.")
     var seed: UInt64 = 1
@@ -52,14 +74,14 @@ struct BenchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...16).contains(centrals) else { throw ValidationError("--centrals must be 1 to 16") }
-        if link != "sim" || to != nil || adapter != nil {
+        if isReal {
             _ = try realLink()
             guard size >= 1, messages >= 1 else { throw ValidationError("--size and --messages must be at least 1") }
         }
     }
 
     func run() async throws {
-        if link != "sim" || to != nil || adapter != nil { return try await runReal() }
+        if isReal { return try await runReal() }
         let scenario = try makeScenario()
         if centrals > 1 { return try runShared(scenario) }
         let report: TransferReport
@@ -95,28 +117,38 @@ struct BenchCommand: AsyncParsableCommand {
         if !reports.allSatisfy(\.isExactlyOnceInOrder) { throw ExitCode(2) }
     }
 
-    /// The real link's options, parsed as `listen`/`send` parse them.
-    private func realLink() throws -> LinkOptions {
+    private var isReal: Bool {
+        link != "sim" || to != nil || name != nil || adapter != nil || backend != nil || role != nil
+    }
+
+    /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
+    private func realLink() throws -> (options: LinkOptions, role: LinkRole) {
         var arguments: [String] = []
         if link != "sim" { arguments += ["--link", link] }
         if let to { arguments += ["--to", to] }
+        if let name { arguments += ["--name", name] }
         if let adapter { arguments += ["--adapter", adapter] }
-        if to == nil, link == "sim" { throw ValidationError("bench over Bluetooth needs --to NAME|ADDRESS") }
+        if let backend { arguments += ["--backend", backend] }
+        if to == nil, name == nil, link == "sim" {
+            throw ValidationError("bench over Bluetooth needs --to NAME|ADDRESS (central) or --name NAME (peripheral)")
+        }
+        let options: LinkOptions
         do {
-            return try LinkOptions.parse(arguments)
+            options = try LinkOptions.parse(arguments)
         } catch {
             throw ValidationError(LinkOptions.message(for: error))
         }
+        return (options, try options.role(role, default: .central))
     }
 
     private func runReal() async throws {
-        let options = try realLink()
-        let bench = BenchLink(link: options, size: size, messages: messages, centrals: centrals, seed: seed)
-        let (results, wallSeconds) = await bench.run()
+        let (options, role) = try realLink()
+        let bench = BenchLink(link: options, role: role, size: size, messages: messages, centrals: centrals, seed: seed)
+        guard let (results, wallSeconds) = await bench.run() else { throw ExitCode(2) }
         for result in results where !result.succeeded {
             printError("central \(result.index): \(result.error ?? "failed")")
         }
-        let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName,
+        let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName, role: role,
                                           size: size, messages: messages)
         print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
             .joined(separator: json ? "\n" : "\n\n"))

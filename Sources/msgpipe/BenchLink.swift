@@ -5,12 +5,18 @@ import Simulator
 import Synchronization
 import Transport
 
-/// `msgpipe bench` on a real link (`--link unix:PATH`, or Bluetooth with `--to`): `centrals` concurrent
-/// central connections from this process, each its own ``GATTLink`` and ``Transport``, each sending
-/// `messages` messages of `size` bytes to a running `msgpipe listen`; a message counts once the listener
-/// acknowledged it through Transport (its CRC and reassembly checked).
+/// `msgpipe bench` on a real link (`--link unix:PATH`, or Bluetooth), either way round:
+/// - as the central (`--to`, default): `centrals` concurrent central connections from this process, each its
+///   own ``GATTLink`` and ``Transport``, each sending `messages` messages of `size` bytes to a running
+///   `msgpipe listen` (the peripheral receives);
+/// - as the peripheral (`--name`, `--role peripheral`): serves the msgpipe service, waits until `centrals`
+///   centrals (`msgpipe listen --to NAME`) subscribed, then sends the messages to every one of them at once
+///   by notification (the centrals receive), as `send --name` does.
+///
+/// A message counts once the receiver acknowledged it through Transport (its CRC and reassembly checked).
 struct BenchLink {
     let link: LinkOptions
+    let role: LinkRole
     let size: Int
     let messages: Int
     let centrals: Int
@@ -27,13 +33,21 @@ struct BenchLink {
         var payloadBytes = 0
         var seconds = 0.0
         var error: String?
+        /// When this central's transfer began and ended (for the wall time of several).
+        var span: Range<ContinuousClock.Instant>?
 
         var goodputKbps: Double { seconds > 0 ? Double(payloadBytes * 8) / seconds / 1000 : 0 }
         var succeeded: Bool { error == nil }
     }
 
-    /// Runs every central at once; returns their results in order and the wall time of the whole run.
-    func run() async -> (results: [Result], seconds: Double) {
+    /// Runs every central's transfer at once; returns their results in order and the wall time of the
+    /// transfers (as the peripheral: from the moment all centrals subscribed), or nil when the peripheral
+    /// could not serve or not every central subscribed (said on standard error).
+    func run() async -> (results: [Result], seconds: Double)? {
+        role == .peripheral ? await runPeripheral() : await runCentrals()
+    }
+
+    private func runCentrals() async -> (results: [Result], seconds: Double) {
         let started = ContinuousClock.now
         let results = await withTaskGroup(of: Result.self) { group in
             for index in 0 ..< centrals {
@@ -49,6 +63,65 @@ struct BenchLink {
     /// The message bodies: the simulator's deterministic contents for the seed (central `i` uses seed + i).
     func scenario(central index: Int) -> TransferScenario {
         TransferScenario(link: BLELinkConfiguration(), seed: seed &+ UInt64(index), messageSize: size, messageCount: messages)
+    }
+
+    /// The peripheral: one Transport session per subscribed central (``SendSession/serveSessions``).
+    private func runPeripheral() async -> (results: [Result], seconds: Double)? {
+        var logger = Logger(label: "msgpipe.bench")
+        logger.logLevel = .warning
+        let session = SendSession(
+            link: link, format: .msgpipe, profile: .msgpipe, progress: ProgressReporter(total: 0, enabled: false),
+            logger: logger, reconnects: 0, deadline: nil)
+        let info = MsgPipeServiceInfo(
+            formats: ListenCommand.advertisedFormats(.msgpipe), maximumMessageSize: UInt32(clamping: max(size, 16 << 20)),
+            serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let packetSizes = Mutex<[String: Int]>([:])
+        let order = Atomic<Int>(0)
+        let served = await session.serveSessions(
+            centrals: centrals, maximumMessageSize: size, info: info,
+            onEvent: { peer, event in
+                switch event {
+                case let .connected(maximumPacketSize), let .maximumPacketSizeChanged(maximumPacketSize):
+                    packetSizes.withLock { $0[peer] = maximumPacketSize }
+                default: break
+                }
+            },
+            transfer: { central in
+                var result = Result(index: order.add(1, ordering: .relaxed).oldValue)
+                result.peer = central.peer
+                await send(over: central.transport, scenario: scenario(central: result.index), into: &result)
+                result.mtu = Self.mtu(packetSize: packetSizes.withLock { $0[central.peer] })
+                return result
+            })
+        guard let served else { return nil }
+        let results = served.sorted { $0.index < $1.index }
+        let spans = results.compactMap(\.span)
+        let wall = spans.isEmpty ? 0 : Self.seconds(spans.map(\.lowerBound).min()!.duration(to: spans.map(\.upperBound).max()!))
+        return (results, wall)
+    }
+
+    /// Sends the scenario's messages in order over `transport`, counting what the receiver acknowledged.
+    private func send(over transport: Transport, scenario: TransferScenario, into result: inout Result) async {
+        let started = ContinuousClock.now
+        for message in 0 ..< messages {
+            do {
+                try await transport.send(scenario.message(message))
+            } catch {
+                result.error = "message \(message): \(error)"
+                break
+            }
+            result.messagesDelivered += 1
+            result.payloadBytes += size
+        }
+        let ended = ContinuousClock.now
+        result.seconds = Self.seconds(started.duration(to: ended))
+        result.span = started ..< ended
+    }
+
+    /// The ATT_MTU of a packet size: a packet is min(ATT_MTU - 3, 512) bytes, so the MTU is known exactly
+    /// below 512-byte packets.
+    private static func mtu(packetSize: Int?) -> Int? {
+        packetSize.map { $0 < 512 ? $0 + 3 : ATTOpcode.maximumMTU }
     }
 
     private func runCentral(_ index: Int) async -> Result {
@@ -86,21 +159,8 @@ struct BenchLink {
         var options = TransportOptions()
         options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, size)
         let transport = Transport(link: observed, options: options, logger: Logger(label: "msgpipe.bench"))
-        let scenario = scenario(central: index)
-        let started = ContinuousClock.now
-        for message in 0 ..< messages {
-            do {
-                try await transport.send(scenario.message(message))
-            } catch {
-                result.error = "message \(message): \(error)"
-                break
-            }
-            result.messagesDelivered += 1
-            result.payloadBytes += size
-        }
-        result.seconds = Self.seconds(ContinuousClock.now - started)
-        // A packet is min(ATT_MTU - 3, 512) bytes: the MTU is known exactly below 512-byte packets.
-        result.mtu = packetSize.withLock { $0 }.map { $0 < 512 ? $0 + 3 : ATTOpcode.maximumMTU }
+        await send(over: transport, scenario: scenario(central: index), into: &result)
+        result.mtu = Self.mtu(packetSize: packetSize.withLock { $0 })
         // After the transfer: a controller may move the link to 2M once it is up.
         result.phy = bearer?.phy
         await transport.close()

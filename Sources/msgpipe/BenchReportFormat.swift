@@ -93,8 +93,11 @@ enum BenchReportFormat {
     /// values of the others (LL payload 251, 7.5 ms interval, no per-event cap), named in `limit_assumes`.
     static let bestLink = (phy: BLEPhy.le2M, linkLayerPayload: 251, interval: Duration.microseconds(7_500))
 
+    /// One row per central (`central`: its index; `peer`: the listener, or as the peripheral the central's
+    /// address), then with several centrals the aggregate (`central`: "all") over `wallSeconds`. `direction`
+    /// is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     static func real(
-        _ results: [BenchLink.Result], wallSeconds: Double, link: String, size: Int, messages: Int
+        _ results: [BenchLink.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int
     ) -> [[(String, Value)]] {
         /// The simulator's PHY for the central's transmit PHY (nil: Coded, which the simulator does not model).
         func simulated(_ phy: LinkPHY?) -> BLEPhy? {
@@ -115,7 +118,7 @@ enum BenchReportFormat {
             let assumedPHY = phy.map { "phy \($0.transmit.rawValue) (measured)" } ?? "phy 2m"
             return [
                 ("link", .text(link)), ("central", central), ("centrals", .integer(results.count)),
-                ("peer", .text(peer)),
+                ("direction", .text(role == .central ? "to_peripheral" : "to_centrals")), ("peer", .text(peer)),
                 ("phy", .text(phy?.description ?? "unknown")), ("ll_payload", .text("unknown")),
                 ("interval_ms", .text("unknown")),
                 ("mtu", mtu.map(Value.integer) ?? .text("unknown")),

@@ -14,44 +14,47 @@ extension SendSession {
             formats: ListenCommand.advertisedFormats(format),
             maximumMessageSize: UInt32(clamping: max(inputs.sizes.max() ?? 0, 16 << 20)),
             serverMTU: UInt16(ATTOpcode.maximumMTU))
-        let failure = FirstFailure()
-        let outcomes: [(peer: String, code: SendExitCode)]
-        let accepting: Task<Void, Never>
+        let outcomes: [(peer: String, code: SendExitCode)]?
         if format == .msgpipe {
-            (outcomes, accepting) = await serveReliably(inputs: inputs, centrals: centrals, json: json, info: info, failure: failure)
+            outcomes = await serveSessions(centrals: centrals, maximumMessageSize: inputs.sizes.max() ?? 0, info: info) {
+                session in
+                var results = SendResults(inputs: inputs.paths, json: json, peer: session.peer)
+                let code = await sendMessages(
+                    inputs, over: session.transport, peerInfo: { nil }, results: &results, linkLost: { false })
+                if code != .success { printError("central \(session.peer) failed (exit code \(code.rawValue))") }
+                return (session.peer, code)
+            }
         } else {
-            (outcomes, accepting) = await servePlain(inputs: inputs, centrals: centrals, json: json, info: info, failure: failure)
+            let failure = FirstFailure()
+            let (served, accepting) = await servePlain(
+                inputs: inputs, centrals: centrals, json: json, info: info, failure: failure)
+            outcomes = await finishServing(served, centrals: centrals, accepting: accepting, failure: failure)
         }
-        accepting.cancel()
-        // The socket's accept wait ends on cancellation (and removes the socket file); the Bluetooth
-        // advertiser's wait for the next central is a blocking call, ended with the process.
-        if case .unix? = try? link.endpoint() { await accepting.value }
-        if let error = failure.error {
-            printError("cannot serve on \(link.displayName): \(error)")
-            return .linkFailure
-        }
-        guard outcomes.count == centrals else {
-            printError("\(outcomes.count) of \(centrals) centrals subscribed")
-            return .linkFailure
-        }
+        guard let outcomes else { return .linkFailure }
         return outcomes.first { $0.code != .success }?.code ?? .success
     }
 
-    /// Transport to each central's session (``TransportListener``): sessions outlive reconnects.
-    private func serveReliably(
-        inputs: SendInputs, centrals: Int, json: Bool, info: MsgPipeServiceInfo, failure: FirstFailure
-    ) async -> ([(peer: String, code: SendExitCode)], Task<Void, Never>) {
+    /// The peripheral's Transport sessions (``TransportListener``: a session outlives reconnects): accepts
+    /// centrals until `centrals` subscribed, then runs `transfer` on every one of them at once. Returns the
+    /// outcomes once all ended, or nil (after saying why on standard error) when the accept loop failed or
+    /// fewer centrals subscribed. `onEvent` sees each connection's link events with the central's address.
+    func serveSessions<Outcome: Sendable>(
+        centrals: Int, maximumMessageSize: Int, info: MsgPipeServiceInfo,
+        onEvent: @escaping @Sendable (String, LinkEvent) -> Void = { _, _ in },
+        transfer: @escaping @Sendable (TransportSession) async -> Outcome
+    ) async -> [Outcome]? {
         var options = TransportOptions()
-        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, inputs.sizes.max() ?? 0)
+        options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, maximumMessageSize)
         var limits = TransportListener.Limits()
         limits.maximumSessions = 2 * centrals
         // A central that left for longer fails its transfer (Transport's send throws `closed`).
         limits.resumeWindow = .seconds(60)
         let listener = TransportListener(options: options, limits: limits, logger: logger)
+        let failure = FirstFailure()
         let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { await listener.close() }) {
             peerLink, peer in
             logger.debug("central connected: \(peer)")
-            let observed = ObservedLink(peerLink, onEvent: { _ in }, onSent: { [progress] in progress.add($0) })
+            let observed = ObservedLink(peerLink, onEvent: { onEvent(peer, $0) }, onSent: { [progress] in progress.add($0) })
             await listener.accept(observed, peer: peer)
         }
         var sessions: [TransportSession] = []
@@ -60,20 +63,34 @@ extension SendSession {
             sessions.append(session)
             if sessions.count == centrals { break }
         }
-        let outcomes = await withTaskGroup(of: (peer: String, code: SendExitCode).self) { group in
+        let outcomes = await withTaskGroup(of: Outcome.self) { group in
             for session in sessions {
-                group.addTask {
-                    var results = SendResults(inputs: inputs.paths, json: json, peer: session.peer)
-                    let code = await sendMessages(
-                        inputs, over: session.transport, peerInfo: { nil }, results: &results, linkLost: { false })
-                    if code != .success { printError("central \(session.peer) failed (exit code \(code.rawValue))") }
-                    return (session.peer, code)
-                }
+                group.addTask { await transfer(session) }
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
         await listener.close()
-        return (outcomes, accepting)
+        return await finishServing(outcomes, centrals: centrals, accepting: accepting, failure: failure)
+    }
+
+    /// Ends the accept loop once the transfers ended; nil (said on standard error) when it failed or fewer
+    /// than `centrals` centrals took part.
+    private func finishServing<Outcome>(
+        _ outcomes: [Outcome], centrals: Int, accepting: Task<Void, Never>, failure: FirstFailure
+    ) async -> [Outcome]? {
+        accepting.cancel()
+        // The socket's accept wait ends on cancellation (and removes the socket file); the Bluetooth
+        // advertiser's wait for the next central is a blocking call, ended with the process.
+        if case .unix? = try? link.endpoint() { await accepting.value }
+        if let error = failure.error {
+            printError("cannot serve on \(link.displayName): \(error)")
+            return nil
+        }
+        guard outcomes.count == centrals else {
+            printError("\(outcomes.count) of \(centrals) centrals subscribed")
+            return nil
+        }
+        return outcomes
     }
 
     /// Plain framing to each connection: no acknowledgements, no resume.

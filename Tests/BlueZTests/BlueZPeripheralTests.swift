@@ -197,6 +197,67 @@ struct BlueZPeripheralTests {
         }
     }
 
+    /// Plays bluetoothd acquiring one characteristic's descriptor: "AcquireNotify" (char1) or "AcquireWrite"
+    /// (char0) for `device`; returns our end.
+    static func acquireHalf(_ fake: FakeBlueZ, _ member: String, device: String, mtu: UInt16) async throws -> Int32 {
+        let owner = try #require(fake.record.application.withLock { $0?.owner })
+        let options = DBusValue.variantDictionary([("device", .objectPath(device)), ("mtu", .uint16(mtu)), ("link", .string("LE"))])
+        let reply = try await fake.bus.call(
+            destination: owner, path: "/org/msgpipe/app/service0/" + (member == "AcquireNotify" ? "char1" : "char0"),
+            interface: "org.bluez.GattCharacteristic1", member: member, arguments: [options])
+        return try #require(reply.first?.fileDescriptorValue?.take())
+    }
+
+    /// A phone that only subscribes (the seeds' receiving central) is served: its link comes with the
+    /// subscription, notifications reach it, and its first write later adds the other half to the same link.
+    @Test func aCentralThatOnlySubscribesHasALinkAndItsLaterWritesJoinIt() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            let notify = try await Self.acquireHalf(fake, "AcquireNotify", device: Self.device, mtu: 185)
+            defer { close(notify) }
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 180))
+            try await connection.link.send([1, 2, 3])
+            var buffer = [UInt8](repeating: 0, count: 16)
+            var ready = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 5_000) == 1)
+            #expect(recv(notify, &buffer, buffer.count, 0) == 3)
+            #expect(Array(buffer.prefix(3)) == [1, 2, 3])
+
+            let write = try await Self.acquireHalf(fake, "AcquireWrite", device: Self.device, mtu: 185)
+            defer { close(write) }
+            #expect(send(write, [UInt8]([9, 8]), 2, 0) == 2)
+            #expect(await events.next() == .packet([9, 8]))
+            #expect(peripheral.connections.count == 0, "still one connection for the device")
+        }
+    }
+
+    /// A central that only writes has a link too; a send on it waits until the central subscribes.
+    @Test func aCentralThatOnlyWritesHasALinkAndASendWaitsForItsSubscription() async throws {
+        try await Self.withPeripheral { fake, peripheral, _ in
+            let write = try await Self.acquireHalf(fake, "AcquireWrite", device: Self.device, mtu: 100)
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let connection = try #require(await accepted.next())
+            var events = connection.link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 95))
+            #expect(send(write, [UInt8]([7]), 1, 0) == 1)
+            #expect(await events.next() == .packet([7]))
+            let link = connection.link
+            let sending = Task { try await link.send([4, 5]) }
+            let notify = try await Self.acquireHalf(fake, "AcquireNotify", device: Self.device, mtu: 100)
+            defer { close(notify) }
+            try await sending.value
+            var buffer = [UInt8](repeating: 0, count: 16)
+            var ready = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 5_000) == 1)
+            #expect(recv(notify, &buffer, buffer.count, 0) == 2)
+            // The link ends when a descriptor hangs up.
+            close(write)
+            #expect(await events.next() == .disconnected(reason: "the peer closed the connection"))
+        }
+    }
+
     @Test func aMessageOf100KiBArrivesThroughTheAcquiredDescriptorsAndOneGoesBack() async throws {
         try await Self.withPeripheral { fake, peripheral, _ in
             let (write, notify) = try await fake.acquire(device: Self.device, mtu: 185)

@@ -101,6 +101,39 @@ struct BlueZPeripheralTurnTests {
         }
     }
 
+    static func acquireNotify(_ fake: FakeBlueZ, device: String, mtu: UInt16) async throws -> Int32 {
+        let owner = fake.record.application.withLock { $0?.owner } ?? ""
+        let options = DBusValue.variantDictionary([("device", .objectPath(device)), ("mtu", .uint16(mtu)), ("link", .string("LE"))])
+        let reply = try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char1",
+                                            interface: "org.bluez.GattCharacteristic1", member: "AcquireNotify", arguments: [options])
+        return try #require(reply.first?.fileDescriptorValue?.take())
+    }
+
+    /// An independent central (bleak) that subscribes and writes nothing has a link: it holds the turn until
+    /// that link ends (listen closes a connection without a hello after 10 s), then the next one may come.
+    @Test func aCentralThatOnlySubscribedHoldsTheTurnUntilItsLinkEnds() async throws {
+        try await Self.withPeripheral { fake, peripheral, advertising in
+            var advertising = advertising
+            try await Self.connected(fake, Self.second, true)
+            #expect(await advertising.next() == false)
+            let notify = try await Self.acquireNotify(fake, device: Self.second, mtu: 517)
+            defer { close(notify) }
+            var accepted = peripheral.connections.makeAsyncIterator()
+            let subscriber = try #require(await accepted.next())
+            #expect(subscriber.device == Self.second)
+            do throws(DBusError) {
+                _ = try await Self.acquireWrite(fake, device: Self.first)
+                Issue.record("another central's AcquireWrite was accepted during the subscriber's turn")
+            } catch {
+                #expect(error.name == "org.bluez.Error.Failed")
+            }
+            await subscriber.link.close()
+            #expect(await advertising.next() == true)
+            _ = try await fake.acquire(device: Self.first, mtu: 247)
+            #expect(try #require(await accepted.next()).device == Self.first)
+        }
+    }
+
     @Test func aConnectionThatAcquiresNothingGivesItsTurnBackAfterTheTimeout() async throws {
         try await Self.withPeripheral(turnTimeout: .milliseconds(200)) { fake, _, advertising in
             var advertising = advertising

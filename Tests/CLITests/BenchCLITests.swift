@@ -94,6 +94,43 @@ struct BenchRealLinkCLITests {
         #expect(messages.filter { Array($0.body.prefix(4)) == [1, 0, 0, 0] }.count == centrals)
     }
 
+    @Test("bench --role peripheral: serves on PATH and sends every message to each subscribed central", arguments: [1, 2])
+    func unixBenchAsPeripheral(centrals: Int) throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let bench = try RunningMsgPipe(
+            ["bench", "--role", "peripheral", "--json", "--size", "100000", "--messages", "2", "--centrals", "\(centrals)"]
+                + scratch.link)
+        #expect(bench.waitForError(containing: "listening on unix:"), "no ready line: \(bench.stderrSoFar)")
+        let listeners = try (0 ..< centrals).map { _ in
+            try RunningMsgPipe(["listen", "--role", "central", "--json", "--count", "2"] + scratch.link)
+        }
+        for listener in listeners {
+            let heard = listener.finish()
+            #expect(heard.status == 0, "listen --role central: \(heard.stderr)")
+            let messages = try ListenSendCLITests.messages(heard.stdout)
+            #expect(messages.count == 2)
+            #expect(messages.allSatisfy { $0.bytes == 100_000 && $0.body.count == 100_000 })
+            // The simulator's message contents: the index in the first four bytes, little-endian, in order.
+            #expect(messages.map { Array($0.body.prefix(4)) } == [[0, 0, 0, 0], [1, 0, 0, 0]])
+        }
+        let result = bench.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == (centrals == 1 ? 1 : centrals + 1))
+        let reports = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:] }
+        for report in reports {
+            #expect(report["direction"] as? String == "to_centrals")
+            #expect(report["completed"] as? Bool == true)
+            #expect(report["mtu"] as? Int == 517)
+        }
+        let peers = Set(reports.prefix(centrals).compactMap { $0["peer"] as? String })
+        #expect(peers == Set((1 ... centrals).map { "unix:\(scratch.socket)#\($0)" }))
+        let total = try #require(reports.last)
+        #expect(total["messages_delivered"] as? Int == 2 * centrals)
+        #expect(total["payload_bytes"] as? Int == 200_000 * centrals)
+    }
+
     @Test("bench fails with exit 2, not 0, when nothing listens")
     func nothingListens() throws {
         let scratch = try Scratch()
@@ -106,6 +143,7 @@ struct BenchRealLinkCLITests {
     @Test("invalid real-link options are usage errors (64)", arguments: [
         ["--link", "tcp:x"], ["--link", "unix:/tmp/x", "--centrals", "0"], ["--link", "unix:/tmp/x", "--size", "0"],
         ["--link", "unix:/tmp/x", "--to", "AA:BB:CC:DD:EE:FF"], ["--link", "sim", "--centrals", "17"],
+        ["--to", "AA:BB:CC:DD:EE:FF", "--name", "x"], ["--name", "x", "--role", "central"],
     ])
     func invalid(arguments: [String]) throws {
         let result = try MsgPipeProcess.run(["bench"] + arguments)

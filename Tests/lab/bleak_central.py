@@ -5,6 +5,8 @@ bleak (PyPI) drives bluetoothd over the system D-Bus, as a Python app on a stock
 ADAPTER for NAME, connects, subscribes to TX, then writes COUNT packets to RX with write-without-response
 (WriteValue type "command") and prints every notification it receives, until it has NOTIFICATIONS of them or
 TIMEOUT seconds passed. It opens with one Write Request of OPENING (ff 00 03), see run(). msgpipe wrote none of this, so it checks msgpipe's BlueZ peripheral from outside.
+With --hold S it writes nothing: it connects, subscribes, holds the link S seconds and disconnects (a second
+central that takes the peripheral's turn while another waits).
 
 Each written packet describes itself, so the receiver can tell whether it arrived whole:
     byte 0 = index (0..COUNT-1), bytes 1-2 = total length (big endian), byte 3+k = (index + k) & 0xff
@@ -16,6 +18,7 @@ Output, one line each (the caller parses it):
     connect attempt N failed: ERROR   (retried, at most 3 tries)
     connected ATT_MTU M after S s
     subscribed TX
+    held S s, connected True|False    (--hold)
     wrote N packets (SIZES) in S s
     notification LENGTH HEX
     done: N notifications
@@ -95,6 +98,10 @@ async def run(args: argparse.Namespace) -> int:
         say(f"connected ATT_MTU {mtu} after {time.monotonic() - t1:.2f} s")
         await client.start_notify(tx, on_notification, bluez={"use_start_notify": not args.acquire_notify})
         say("subscribed TX")
+        if args.hold is not None:
+            await asyncio.sleep(args.hold)
+            say(f"held {args.hold:.1f} s, connected {client.is_connected}")
+            return 0 if client.is_connected else 1
         # ATT_MTU-3 is the most a Write Command carries. BlueZ before 5.69 checks handle + value against the
         # 512-byte attribute limit (src/shared/gatt-server.c write_cb: check_length(length, 0)) and drops a
         # Write Command with a value over 510 bytes without a word: 510 is the most a stock Debian 12 box takes.
@@ -129,6 +136,7 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--notifications", type=int, default=1)
     parser.add_argument("--acquire-notify", action="store_true", help="subscribe with AcquireNotify, not StartNotify")
+    parser.add_argument("--hold", type=float, help="write nothing: hold the subscribed link this many seconds")
     parser.add_argument("--scan-timeout", type=float, default=30)
     parser.add_argument("--connect-timeout", type=float, default=30)
     parser.add_argument("--timeout", type=float, default=30, help="seconds to wait for the notifications")

@@ -3,8 +3,9 @@
 
     legacy_decode.py GATTTOOL_LOG OUT_FILE
 
-Reads what `gatttool --listen` printed ("Notification handle = 0x0009 value: 53 74 61 72 74 ...", or what
-Tests/lab/nus_peripheral.py printed: "write value: 53 74 ..."), turns each
+Reads what `gatttool --listen` printed ("Notification handle = 0x0009 value: 53 74 61 72 74 ...", what
+Tests/lab/nus_peripheral.py printed: "write value: 53 74 ...", or Tests/lab/bleak_central.py: "notification 12
+537461727420..."), turns each
 value from hex back into bytes and reassembles the seeds' framing: a value beginning with ASCII "Start" opens a
 message, one beginning with "End" closes it, the bytes after a marker and every other value are data. Writes
 the first whole message to OUT_FILE and prints a summary; exit 0 only when exactly one whole message arrived
@@ -15,6 +16,8 @@ import sys
 
 # gatttool's notification lines, or Tests/lab/nus_peripheral.py's "write value: ..." lines.
 VALUE = re.compile(r"(?:(?:Notification|Indication) handle = (0x[0-9a-fA-F]+)|write) value: ((?:[0-9a-fA-F]{2} ?)*)")
+# Tests/lab/bleak_central.py's lines: "notification LENGTH HEX".
+BLEAK = re.compile(r"^notification \d+ ()([0-9a-f]*)\s*$")
 
 
 def main():
@@ -24,7 +27,7 @@ def main():
     messages, current, values, outside, interrupted = [], None, 0, 0, 0
     with open(sys.argv[1], errors="replace") as log:
         for line in log:
-            match = VALUE.search(line)
+            match = VALUE.search(line) or BLEAK.match(line)
             if not match:
                 continue
             value = bytes.fromhex(match.group(2).replace(" ", ""))

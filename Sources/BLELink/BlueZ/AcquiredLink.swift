@@ -10,13 +10,24 @@ public import Transport
 ///
 /// Carries exactly one connection: `.connected` first, then packets, then `.disconnected` when either
 /// descriptor hangs up (or ``disconnect(reason:)`` is called, e.g. on Device1.Connected false), after which
-/// `events` finishes.
+/// `events` finishes. A peripheral's link may begin with one half (bluetoothd acquires the notify descriptor
+/// when the central subscribes and the write descriptor at its first write; a phone may only subscribe, or
+/// only write): the other is attached when it comes (``attach(sending:)``, ``attach(receiving:)``), and a
+/// send waits until there is a descriptor to send on.
 public final class AcquiredLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent, Never>
     public let maximumPacketSize: Int
-    private let sender: BearerCore
-    private let receiver: BearerCore
-    private let ended = Mutex(false)
+    private let eventCapacity: Int
+
+    private struct Halves {
+        var sender: BearerCore?
+        var receiver: BearerCore?
+        var ended = false
+    }
+
+    private let halves = Mutex(Halves())
+    /// A send finds no sending descriptor ("not now") until one is attached ("ready"), or the link ends.
+    private let senderAttached = ReadinessGate()
     /// Run once when the connection ends (``whenEnded(_:)``).
     private let endHandlers = Mutex<[@Sendable () -> Void]>([])
 
@@ -28,57 +39,114 @@ public final class AcquiredLink: Link, Sendable {
         min(ATTOpcode.maximumValueLength(mtu: ATTOpcode.maximumMTU), max(23, min(mtu, ATTOpcode.maximumMTU)) - 5)
     }
 
-    /// Takes ownership of `sending` and `receiving` (connected SEQPACKET sockets) and reports `.connected`.
-    public init(sending: Int32, receiving: Int32, maximumPacketSize: Int, eventCapacity: Int = 64) throws(LinkError) {
+    /// Takes ownership of `sending` and `receiving` (connected SEQPACKET sockets; at least one of them) and
+    /// reports `.connected`.
+    public init(sending: Int32?, receiving: Int32?, maximumPacketSize: Int, eventCapacity: Int = 64) throws(LinkError) {
         self.maximumPacketSize = maximumPacketSize
-        events = BoundedAsyncQueue(capacity: max(2, eventCapacity))
-        do throws(ATTError) {
-            sender = try BearerCore(fd: sending, receiveCapacity: 4)
-            receiver = try BearerCore(fd: receiving, receiveCapacity: max(1, eventCapacity / 2))
-            try sender.start()
-            try receiver.start()
-        } catch {
-            throw .io("starting the acquired link: \(error)")
-        }
+        self.eventCapacity = max(2, eventCapacity)
+        events = BoundedAsyncQueue(capacity: self.eventCapacity)
+        guard sending != nil || receiving != nil else { throw .io("an acquired link needs a descriptor") }
         _ = try? events.pushIgnoringCapacity(.connected(maximumPacketSize: maximumPacketSize))
+        do throws(LinkError) {
+            if let sending { try attach(sending: sending) }
+            if let receiving { try attach(receiving: receiving) }
+        } catch {
+            disconnect(reason: "\(error)")
+            throw error
+        }
+    }
+
+    deinit {
+        let (sender, receiver) = halves.withLock { ($0.sender, $0.receiver) }
+        sender?.close()
+        receiver?.close()
+    }
+
+    /// Takes ownership of `descriptor` as the one to send on (replacing an earlier one); waiting sends go on.
+    public func attach(sending descriptor: Int32) throws(LinkError) {
+        let core = try start(descriptor, receiveCapacity: 4)
+        guard let replaced = install(core, asSender: true) else { return }
+        replaced?.close()
+        senderAttached.signalReady()
+        // Nothing is expected from the peer here but the hang-up (BlueZ 5.80+ writes 0x01 per indication
+        // confirmation into a notify descriptor: ignored).
+        Task { [weak self] in
+            while let event = await core.receive() {
+                if case let .disconnected(reason) = event {
+                    self?.halfEnded(core, reason: reason)
+                    return
+                }
+            }
+        }
+    }
+
+    /// Takes ownership of `descriptor` as the one to receive on (replacing an earlier one).
+    public func attach(receiving descriptor: Int32) throws(LinkError) {
+        let core = try start(descriptor, receiveCapacity: max(1, eventCapacity / 2))
+        guard let replaced = install(core, asSender: false) else { return }
+        replaced?.close()
         // One pump per descriptor for the life of the connection (not per packet).
-        Task { [receiver, weak self] in
-            while let event = await receiver.receive() {
+        Task { [weak self] in
+            while let event = await core.receive() {
                 switch event {
                 case let .pdu(value):
                     guard let self else { return }
                     do { try await self.events.push(.packet(value)) } catch { return }
                 case let .disconnected(reason):
-                    self?.disconnect(reason: reason)
-                    return
-                }
-            }
-        }
-        Task { [sender, weak self] in
-            // Nothing is expected from the peer here but the hang-up (BlueZ 5.80+ writes 0x01 per indication
-            // confirmation into a notify descriptor: ignored).
-            while let event = await sender.receive() {
-                if case let .disconnected(reason) = event {
-                    self?.disconnect(reason: reason)
+                    self?.halfEnded(core, reason: reason)
                     return
                 }
             }
         }
     }
 
-    deinit {
-        sender.close()
-        receiver.close()
+    private func start(_ descriptor: Int32, receiveCapacity: Int) throws(LinkError) -> BearerCore {
+        do throws(ATTError) {
+            let core = try BearerCore(fd: descriptor, receiveCapacity: receiveCapacity)
+            try core.start()
+            return core
+        } catch {
+            throw .io("starting the acquired link: \(error)")
+        }
+    }
+
+    /// Puts `core` in place; the half it replaces (nil: none), or nil when the link has ended (`core` is
+    /// closed then).
+    private func install(_ core: BearerCore, asSender: Bool) -> BearerCore?? {
+        let replaced = halves.withLock { halves -> BearerCore?? in
+            guard !halves.ended else { return nil }
+            if asSender {
+                defer { halves.sender = core }
+                return .some(halves.sender)
+            }
+            defer { halves.receiver = core }
+            return .some(halves.receiver)
+        }
+        if replaced == nil { core.close() }
+        return replaced
+    }
+
+    /// A descriptor hung up: the connection ends, unless that descriptor was replaced already.
+    private func halfEnded(_ core: BearerCore, reason: String) {
+        let current = halves.withLock { $0.sender === core || $0.receiver === core }
+        if current { disconnect(reason: reason) }
     }
 
     /// True once the connection ended (either side hung up, or ``disconnect(reason:)``).
-    var hasEnded: Bool { ended.withLock { $0 } }
+    var hasEnded: Bool { halves.withLock { $0.ended } }
 
     /// Ends the connection: `.disconnected(reason)` after what was received, then `events` finishes.
     public func disconnect(reason: String) {
-        guard ended.withLock({ ended in defer { ended = true }; return !ended }) else { return }
-        sender.close()
-        receiver.close()
+        let ended = halves.withLock { halves -> (BearerCore?, BearerCore?)? in
+            guard !halves.ended else { return nil }
+            halves.ended = true
+            defer { (halves.sender, halves.receiver) = (nil, nil) }
+            return (halves.sender, halves.receiver)
+        }
+        guard let (sender, receiver) = ended else { return }
+        sender?.close()
+        receiver?.close()
+        senderAttached.fail(LinkError.disconnected(reason: "the acquired descriptors are closed"))
         _ = try? events.pushIgnoringCapacity(.disconnected(reason: reason))
         events.finish()
         for handler in endHandlers.withLock({ handlers in defer { handlers.removeAll() }; return handlers }) { handler() }
@@ -86,9 +154,9 @@ public final class AcquiredLink: Link, Sendable {
 
     /// Runs `body` once the connection ended (at once if it has).
     func whenEnded(_ body: @escaping @Sendable () -> Void) {
-        let now = ended.withLock { ended in
-            if !ended { endHandlers.withLock { $0.append(body) } }
-            return ended
+        let now = halves.withLock { halves in
+            if !halves.ended { endHandlers.withLock { $0.append(body) } }
+            return halves.ended
         }
         if now { body() }
     }
@@ -97,7 +165,13 @@ public final class AcquiredLink: Link, Sendable {
         guard packet.count <= maximumPacketSize else {
             throw LinkError.packetTooLarge(size: packet.count, limit: maximumPacketSize)
         }
-        if ended.withLock({ $0 }) { throw LinkError.disconnected(reason: "the acquired descriptors are closed") }
+        var sender: BearerCore?
+        // Until the central subscribed (a peripheral's notify descriptor), there is nothing to send on.
+        try await senderAttached.send {
+            sender = halves.withLock { $0.sender }
+            return sender != nil
+        }
+        guard let sender else { throw LinkError.disconnected(reason: "the acquired descriptors are closed") }
         do {
             try await sender.send(packet[...])
         } catch .cancelled {

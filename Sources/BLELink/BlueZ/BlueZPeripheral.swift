@@ -76,15 +76,8 @@ public final class BlueZPeripheral: Sendable {
         public let device: String
     }
 
-    private struct Pending {
-        var write: Int32?
-        var notify: Int32?
-        var mtu = 23
-    }
-
     /// Accepted connections, bounded: a full queue refuses the next acquire with org.bluez.Error.Failed.
     public let connections: BoundedAsyncQueue<Connection, Never>
-    private let pending = Mutex<[String: Pending]>([:])
     private let registrations = Mutex<[DBusRegistration]>([])
     /// Links handed out, by device path, so Device1.Connected false ends the right one.
     private let links = Mutex<[String: AcquiredLink]>([:])
@@ -306,8 +299,6 @@ public final class BlueZPeripheral: Sendable {
             }
         }
         for registration in registrations.withLock({ $0 }) { registration.cancel() }
-        let left = pending.withLock { pending in defer { pending.removeAll() }; return pending.values }
-        for entry in left { for fd in [entry.write, entry.notify].compactMap({ $0 }) { Glibc.close(fd) } }
         connections.finish()
     }
 
@@ -390,8 +381,6 @@ public final class BlueZPeripheral: Sendable {
             turn.number += 1
         }
         let ended = links.withLock { links in defer { links.removeAll() }; return Array(links.values) }
-        let left = pending.withLock { pending in defer { pending.removeAll() }; return pending.values }
-        for entry in left { for fd in [entry.write, entry.notify].compactMap({ $0 }) { Glibc.close(fd) } }
         var disconnected = 0
         for link in ended where !link.hasEnded {
             link.disconnect(reason: "bluetoothd left the bus")
@@ -596,43 +585,36 @@ public final class BlueZPeripheral: Sendable {
         var fds: [Int32] = [-1, -1]
         let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         guard socketpair(AF_UNIX, type, 0, &fds) == 0 else { throw .system(operation: "socketpair", errno: errno) }
-        let ready = pending.withLock { pending -> Pending? in
-            var entry = pending[device] ?? Pending()
-            if notify {
-                if let old = entry.notify { Glibc.close(old) }
-                entry.notify = fds[0]
-                entry.mtu = mtu
-            } else {
-                if let old = entry.write { Glibc.close(old) }
-                entry.write = fds[0]
-            }
-            guard entry.write != nil, entry.notify != nil else {
-                pending[device] = entry
-                return nil
-            }
-            pending[device] = nil
-            return entry
-        }
-        if let ready, let write = ready.write, let notifyFD = ready.notify {
+        // The device's link, if one of its halves came already: this is the other half (or a new one).
+        if let link = links.withLock({ links in links[device].flatMap { $0.hasEnded ? nil : $0 } }) {
             do {
-                let link = try AcquiredLink(sending: notifyFD, receiving: write,
-                                            maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: ready.mtu))
-                links.withLock { links in
-                    links = links.filter { !$0.value.hasEnded }  // links that ended on their own
-                    links[device] = link
-                }
-                linked(device, link)
-                guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
-                    link.disconnect(reason: "too many connections waiting to be accepted")
-                    Glibc.close(fds[1])
-                    throw DBusError.remote(name: "org.bluez.Error.Failed", message: "too many connections waiting")
-                }
-            } catch let error as DBusError {
-                throw error
+                if notify { try link.attach(sending: fds[0]) } else { try link.attach(receiving: fds[0]) }
             } catch {
                 Glibc.close(fds[1])
                 throw .failed("\(error)")
             }
+            return [.unixFD(DBusFileDescriptor(adopting: fds[1])), .uint16(UInt16(clamping: mtu))]
+        }
+        // The first half makes the link: a central that only subscribes (a phone receiving) or only writes
+        // is served too; the other half is attached when bluetoothd acquires it.
+        do {
+            let link = try AcquiredLink(sending: notify ? fds[0] : nil, receiving: notify ? nil : fds[0],
+                                        maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: mtu))
+            links.withLock { links in
+                links = links.filter { !$0.value.hasEnded }  // links that ended on their own
+                links[device] = link
+            }
+            linked(device, link)
+            guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
+                link.disconnect(reason: "too many connections waiting to be accepted")
+                Glibc.close(fds[1])
+                throw DBusError.remote(name: "org.bluez.Error.Failed", message: "too many connections waiting")
+            }
+        } catch let error as DBusError {
+            throw error
+        } catch {
+            Glibc.close(fds[1])
+            throw .failed("\(error)")
         }
         return [.unixFD(DBusFileDescriptor(adopting: fds[1])), .uint16(UInt16(clamping: mtu))]
     }

@@ -169,6 +169,7 @@ cat "$OUT/t25f1.json" "$OUT/t25f2.json" "$OUT"/t25f*_bench.log "$OUT"/t25f*_[bc]
 expect "bench --name (hci0) pushes 4 x 256 KiB to one central, then to two at once (listen --to on hci1, hci2): all acknowledged" \
 	"$OUT/t25f.log" "listen B exit 0" "bench one exit 0" "listen two B exit 0" "listen two C exit 0" "bench two exit 0" \
 	"t25f1_b messages: 4" "t25f2_b messages: 4" "t25f2_c messages: 4" '"direction":"to_centrals"' '"central":"all"' \
+	'"phy":"(1m|2m|coded|tx [a-z0-9]+ / rx [a-z0-9]+|unknown)"' '"mtu":517' \
 	"\"peer\":\"$B" "\"peer\":\"$C"
 kbps_of() { grep -h -- "$2" "$1" 2>/dev/null | sed -n 's/.*"goodput_kbps":\([0-9.]*\).*/\1/p' | head -1; }
 echo "   bench --name (peripheral to centrals, 1 MiB each in 4 messages): one central $(kbps_of "$OUT/t25f1.json" '"central":0') kbit/s; two at once $(kbps_of "$OUT/t25f2.json" '"central":0') and $(kbps_of "$OUT/t25f2.json" '"central":1') kbit/s, aggregate $(kbps_of "$OUT/t25f2.json" '"central":"all"') kbit/s" |

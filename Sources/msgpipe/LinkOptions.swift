@@ -61,10 +61,12 @@ struct LinkOptions: ParsableArguments {
     /// leaves), until `connections` were accepted (nil: until cancelled); returns once the last `handle`
     /// returned. The link is connected when `handle` starts and closed after it returned; on msgpipe's own
     /// GATT it is served (with `info`) while `handle` runs. With `shutdown`, a signal removes the socket file
-    /// or stops advertising.
+    /// or stops advertising. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (bench reads the
+    /// PHY from it); through bluetoothd there is none.
     func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         shutdown: ShutdownSignal?, verbose: Bool = false, onReady: (String) -> Void,
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         let profile = try gattProfile()
@@ -77,6 +79,7 @@ struct LinkOptions: ParsableArguments {
             profile: profile, connections: connections, maximumConcurrent: maximumConcurrent, shutdown: shutdown,
             onReady: onReady
         ) { bearer, peer in
+            onBearer(bearer, peer)
             let gattLink = GATTLink(profile: profile)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await handle(.gatt(gattLink), peer) }

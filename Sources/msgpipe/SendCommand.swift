@@ -39,7 +39,9 @@ struct SendCommand: AsyncParsableCommand {
             to the link, not that the central took it. A link that drops during a plain transfer is a \
             failure (exit 1). Through bluetoothd (--backend bluez) a central sends every plain packet as a \
             Write Request and waits for its response (slower), so exit 0 means the same as above: bluetoothd \
-            answers our own descriptors' writes itself and queues without bound, which would hide a loss.
+            answers our own descriptors' writes itself and queues without bound, which would hide a loss. \
+            A bluetoothd that uses several ATT channels (EATT: 5.66, Debian 12's) may deliver a peripheral's \
+            notifications out of order, which plain framing cannot repair: README's stock-box section turns it off.
 
             A progress bar is drawn on standard error when it is a terminal (not with --json). With --json \
             one line per acknowledged message goes to standard output (keys sorted): \

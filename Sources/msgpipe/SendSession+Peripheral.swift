@@ -1,3 +1,4 @@
+import BLELink
 import GATT
 import Backpressure
 import Synchronization
@@ -37,10 +38,12 @@ extension SendSession {
     /// The peripheral's Transport sessions (``TransportListener``: a session outlives reconnects): accepts
     /// centrals until `centrals` subscribed, then runs `transfer` on every one of them at once. Returns the
     /// outcomes once all ended, or nil (after saying why on standard error) when the accept loop failed or
-    /// fewer centrals subscribed. `onEvent` sees each connection's link events with the central's address.
+    /// fewer centrals subscribed. `onEvent` sees each connection's link events with the central's address,
+    /// `onBearer` its ATT bearer (msgpipe's own GATT only).
     func serveSessions<Outcome: Sendable>(
         centrals: Int, maximumMessageSize: Int, info: MsgPipeServiceInfo,
         onEvent: @escaping @Sendable (String, LinkEvent) -> Void = { _, _ in },
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         transfer: @escaping @Sendable (TransportSession) async -> Outcome
     ) async -> [Outcome]? {
         var options = TransportOptions()
@@ -51,8 +54,9 @@ extension SendSession {
         limits.resumeWindow = .seconds(60)
         let listener = TransportListener(options: options, limits: limits, logger: logger)
         let failure = FirstFailure()
-        let accepting = accept(centrals: centrals, info: info, failure: failure, onFailure: { await listener.close() }) {
-            peerLink, peer in
+        let accepting = accept(
+            centrals: centrals, info: info, failure: failure, onFailure: { await listener.close() }, onBearer: onBearer
+        ) { peerLink, peer in
             logger.debug("central connected: \(peer)")
             let observed = ObservedLink(peerLink, onEvent: { onEvent(peer, $0) }, onSent: { [progress] in progress.add($0) })
             await listener.accept(observed, peer: peer)
@@ -135,13 +139,14 @@ extension SendSession {
     private func accept(
         centrals: Int, info: MsgPipeServiceInfo, failure: FirstFailure,
         onFailure: @escaping @Sendable () async -> Void,
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) -> Task<Void, Never> {
         Task { [link, logger] in
             do {
                 try await link.acceptLinks(
                     info: info, connections: nil, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals, shutdown: nil,
-                    verbose: logger.logLevel <= .debug, onReady: { printError($0) }, handle: handle)
+                    verbose: logger.logLevel <= .debug, onReady: { printError($0) }, onBearer: onBearer, handle: handle)
             } catch is CancellationError {
             } catch ATTError.cancelled {
             } catch {

@@ -65,8 +65,7 @@ public final class AcquiredLink: Link, Sendable {
     /// Takes ownership of `descriptor` as the one to send on (replacing an earlier one); waiting sends go on.
     public func attach(sending descriptor: Int32) throws(LinkError) {
         let core = try start(descriptor, receiveCapacity: 4)
-        guard let replaced = install(core, asSender: true) else { return }
-        replaced?.close()
+        guard install(core, asSender: true) else { return }
         senderAttached.signalReady()
         // Nothing is expected from the peer here but the hang-up (BlueZ 5.80+ writes 0x01 per indication
         // confirmation into a notify descriptor: ignored).
@@ -83,8 +82,7 @@ public final class AcquiredLink: Link, Sendable {
     /// Takes ownership of `descriptor` as the one to receive on (replacing an earlier one).
     public func attach(receiving descriptor: Int32) throws(LinkError) {
         let core = try start(descriptor, receiveCapacity: max(1, eventCapacity / 2))
-        guard let replaced = install(core, asSender: false) else { return }
-        replaced?.close()
+        guard install(core, asSender: false) else { return }
         // One pump per descriptor for the life of the connection (not per packet).
         Task { [weak self] in
             while let event = await core.receive() {
@@ -110,20 +108,18 @@ public final class AcquiredLink: Link, Sendable {
         }
     }
 
-    /// Puts `core` in place; the half it replaces (nil: none), or nil when the link has ended (`core` is
-    /// closed then).
-    private func install(_ core: BearerCore, asSender: Bool) -> BearerCore?? {
-        let replaced = halves.withLock { halves -> BearerCore?? in
-            guard !halves.ended else { return nil }
-            if asSender {
-                defer { halves.sender = core }
-                return .some(halves.sender)
-            }
-            defer { halves.receiver = core }
-            return .some(halves.receiver)
+    /// Puts `core` in place of the sending or receiving half and closes the half it replaces; false (and
+    /// `core` closed) when the link has ended.
+    private func install(_ core: BearerCore, asSender: Bool) -> Bool {
+        let (installed, replaced) = halves.withLock { halves -> (Bool, BearerCore?) in
+            guard !halves.ended else { return (false, nil) }
+            let replaced = asSender ? halves.sender : halves.receiver
+            if asSender { halves.sender = core } else { halves.receiver = core }
+            return (true, replaced)
         }
-        if replaced == nil { core.close() }
-        return replaced
+        replaced?.close()
+        if !installed { core.close() }
+        return installed
     }
 
     /// A descriptor hung up: the connection ends, unless that descriptor was replaced already.

@@ -176,6 +176,43 @@ echo "   bench --name (peripheral to centrals, 1 MiB each in 4 messages): one ce
 	tee -a "$OUT/results.txt"
 no_links
 
+# 25g. Is a pair of centrals slower because of msgpipe or because of the lab? The raw C baseline (att_blast: Write
+#      Commands straight on the kernel's ATT channel, no msgpipe, no GATT) sends 2 MiB from hci1 alone, then from
+#      hci1 and hci2 at once into one sink on hci0 (att_blast sink A 2, poll), both started together through a
+#      FIFO after they connected. results.txt: each time and the pair's against one alone, beside msgpipe's
+#      (checks 19, 25, 25d): where the raw pair also takes about twice one alone, the lab's single emulated
+#      controller is shared and the pair cannot be faster; where it does not, msgpipe's own cost (a debug build
+#      in a TCG VM) is the limit.
+GATE="$OUT/t25g.gate"; rm -f "$GATE"; mkfifo "$GATE"
+btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
+"$LABBIN/att_blast" sink "$A" > "$OUT/t25g_sink1.log" 2>&1 & SINK=$!
+wait_for "$OUT/t25g_sink1.log" "listening"
+timeout 120 "$LABBIN/att_blast" send "$B" "$A" 2097152 > "$OUT/t25g_one.log" 2>&1; echo "one exit $?" > "$OUT/t25g.log"
+wait_bounded $SINK 30; echo "sink one exit $?" >> "$OUT/t25g.log"
+no_links
+"$LABBIN/att_blast" sink "$A" 2 > "$OUT/t25g_sink2.log" 2>&1 & SINK=$!
+wait_for "$OUT/t25g_sink2.log" "listening"
+btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
+timeout 120 "$LABBIN/att_blast" send "$B" "$A" 2097152 "$GATE" > "$OUT/t25g_b.log" 2>&1 & P1=$!
+wait_for "$OUT/t25g_b.log" "connected|rror"
+btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
+timeout 120 "$LABBIN/att_blast" send "$C" "$A" 2097152 "$GATE" > "$OUT/t25g_c.log" 2>&1 & P2=$!
+wait_for "$OUT/t25g_c.log" "connected|rror"
+timeout 10 sh -c "echo go > '$GATE'"
+wait $P1; echo "B exit $?" >> "$OUT/t25g.log"
+wait $P2; echo "C exit $?" >> "$OUT/t25g.log"
+wait_bounded $SINK 30; echo "sink two exit $?" >> "$OUT/t25g.log"
+btmgmt --index 0 rm-adv 1 > /dev/null 2>&1
+cat "$OUT"/t25g_one.log "$OUT"/t25g_sink1.log "$OUT"/t25g_b.log "$OUT"/t25g_c.log "$OUT"/t25g_sink2.log >> "$OUT/t25g.log"
+expect "raw C baseline: 2 MiB from one central, then from two at once (hci1, hci2) into one sink on hci0: all arrives" \
+	"$OUT/t25g.log" "one exit 0" "B exit 0" "C exit 0" "sink got 2097152 bytes" "sink got 4194304 bytes"
+raw_secs() { sed -n 's/.*sent [0-9]* bytes in \([0-9.]*\) s.*/\1/p' "$1" | head -1; }
+RAW1=$(raw_secs "$OUT/t25g_one.log"); RAWB=$(raw_secs "$OUT/t25g_b.log"); RAWC=$(raw_secs "$OUT/t25g_c.log")
+echo "   raw C baseline (no msgpipe), 2 MiB: one alone ${RAW1:-?} s; two at once ${RAWB:-?} s and ${RAWC:-?} s, $(ratio "$(max "$RAWB" "$RAWC")" "$RAW1") times one alone" |
+	tee -a "$OUT/results.txt"
+rm -f "$GATE"
+no_links
+
 # 26. The legacy format (the seeds' Start/End) from a peripheral, in seed 000_*'s layout (custom:FFF0:FFF2:FFF1)
 #     a) into BlueZ's gatttool on hci1, an independent central, over ONE connection as a phone app would
 #        (interactive gatttool fed by a pipe that waits, bounded, for what it needs): connect, char-desc finds

@@ -62,10 +62,11 @@ struct LinkOptions: ParsableArguments {
     /// returned. The link is connected when `handle` starts and closed after it returned; on msgpipe's own
     /// GATT it is served (with `info`) while `handle` runs. With `shutdown`, a signal removes the socket file
     /// or stops advertising. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (bench reads the
-    /// PHY from it); through bluetoothd there is none.
+    /// PHY from it); through bluetoothd there is none. `unnumbered`: the packets carry a plain format, which
+    /// cannot put values back in order (a bluetoothd with EATT on by default gets a warning).
     func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
-        shutdown: ShutdownSignal?, verbose: Bool = false, onReady: (String) -> Void,
+        shutdown: ShutdownSignal?, verbose: Bool = false, unnumbered: Bool = false, onReady: (String) -> Void,
         onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
@@ -73,7 +74,8 @@ struct LinkOptions: ParsableArguments {
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             return try await acceptAcquiredLinks(
                 bus: bus, profile: profile, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
-                centralsAtOnce: centralsAtOnce, shutdown: shutdown, verbose: verbose, onReady: onReady, handle: handle)
+                centralsAtOnce: centralsAtOnce, shutdown: shutdown, verbose: verbose, unnumbered: unnumbered,
+                onReady: onReady, handle: handle)
         }
         try await acceptBearers(
             profile: profile, connections: connections, maximumConcurrent: maximumConcurrent, shutdown: shutdown,
@@ -95,11 +97,19 @@ struct LinkOptions: ParsableArguments {
     /// `centralsAtOnce` above 1 (send --name --centrals N) fails at once with the remedy.
     private func acceptAcquiredLinks(
         bus: DBusConnection, profile: GATTServiceProfile, info: MsgPipeServiceInfo, connections: Int?,
-        maximumConcurrent: Int, centralsAtOnce: Int, shutdown: ShutdownSignal?, verbose: Bool, onReady: (String) -> Void,
-        handle: @escaping @Sendable (PeerLink, String) async -> Void
+        maximumConcurrent: Int, centralsAtOnce: Int, shutdown: ShutdownSignal?, verbose: Bool, unnumbered: Bool,
+        onReady: (String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
         defer { bus.close() }
         let version = await BlueZVersion.running(bus: bus)
+        if unnumbered, version.map({ $0 < .eattOffByDefault }) ?? true, !BluetoothdConfiguration.turnsEATTOff() {
+            printError("""
+                note: \(version.map { "bluetoothd \($0)" } ?? "this bluetoothd") may carry values over several ATT \
+                channels (EATT) to a central that supports them, and they can arrive out of order, which the \
+                plain formats cannot repair: set Channels = 1 under [GATT] in /etc/bluetooth/main.conf, or use \
+                --format msgpipe
+                """)
+        }
         let oneAtATime = version.map { $0 < .perCentralSockets } ?? true
         if oneAtATime, centralsAtOnce > 1 {
             throw BlueZError.severalCentralsUnsupported(version: version, centrals: centralsAtOnce)

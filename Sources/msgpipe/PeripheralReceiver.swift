@@ -47,7 +47,7 @@ final class PeripheralReceiver: Sendable {
         let numbers = Atomic<Int>(0)
         try await link.acceptLinks(
             info: info, connections: connections, maximumConcurrent: maximumCentrals, shutdown: shutdown,
-            verbose: verbose, onReady: onReady
+            verbose: verbose, unnumbered: true, onReady: onReady
         ) { [self] peerLink, peer in
             let number = numbers.add(1, ordering: .relaxed).newValue
             active.add(1, ordering: .relaxed)

@@ -146,7 +146,8 @@ extension SendSession {
             do {
                 try await link.acceptLinks(
                     info: info, connections: nil, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals, shutdown: nil,
-                    verbose: logger.logLevel <= .debug, onReady: { printError($0) }, onBearer: onBearer, handle: handle)
+                    verbose: logger.logLevel <= .debug, unnumbered: format != .msgpipe, onReady: { printError($0) },
+                    onBearer: onBearer, handle: handle)
             } catch is CancellationError {
             } catch ATTError.cancelled {
             } catch {

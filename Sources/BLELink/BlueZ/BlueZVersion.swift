@@ -19,6 +19,10 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
     /// The first version whose bluetoothd hands every central its own acquired write (5.69) and notify
     /// (5.76) socket, so that several centrals can be served at once.
     public static let perCentralSockets = BlueZVersion(major: 5, minor: 76)
+    /// The first bluetoothd whose EATT (several ATT bearers per link, `[GATT] Channels`) is off unless asked
+    /// for. Before it, values a peer sends over its bearers can arrive out of order, which the plain formats
+    /// cannot repair (docs/LAB.md, check 30b).
+    public static let eattOffByDefault = BlueZVersion(major: 5, minor: 67)
 
     /// Parses `bluetoothd --version`'s output ("5.66\n"); nil for anything else. At most 32 bytes are looked at.
     public init?(parsing output: some Collection<UInt8>) {

@@ -183,7 +183,7 @@ no_links
 #      (checks 19, 25, 25d): where the raw pair also takes about twice one alone, the lab's single emulated
 #      controller is shared and the pair cannot be faster; where it does not, msgpipe's own cost (a debug build
 #      in a TCG VM) is the limit.
-GATE="$OUT/t25g.gate"; rm -f "$GATE"; mkfifo "$GATE"
+GATE=$(mktemp -u /tmp/t25g.XXXXXX); mkfifo "$GATE"   # not in $OUT: its 9p share has no FIFOs
 btmgmt --index 0 add-adv -c -g 1 > /dev/null 2>&1
 "$LABBIN/att_blast" sink "$A" > "$OUT/t25g_sink1.log" 2>&1 & SINK=$!
 wait_for "$OUT/t25g_sink1.log" "listening"

@@ -175,6 +175,46 @@ struct BlueZBackendCLITests {
         #expect(line.contains("\"bytes\":60000"), "\(line)")
     }
 
+    /// The seeds' receiving phone through bluetoothd: it only subscribes (bluetoothd acquires only the notify
+    /// descriptor) and gets every legacy value; the note says a bluetoothd with EATT may reorder them.
+    @Test func sendAsPeripheralInTheLegacyFormatReachesACentralThatOnlySubscribes() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let body = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bluez-legacy-\(getpid())")
+        try Data(body).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let send = try Command(["send", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-plain",
+                                "--format", "legacy", file.path], bus: bus.address)
+        #expect(await send.waitForError("advertising 'msgpipe-plain' on hci0 (through bluetoothd)"), "\(send.errors)")
+
+        let notify = try await BlueZPeripheralTests.acquireHalf(
+            fake, "AcquireNotify", device: BlueZPeripheralTests.device, mtu: 185)
+        defer { close(notify) }
+        var values: [[UInt8]] = []
+        while values.last.map({ !$0.starts(with: Array("End".utf8)) }) ?? true {
+            var ready = pollfd(fd: notify, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 10_000) == 1 else {
+                Issue.record("no End value after \(values.count) values")
+                break
+            }
+            var buffer = [UInt8](repeating: 0, count: 600)
+            let count = recv(notify, &buffer, buffer.count, 0)
+            guard count > 0 else { break }
+            values.append(Array(buffer.prefix(count)))
+        }
+        let (_, status) = await send.finish()
+        #expect(status == 0, "\(send.errors)")
+        #expect(values.allSatisfy { $0.count <= AcquiredLink.maximumPacketSize(mtu: 185) })
+        let first = try #require(values.first)
+        #expect(first.starts(with: Array("Start".utf8)))
+        let decoded = values.dropFirst().dropLast().reduce(Array(first.dropFirst(5))) { $0 + $1 } + (values.last ?? []).dropFirst(3)
+        #expect(decoded == body)
+        #expect(send.errors.contains("may carry values over several ATT channels (EATT)"), "\(send.errors)")
+    }
+
     /// The fake's version cannot be told (it is not a bluetoothd): it is served as one before 5.76, one central
     /// at a time, so waiting for two subscribed centrals fails at once with the remedy instead of never ending.
     @Test func sendAsPeripheralToTwoCentralsThroughAnOldBluetoothdFailsWithTheRemedy() async throws {

@@ -4,7 +4,8 @@
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running),
-# LAB_STOCKBOX_KILL=1 (check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT).
+# LAB_STOCKBOX_KILL=1 (check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
+# LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -24,7 +25,8 @@ fi
 PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Scripts/blelab.sh --setup-bleak ||
 	echo "lab: bleak could not be installed: the stock-box bleak checks will be skipped"
 t1=$(now)
-swift build --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
+CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
+swift build -c "$CONFIGURATION" --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
 mkdir -p .build/lab
 for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"
@@ -32,7 +34,8 @@ done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-1500}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" Scripts/lab-test.sh \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-0}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
+	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
 t3=$(now)

@@ -31,10 +31,11 @@ struct BenchLink {
         var phy: LinkPHY?
         var messagesDelivered = 0
         var payloadBytes = 0
-        var seconds = 0.0
         var error: String?
-        /// When this central's transfer began and ended (for the wall time of several).
+        /// When this central's transfer began and ended (nil: it never began).
         var span: Range<ContinuousClock.Instant>?
+
+        var seconds: Double { span.map { BenchLink.seconds($0.lowerBound.duration(to: $0.upperBound)) } ?? 0 }
 
         var goodputKbps: Double { seconds > 0 ? Double(payloadBytes * 8) / seconds / 1000 : 0 }
         var succeeded: Bool { error == nil }
@@ -72,9 +73,7 @@ struct BenchLink {
         let session = SendSession(
             link: link, format: .msgpipe, profile: .msgpipe, progress: ProgressReporter(total: 0, enabled: false),
             logger: logger, reconnects: 0, deadline: nil)
-        let info = MsgPipeServiceInfo(
-            formats: ListenCommand.advertisedFormats(.msgpipe), maximumMessageSize: UInt32(clamping: max(size, 16 << 20)),
-            serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let info = session.serviceInfo(largestMessage: size)
         let packetSizes = Mutex<[String: Int]>([:])
         let bearers = Mutex<[String: ATTBearer]>([:])
         let order = Atomic<Int>(0)
@@ -124,9 +123,7 @@ struct BenchLink {
             result.payloadBytes += size
             acknowledged(&result)
         }
-        let ended = ContinuousClock.now
-        result.seconds = Self.seconds(started.duration(to: ended))
-        result.span = started ..< ended
+        result.span = started ..< ContinuousClock.now
     }
 
     /// The ATT_MTU of a packet size: a packet is min(ATT_MTU - 3, 512) bytes, so the MTU is known exactly

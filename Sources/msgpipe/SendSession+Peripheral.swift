@@ -11,10 +11,7 @@ extension SendSession {
     /// drops and comes back resumes its own session; success means every central acknowledged every
     /// message. A central that fails is reported by address; the exit code is the first failure's.
     func serve(inputs: SendInputs, centrals: Int, json: Bool) async -> SendExitCode {
-        let info = MsgPipeServiceInfo(
-            formats: ListenCommand.advertisedFormats(format),
-            maximumMessageSize: UInt32(clamping: max(inputs.sizes.max() ?? 0, 16 << 20)),
-            serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let info = serviceInfo(largestMessage: inputs.sizes.max() ?? 0)
         let outcomes: [(peer: String, code: SendExitCode)]?
         if format == .msgpipe {
             outcomes = await serveSessions(centrals: centrals, maximumMessageSize: inputs.sizes.max() ?? 0, info: info) {
@@ -33,6 +30,15 @@ extension SendSession {
         }
         guard let outcomes else { return .linkFailure }
         return outcomes.first { $0.code != .success }?.code ?? .success
+    }
+
+    /// What the peripheral's info characteristic says: the format, messages up to the largest to send (at
+    /// least 16 MiB), and the largest ATT_MTU.
+    func serviceInfo(largestMessage: Int) -> MsgPipeServiceInfo {
+        MsgPipeServiceInfo(
+            formats: ListenCommand.advertisedFormats(format),
+            maximumMessageSize: UInt32(clamping: max(largestMessage, 16 << 20)),
+            serverMTU: UInt16(ATTOpcode.maximumMTU))
     }
 
     /// The peripheral's Transport sessions (``TransportListener``: a session outlives reconnects): accepts

@@ -161,13 +161,7 @@ public final class AcquiredLink: Link, Sendable {
         guard packet.count <= maximumPacketSize else {
             throw LinkError.packetTooLarge(size: packet.count, limit: maximumPacketSize)
         }
-        var sender: BearerCore?
-        // Until the central subscribed (a peripheral's notify descriptor), there is nothing to send on.
-        try await senderAttached.send {
-            sender = halves.withLock { $0.sender }
-            return sender != nil
-        }
-        guard let sender else { throw LinkError.disconnected(reason: "the acquired descriptors are closed") }
+        let sender = try await attachedSender()
         do {
             try await sender.send(packet[...])
         } catch .cancelled {
@@ -179,6 +173,20 @@ public final class AcquiredLink: Link, Sendable {
         } catch {
             throw LinkError.io("\(error)")
         }
+    }
+
+    /// The descriptor to send on: at once in the usual case (no gate turn per packet); until the central
+    /// subscribed (a peripheral's notify descriptor), the wait on ``senderAttached``; its failure once the
+    /// link ended.
+    private func attachedSender() async throws -> BearerCore {
+        if let sender = halves.withLock({ $0.sender }) { return sender }
+        var sender: BearerCore?
+        try await senderAttached.send {
+            sender = halves.withLock { $0.sender }
+            return sender != nil
+        }
+        guard let sender else { throw LinkError.disconnected(reason: "the acquired descriptors are closed") }
+        return sender
     }
 
     public func close() async {

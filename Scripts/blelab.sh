@@ -29,7 +29,7 @@ set -uo pipefail
 LAB=${BLELAB_DIR:-/tmp/blelab}
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
 ROOT=$(dirname "$(dirname "$SELF")")
-PACKAGES="qemu-system-x86 bluez bluez-test-tools libbluetooth-dev busybox-static kmod cpio gcc libc6-dev patch xz-utils"
+PACKAGES="qemu-system-x86 bluez bluez-test-tools libbluetooth-dev busybox-static kmod cpio gcc libc6-dev patch xz-utils make pkg-config libglib2.0-dev libdbus-1-dev"
 
 log() { echo "[blelab] $*" >&2; }
 
@@ -212,6 +212,33 @@ build_btvirt() {
 	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-lab.patch)"
 }
 
+# A newer bluetoothd beside Debian 12's 5.66: Debian 13's (trixie) bluez source, fetched like btvirt's (private
+# lists, nothing installed) and built without the parts that need more libraries (obex, udev, mesh, midi, cups,
+# the tools). $LAB/bluez-new/bluetoothd runs in the guest like the stock one (the host's glib and libdbus over 9p);
+# the lab's lab-newbluez.sh checks several centrals at once through it, which 5.66 cannot (one socket for all).
+# Its path ends in /bluetoothd: msgpipe reads the running version by running the owner of org.bluez.
+build_bluetoothd_new() {
+	local d=$LAB/bluez-new apt src v
+	rm -rf "$d"; mkdir -p "$d/parts" "$d/lists/partial" "$d/cache/archives/partial" "$d/src" "$LAB/bin"
+	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		> "$d/parts/blelab-trixie-src.sources"
+	apt=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$d/parts"
+		-o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache")
+	"${apt[@]}" update > "$d/apt.log" 2>&1 || { log "apt-get update (trixie deb-src) failed, see $d/apt.log"; return 1; }
+	(cd "$d" && "${apt[@]}" source --download-only bluez) >> "$d/apt.log" 2>&1 ||
+		{ log "apt-get source bluez (trixie) failed, see $d/apt.log"; return 1; }
+	tar -xf "$d"/bluez_*.orig.tar.* -C "$d/src" --strip-components=1 || return 1
+	src=$d/src
+	(cd "$src" && ./configure -q --disable-obex --disable-client --disable-manpages --disable-udev --disable-cups \
+		--disable-monitor --disable-tools --disable-mesh --disable-midi --disable-systemd --disable-datafiles &&
+		make -j"$(nproc)" src/builtin.h src/bluetoothd) > "$d/build.log" 2>&1 ||
+		{ log "building bluetoothd (trixie) failed, see $d/build.log"; return 1; }
+	cp "$src/src/bluetoothd" "$LAB/bluez-new/bluetoothd" || return 1
+	v=$("$LAB/bluez-new/bluetoothd" --version)
+	rm -rf "$src"
+	log "built $LAB/bluez-new/bluetoothd (bluez $v, Debian trixie's source)"
+}
+
 # bleak (PyPI), the lab's independent D-Bus central (Tests/lab/bleak_central.py), for Debian's python3 (the
 # guest's python3): installed with pip --target into $LAB/python, so neither the system's Python nor a user's
 # site-packages is touched (PEP 668 does not apply there; --break-system-packages only as the last resort).
@@ -262,6 +289,7 @@ setup() {
 	[ -e "$LAB/kernel/lib/modules/$K/modules.dep" ] || depmod -b "$LAB/kernel" "$K" || return 1
 	build_agent || return 1
 	build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
+	build_bluetoothd_new || log "no newer bluetoothd: the lab's checks through it will be skipped"
 	setup_bleak || true
 	build_initramfs
 }
@@ -299,6 +327,9 @@ main() {
 	fi
 	if [ "${BLELAB_STOCK_BTVIRT:-0}" != 1 ] && { ! [ -x "$LAB/bin/btvirt" ] || [ "$ROOT/Tests/lab/btvirt-lab.patch" -nt "$LAB/bin/btvirt" ]; }; then
 		build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
+	fi
+	if ! [ -x "$LAB/bluez-new/bluetoothd" ]; then
+		build_bluetoothd_new || log "no newer bluetoothd: the lab's checks through it will be skipped"
 	fi
 	K=$(kernel_version)
 	mkdir -p "$OUT/.blelab" || exit 125

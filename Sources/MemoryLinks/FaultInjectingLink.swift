@@ -56,6 +56,8 @@ public final class FaultInjectingLink<Base: Link>: Link {
 
     public func close() async { await base.close() }
 
+    public func renewIncoming() async { await base.renewIncoming() }
+
     private func plan(for packet: [UInt8], in state: inout State) -> Plan {
         let draw = PacketFaultDraw(
             packetSize: packet.count, maximumDelay: faults.maximumDelayPackets, using: &state.random)

@@ -137,6 +137,15 @@ struct LinkOptions: ParsableArguments {
                 }
             case let .advertisingFailed(reason):
                 printError(reason)
+            case let .subscriptionLost(peer):
+                // Also every msgpipe central's goodbye (it unsubscribes, then disconnects): verbose only.
+                if verbose {
+                    BluetoothDiagnostics.print("""
+                        bluetoothd closed the notification socket of \(peer), which is still connected (it \
+                        unsubscribed, or bluetoothd lost its subscription when another central left: BlueZ issue \
+                        #1452); what is sent to it waits until it subscribes again
+                        """)
+                }
             }
         }
         defer { peripheral.stop() }

@@ -22,6 +22,8 @@ struct ObservedLink<Base: Link>: Link {
     }
 
     func close() async { await base.close() }
+
+    func renewIncoming() async { await base.renewIncoming() }
 }
 
 /// The events of an ``ObservedLink``: those of the base link, each shown to `observer` before it is passed on.

@@ -38,6 +38,14 @@ enum PeerLink: Link {
         }
     }
 
+    func renewIncoming() async {
+        switch self {
+        case let .gatt(link): await link.renewIncoming()
+        case let .acquired(link): await link.renewIncoming()
+        case let .bluezCentral(link): await link.relay.renewIncoming()
+        }
+    }
+
     /// Drops the current connection (a test hook: the peer sees a disconnect; on msgpipe's own GATT the
     /// link may connect again).
     func disconnect() async {

@@ -114,6 +114,7 @@ import Transport
             Issue.record("expected retries exhausted, got \(harness.events[0])")
             return
         }
+        #expect(harness.peerSilences[0] == 5, "after timeouts 2, 4, 6, 8 and 10: the driver was asked to renew")
     }
 
     @Test func requestIsAnsweredWithItsCorrelatedResponse() throws {

@@ -43,6 +43,8 @@ struct EndpointHarness {
     var packetsSent = [0, 0]
     var bytesSent = [0, 0]
     var events: [[EndpointEvent]] = [[], []]
+    /// ``EndpointEvent/peerSilent`` reports per side (not in `events`).
+    var peerSilences = [0, 0]
     var delivered: [[ReceivedMessage]] = [[], []]
     /// When false, side's application does not take delivered messages (a stalled consumer).
     var consuming = [true, true]
@@ -98,7 +100,11 @@ struct EndpointHarness {
     private mutating func drainOutputs() {
         for index in 0 ..< 2 {
             while let event = endpoints[index].pollEvent() {
-                if event != .messageAvailable { events[index].append(event) }
+                switch event {
+                case .messageAvailable: break
+                case .peerSilent: peerSilences[index] += 1  // a request to the driver, counted apart
+                default: events[index].append(event)
+                }
             }
             maximumReceiverBytes[index] = max(maximumReceiverBytes[index], endpoints[index].receiverBufferedBytes)
             if consuming[index] {

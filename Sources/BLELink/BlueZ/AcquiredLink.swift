@@ -14,6 +14,13 @@ public import Transport
 /// when the central subscribes and the write descriptor at its first write; a phone may only subscribe, or
 /// only write): the other is attached when it comes (``attach(sending:)``, ``attach(receiving:)``), and a
 /// send waits until there is a descriptor to send on.
+///
+/// A subscription bluetoothd loses while the device stays connected (BlueZ issue #1452: from 5.78 on, a
+/// central that leaves can close ANOTHER central's notify descriptor) is survived on both sides: a peripheral's
+/// link made with `keepsConnectionWithoutSender` lives on with its write descriptor and waits for the central
+/// to subscribe again (a new notify descriptor is attached), and a central's link made with `resubscribe`
+/// closes its notify descriptor and acquires a new one when Transport finds the peer silent
+/// (``renewIncoming()``), which makes bluetoothd write the peer's CCCD off and on.
 public final class AcquiredLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent, Never>
     public let maximumPacketSize: Int
@@ -23,6 +30,18 @@ public final class AcquiredLink: Link, Sendable {
         var sender: BearerCore?
         var receiver: BearerCore?
         var ended = false
+        /// A ``renewIncoming()`` is under way (the receiving half is being replaced).
+        var renewing = false
+    }
+
+    /// Why a descriptor's hang-up matters.
+    private enum HangUp {
+        /// That descriptor had been replaced already.
+        case replaced
+        /// The sending descriptor of a link that lives on without it.
+        case senderLost
+        /// The connection ends.
+        case ended
     }
 
     private let halves = Mutex(Halves())
@@ -30,6 +49,12 @@ public final class AcquiredLink: Link, Sendable {
     private let senderAttached = ReadinessGate()
     /// Run once when the connection ends (``whenEnded(_:)``).
     private let endHandlers = Mutex<[@Sendable () -> Void]>([])
+    /// The sending descriptor hanging up while the receiving one is attached does not end the connection.
+    private let keepsConnectionWithoutSender: Bool
+    /// Called when that happened.
+    private let onSenderLost: (@Sendable () -> Void)?
+    /// A new receiving descriptor, acquired after the current one was closed (``renewIncoming()``).
+    private let resubscribe: (@Sendable () async throws -> Int32)?
 
     /// The largest value to send for an acquired `mtu`. bluetoothd cuts a notification silently at
     /// ATT_MTU - 3, or ATT_MTU - 5 when the peer enabled Multiple Handle Value Notifications (BlueZ centrals
@@ -40,8 +65,15 @@ public final class AcquiredLink: Link, Sendable {
     }
 
     /// Takes ownership of `sending` and `receiving` (connected SEQPACKET sockets; at least one of them) and
-    /// reports `.connected`.
-    public init(sending: Int32?, receiving: Int32?, maximumPacketSize: Int, eventCapacity: Int = 64) throws(LinkError) {
+    /// reports `.connected`. `keepsConnectionWithoutSender` (a peripheral's link) lets the connection outlive
+    /// its sending descriptor while the receiving one is attached, calling `onSenderLost`; `resubscribe` (a
+    /// central's link) is how ``renewIncoming()`` gets a new receiving descriptor.
+    public init(sending: Int32?, receiving: Int32?, maximumPacketSize: Int, eventCapacity: Int = 64,
+                keepsConnectionWithoutSender: Bool = false, onSenderLost: (@Sendable () -> Void)? = nil,
+                resubscribe: (@Sendable () async throws -> Int32)? = nil) throws(LinkError) {
+        self.keepsConnectionWithoutSender = keepsConnectionWithoutSender
+        self.onSenderLost = onSenderLost
+        self.resubscribe = resubscribe
         self.maximumPacketSize = maximumPacketSize
         self.eventCapacity = max(2, eventCapacity)
         events = BoundedAsyncQueue(capacity: self.eventCapacity)
@@ -122,10 +154,49 @@ public final class AcquiredLink: Link, Sendable {
         return installed
     }
 
-    /// A descriptor hung up: the connection ends, unless that descriptor was replaced already.
+    /// A descriptor hung up: the connection ends, unless that descriptor was replaced already, or it was the
+    /// sending one of a link that keeps its connection without it.
     private func halfEnded(_ core: BearerCore, reason: String) {
-        let current = halves.withLock { $0.sender === core || $0.receiver === core }
-        if current { disconnect(reason: reason) }
+        let hangUp = halves.withLock { halves -> HangUp in
+            if halves.sender === core {
+                guard keepsConnectionWithoutSender, halves.receiver != nil, !halves.ended else { return .ended }
+                halves.sender = nil
+                return .senderLost
+            }
+            return halves.receiver === core ? .ended : .replaced
+        }
+        switch hangUp {
+        case .replaced:
+            break
+        case .senderLost:
+            core.close()
+            onSenderLost?()
+        case .ended:
+            disconnect(reason: reason)
+        }
+    }
+
+    /// A central's renewal: closes the receiving descriptor (bluetoothd then unsubscribes at the peer), gets a
+    /// new one from `resubscribe` (it subscribes again) and receives on it. The connection ends if that fails.
+    /// Nothing happens without `resubscribe`, on an ended link, or while a renewal runs.
+    public func renewIncoming() async {
+        guard let resubscribe else { return }
+        let old = halves.withLock { halves -> BearerCore?? in
+            guard !halves.ended, !halves.renewing else { return nil }
+            halves.renewing = true
+            defer { halves.receiver = nil }
+            return .some(halves.receiver)
+        }
+        guard let old else { return }
+        old?.close()
+        do {
+            let descriptor = try await resubscribe()
+            halves.withLock { $0.renewing = false }
+            try attach(receiving: descriptor)
+        } catch {
+            halves.withLock { $0.renewing = false }
+            disconnect(reason: "subscribing again failed: \(error)")
+        }
     }
 
     /// True once the connection ended (either side hung up, or ``disconnect(reason:)``).
@@ -161,17 +232,21 @@ public final class AcquiredLink: Link, Sendable {
         guard packet.count <= maximumPacketSize else {
             throw LinkError.packetTooLarge(size: packet.count, limit: maximumPacketSize)
         }
-        let sender = try await attachedSender()
-        do {
-            try await sender.send(packet[...])
-        } catch .cancelled {
-            throw CancellationError()
-        } catch .closed {
-            throw LinkError.disconnected(reason: "the acquired descriptors are closed")
-        } catch let .disconnected(reason) {
-            throw LinkError.disconnected(reason: reason)
-        } catch {
-            throw LinkError.io("\(error)")
+        while true {
+            let sender = try await attachedSender()
+            do {
+                try await sender.send(packet[...])
+                return
+            } catch {
+                // The descriptor went away but the connection lives on: the packet waits for the next one.
+                if halves.withLock({ !$0.ended && $0.sender !== sender }) { continue }
+                switch error {
+                case .cancelled: throw CancellationError()
+                case .closed: throw LinkError.disconnected(reason: "the acquired descriptors are closed")
+                case let .disconnected(reason): throw LinkError.disconnected(reason: reason)
+                default: throw LinkError.io("\(error)")
+                }
+            }
         }
     }
 

@@ -256,28 +256,10 @@ public enum BlueZCentral {
     /// `AcquireWrite` and `AcquireNotify` into an ``AcquiredLink``; nil when bluetoothd refuses them in a way
     /// the fallback may get around (not supported, already acquired by another client, too old).
     private static func acquire(write: String, notify: String, bus: DBusConnection) async throws(BlueZError) -> (any Link, Int, Bool)? {
-        func call(_ path: String, _ member: String) async throws(BlueZError) -> (fd: Int32, mtu: Int)? {
-            do throws(DBusError) {
-                let reply = try await bus.call(destination: "org.bluez", path: path, interface: "org.bluez.GattCharacteristic1",
-                                               member: member, arguments: [.variantDictionary([])])
-                guard reply.count == 2, let fd = reply[0].fileDescriptorValue?.take(), let mtu = reply[1].uint16Value else {
-                    throw DBusError.malformed("\(member) answered \(reply.map(\.signature)) instead of (h, q)")
-                }
-                return (fd, Int(mtu))
-            } catch {
-                switch error.name {
-                case "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.InProgress",
-                     "org.freedesktop.DBus.Error.UnknownMethod":
-                    return nil
-                default:
-                    throw BlueZError(error, calling: "GattCharacteristic1.\(member) on \(path)")
-                }
-            }
-        }
-        guard let writer = try await call(write, "AcquireWrite") else { return nil }
+        guard let writer = try await acquireDescriptor(write, "AcquireWrite", bus: bus) else { return nil }
         let notifier: (fd: Int32, mtu: Int)?
         do throws(BlueZError) {
-            notifier = try await call(notify, "AcquireNotify")
+            notifier = try await acquireDescriptor(notify, "AcquireNotify", bus: bus)
         } catch {
             Glibc.close(writer.fd)
             throw error
@@ -288,11 +270,44 @@ public enum BlueZCentral {
         }
         do throws(LinkError) {
             let link = try AcquiredLink(sending: writer.fd, receiving: notifier.fd,
-                                        maximumPacketSize: maximumWriteSize(mtu: writer.mtu))
+                                        maximumPacketSize: maximumWriteSize(mtu: writer.mtu),
+                                        resubscribe: { try await resubscribe(notify, bus: bus) })
             return (link, writer.mtu, true)
         } catch {
             throw .dbus(.failed("opening the acquired descriptors: \(error)"))
         }
+    }
+
+    /// `AcquireWrite` / `AcquireNotify` on `path`: the descriptor and the MTU; nil when bluetoothd refuses in a
+    /// way the fallback may get around (not supported, already acquired by another client, too old).
+    private static func acquireDescriptor(_ path: String, _ member: String, bus: DBusConnection) async throws(BlueZError) -> (fd: Int32, mtu: Int)? {
+        do throws(DBusError) {
+            let reply = try await bus.call(destination: "org.bluez", path: path, interface: "org.bluez.GattCharacteristic1",
+                                           member: member, arguments: [.variantDictionary([])])
+            guard reply.count == 2, let fd = reply[0].fileDescriptorValue?.take(), let mtu = reply[1].uint16Value else {
+                throw DBusError.malformed("\(member) answered \(reply.map(\.signature)) instead of (h, q)")
+            }
+            return (fd, Int(mtu))
+        } catch {
+            switch error.name {
+            case "org.bluez.Error.NotSupported", "org.bluez.Error.NotPermitted", "org.bluez.Error.InProgress",
+                 "org.freedesktop.DBus.Error.UnknownMethod":
+                return nil
+            default:
+                throw BlueZError(error, calling: "GattCharacteristic1.\(member) on \(path)")
+            }
+        }
+    }
+
+    /// A new notify descriptor after the link closed its old one (``AcquiredLink/renewIncoming()``): bluetoothd
+    /// writes the peer's CCCD off, then on. It sees the old descriptor close in its main loop, possibly after
+    /// this call, and refuses with NotPermitted while it still counts it: asked again up to 20 times, 50 ms apart.
+    private static func resubscribe(_ notify: String, bus: DBusConnection) async throws -> Int32 {
+        for _ in 0..<20 {
+            if let notifier = try await acquireDescriptor(notify, "AcquireNotify", bus: bus) { return notifier.fd }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw BlueZError.dbus(.failed("AcquireNotify on \(notify) was refused for a second"))
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -39,6 +39,10 @@ public final class BlueZPeripheral: Sendable {
         case advertising(Bool)
         /// Taking the advertisement away or registering it again failed (why); tried again at the next change.
         case advertisingFailed(String)
+        /// bluetoothd closed the notify descriptor of a central (its address) that stays connected and keeps
+        /// writing: it unsubscribed, or bluetoothd lost its subscription when another central left (BlueZ issue
+        /// #1452, 5.78 and later). Its link lives on; what is sent to it waits until it subscribes again.
+        case subscriptionLost(peer: String)
     }
 
     /// Whether the application is registered with the current bluetoothd, and the attempt under way.
@@ -598,14 +602,21 @@ public final class BlueZPeripheral: Sendable {
         // The first half makes the link: a central that only subscribes (a phone receiving) or only writes
         // is served too; the other half is attached when bluetoothd acquires it.
         do {
+            // A lost subscription is not the end of the connection: the central may subscribe again (a msgpipe
+            // central does when it hears nothing, e.g. after bluez#1452 in 5.78+ closed its socket, or when a
+            // bluetoothd before 5.76 closed the shared one), and its new descriptor is attached. The write
+            // descriptor hanging up, or Device1.Connected false, still ends it.
+            let peer = Self.peerAddress(devicePath: device)
             let link = try AcquiredLink(sending: notify ? fds[0] : nil, receiving: notify ? nil : fds[0],
-                                        maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: mtu))
+                                        maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: mtu),
+                                        keepsConnectionWithoutSender: true,
+                                        onSenderLost: { [onEvent] in onEvent(.subscriptionLost(peer: peer)) })
             links.withLock { links in
                 links = links.filter { !$0.value.hasEnded }  // links that ended on their own
                 links[device] = link
             }
             linked(device, link)
-            guard try connections.tryPush(Connection(link: link, peer: Self.peerAddress(devicePath: device), device: device)) else {
+            guard try connections.tryPush(Connection(link: link, peer: peer, device: device)) else {
                 link.disconnect(reason: "too many connections waiting to be accepted")
                 Glibc.close(fds[1])
                 throw DBusError.remote(name: "org.bluez.Error.Failed", message: "too many connections waiting")

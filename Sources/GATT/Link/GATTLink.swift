@@ -28,6 +28,8 @@ public final class GATTLink: Link, Sendable {
         /// As central: the largest packet the server takes (its info characteristic may name less than the
         /// ATT_MTU allows).
         var writeLimit = Int.max
+        /// As central: TX and what its CCCD enables (written again by ``renewIncoming()``).
+        var subscription: (characteristic: GATTRemoteCharacteristic, enabling: GATTSubscription)?
         /// Counts connections, so a teardown resumes only the waiters of its own connection.
         var generation: UInt64 = 0
         /// Callers of ``disconnect()`` waiting for a connection (by generation) to be torn down.
@@ -108,7 +110,8 @@ public final class GATTLink: Link, Sendable {
             // Notifications carry the data; where TX can also indicate, indications are enabled as well, so
             // the peripheral can end a plain transfer with a confirmed packet (``sendConfirmed(_:)``).
             let indicates = tx.properties.contains(.indicate) && tx.properties.contains(.notify)
-            try await client.subscribe(to: tx, enabling: indicates ? [.notifications, .indications] : .notifications)
+            let subscription: GATTSubscription = indicates ? [.notifications, .indications] : .notifications
+            try await client.subscribe(to: tx, enabling: subscription)
             guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
             // A server that names a smaller ATT_MTU in its info characteristic takes no longer values (msgpipe
             // beside bluetoothd before 5.69 says 513: longer writes are dropped there, PROTOCOL.md 5.2).
@@ -117,6 +120,7 @@ public final class GATTLink: Link, Sendable {
             state.withLock { state in
                 state.peerInfo = info
                 state.writeLimit = packetSize
+                state.subscription = (tx, subscription)
             }
             _ = markConnected()
             try await events.send(.connected(maximumPacketSize: packetSize))
@@ -158,6 +162,24 @@ public final class GATTLink: Link, Sendable {
             }
         } catch {
             throw linkError(error)
+        }
+    }
+
+    /// As central: writes TX's CCCD off, then on again, when Transport finds the peer silent (a peripheral's
+    /// bluetoothd 5.78+ can lose this central's subscription while the link stays up, BlueZ issue #1452; it
+    /// acquires a new notify descriptor from its application at the second write). A failed write is left to
+    /// the bearer, which reports its own end, and to Transport's retries. As peripheral: nothing.
+    public func renewIncoming() async {
+        let current = state.withLock { state -> (GATTClient, GATTRemoteCharacteristic, GATTSubscription)? in
+            guard case let .central(client, _)? = state.connection, let subscription = state.subscription else { return nil }
+            return (client, subscription.characteristic, subscription.enabling)
+        }
+        guard let (client, tx, subscription) = current else { return }
+        do throws(ATTError) {
+            try await client.subscribe(to: tx, enabling: [])
+            try await client.subscribe(to: tx, enabling: subscription)
+        } catch {
+            return
         }
     }
 
@@ -262,6 +284,7 @@ public final class GATTLink: Link, Sendable {
         let (wasConnected, generation) = state.withLock { state in
             defer {
                 state.connection = nil
+                state.subscription = nil
                 state.connected = false
             }
             return (state.connected, state.generation)

@@ -12,6 +12,10 @@ public actor Transport {
     private let clock: TransportClock
     private let logger: Logger?
     private let closeLink: @Sendable () async -> Void
+    /// ``EndpointEvent/peerSilent`` asks the driver's renewal task to call ``Link/renewIncoming()`` (at most one
+    /// request waits while a renewal runs).
+    private let renewalRequests: AsyncStream<Void>.Continuation
+    private let renewals: AsyncStream<Void>
     private var driver: Task<Void, Never>?
     private var closed = false
 
@@ -41,14 +45,17 @@ public actor Transport {
         self.clock = TransportClock(clock)
         self.logger = logger
         closeLink = { await link.close() }
+        (renewals, renewalRequests) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let events = link.events
         let send: @Sendable ([UInt8]) async throws -> Void = { try await link.send($0) }
+        let renew: @Sendable () async -> Void = { await link.renewIncoming() }
         driver = nil
-        Task { await self.startDriver(events: events, send: send) }
+        Task { await self.startDriver(events: events, send: send, renew: renew) }
     }
 
     private func startDriver<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
-        events: Events, send: @escaping @Sendable ([UInt8]) async throws -> Void
+        events: Events, send: @escaping @Sendable ([UInt8]) async throws -> Void,
+        renew: @escaping @Sendable () async -> Void
     ) {
         guard !closed, driver == nil else { return }
         driver = Task { [self] in
@@ -59,6 +66,12 @@ public actor Transport {
                 }
                 group.addTask { await self.writeLoop(send: send) }
                 group.addTask { await self.timerLoop() }
+                group.addTask { [renewals, logger] in
+                    for await _ in renewals {
+                        logger?.debug("the peer is silent: asking the link to renew its incoming path")
+                        await renew()
+                    }
+                }
                 await group.waitForAll()
             }
         }
@@ -134,6 +147,7 @@ public actor Transport {
         writerWaiter = nil
         timerWaiter?.resume()
         timerWaiter = nil
+        renewalRequests.finish()
         driver?.cancel()
         await closeLink()
     }
@@ -262,6 +276,8 @@ public actor Transport {
             logger?.warning("receive failed: \(error)")
         case .messageAvailable:
             break
+        case .peerSilent:
+            renewalRequests.yield()
         }
     }
 

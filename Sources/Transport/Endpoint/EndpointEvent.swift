@@ -10,4 +10,8 @@ public enum EndpointEvent: Sendable, Equatable {
     case receiveFailed(TransportError)
     /// A delivered message is waiting in ``TransportEndpoint/takeMessage()``.
     case messageAvailable
+    /// A message in flight got no acknowledgement across ``Sender/renewAfterSilentTimeouts`` retransmission
+    /// timeouts in a row while the connection stayed up: the way the peer's packets come in may be broken
+    /// (the driver asks the link to renew it, ``Link/renewIncoming()``).
+    case peerSilent
 }

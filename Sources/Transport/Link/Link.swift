@@ -22,6 +22,16 @@ public protocol Link: Sendable {
 
     /// Closes the link for good: pending and later sends throw ``LinkError/closed``, `events` finishes.
     func close() async
+
+    /// Transport heard nothing from the peer across several retransmission timeouts while the connection
+    /// stayed up: the bearer may repair the way the peer's packets come in, without dropping the connection
+    /// (a GATT central subscribes to notifications again: a peripheral's bluetoothd can lose a subscription,
+    /// BlueZ issue #1452). The default does nothing.
+    func renewIncoming() async
+}
+
+extension Link {
+    public func renewIncoming() async {}
 }
 
 /// Something that happened on a ``Link``.

@@ -15,6 +15,7 @@ public final class RelayLink: Link, Sendable {
         let number: UInt64
         let send: @Sendable ([UInt8]) async throws -> Void
         let close: @Sendable () async -> Void
+        let renewIncoming: @Sendable () async -> Void
     }
 
     private struct State {
@@ -61,7 +62,8 @@ public final class RelayLink: Link, Sendable {
             guard !state.closed else { return nil }
             state.connections += 1
             state.carried = Carried(
-                number: state.connections, send: { try await connection.send($0) }, close: { await connection.close() })
+                number: state.connections, send: { try await connection.send($0) }, close: { await connection.close() },
+                renewIncoming: { await connection.renewIncoming() })
             return state.connections
         }
         guard let number else {
@@ -107,6 +109,11 @@ public final class RelayLink: Link, Sendable {
     /// Closes the carried connection, if any (``carry(_:)`` then reports `.disconnected` and returns).
     public func dropConnection() async {
         await state.withLock { $0.carried }?.close()
+    }
+
+    /// Asks the carried connection, if any, to renew its incoming path.
+    public func renewIncoming() async {
+        await state.withLock { $0.carried }?.renewIncoming()
     }
 
     public func send(_ packet: [UInt8]) async throws {

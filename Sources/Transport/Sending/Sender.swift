@@ -9,6 +9,9 @@ struct Sender: Sendable {
     static let explicitAfterGap = 3
     /// The smallest packet size Transport works with (ATT_MTU 23).
     static let minimumPacketSize = 20
+    /// After this many retransmission timeouts on a connection without an acknowledgement the peer counts as
+    /// silent (``EndpointEvent/peerSilent``), and again every as many after that while it stays so.
+    static let renewAfterSilentTimeouts = 2
 
     let configuration: EndpointConfiguration
     private(set) var messages: [OutgoingMessage] = []
@@ -21,6 +24,8 @@ struct Sender: Sendable {
     private var checkedMessagesLeft = 0
     private var sentSegments = 0
     private var lostSegments = 0
+    /// Retransmission timeouts since the peer was last heard from on this connection (``EndpointEvent/peerSilent``).
+    private var silentTimeouts = 0
     /// When each channel may carry a new message: packets of its previous message may still be on the way.
     private var channelQuietUntil: [Duration] = [.zero, .zero, .zero, .zero]
     var packetSize: Int?
@@ -104,6 +109,7 @@ struct Sender: Sendable {
         greeted = false
         helloPending = true
         helloTimerAt = nil
+        silentTimeouts = 0
         helloAttempts = 0
         for index in messages.indices where messages[index].holdsChannel {
             // Ask what the receiver kept; data waits for the answer.
@@ -317,6 +323,7 @@ struct Sender: Sendable {
         let answeredQuery = messages[index].querySequence != nil
         messages[index].querySequence = nil
         if outcome.progressed || answeredQuery {
+            silentTimeouts = 0
             messages[index].timeoutsWithoutProgress = 0
             messages[index].timerAt = now + roundTrip.timeout()
         }
@@ -414,6 +421,8 @@ struct Sender: Sendable {
                 helloPending = packetSize != nil
                 return false
             }
+            silentTimeouts += 1
+            if packetSize != nil, silentTimeouts % Self.renewAfterSilentTimeouts == 0 { events.append(.peerSilent) }
             if messages[index].phase == .cancelling {
                 messages[index].cancelPending = true
             } else {

@@ -56,6 +56,35 @@ import TestSupport
         await pair.close()
     }
 
+    /// A central's renewal writes TX's CCCD off, then on again with what it enabled at first (a peripheral's
+    /// bluetoothd then acquires a new notify descriptor, BlueZ issue #1452); the link stays connected.
+    @Test func aCentralsRenewalWritesTheCCCDOffThenOnAgain() async throws {
+        let (centralBearer, serverBearer) = bearerPair()
+        let database = GATTServiceProfile.msgpipe.makeDatabase(info: LinkPair.info)
+        let tx = try #require(database.valueHandle(of: GATTServiceProfile.msgpipe.tx))
+        let server = GATTServerConnection(bearer: serverBearer, server: GATTServer(database: database))
+        let running = Task { await server.run() }
+        let central = GATTLink()
+        try await central.connect(centralBearer)
+        #expect(await central.events.next() == .connected(maximumPacketSize: 244))
+        /// The next change of TX's subscription the server saw.
+        func nextSubscription() async -> GATTSubscription? {
+            while let event = await server.events.next() {
+                if case let .server(.subscriptionChanged(handle, subscription)) = event, handle == tx { return subscription }
+            }
+            return nil
+        }
+        #expect(await nextSubscription() == [.notifications, .indications])
+        await central.renewIncoming()
+        #expect(await nextSubscription() == [])
+        #expect(await nextSubscription() == [.notifications, .indications])
+        try await server.notify(valueHandle: tx, value: [1, 2][...])
+        #expect(await central.events.next() == .packet([1, 2]))
+        await central.close()
+        server.close()
+        await running.value
+    }
+
     @Test func sendBeforeConnectingIsNotConnectedAndAfterCloseIsClosed() async throws {
         let link = GATTLink()
         await #expect(throws: LinkError.notConnected) { try await link.send([1]) }

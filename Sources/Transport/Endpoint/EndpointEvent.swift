@@ -10,8 +10,8 @@ public enum EndpointEvent: Sendable, Equatable {
     case receiveFailed(TransportError)
     /// A delivered message is waiting in ``TransportEndpoint/takeMessage()``.
     case messageAvailable
-    /// A message in flight got no acknowledgement across ``Sender/renewAfterSilentTimeouts`` retransmission
-    /// timeouts in a row while the connection stayed up: the way the peer's packets come in may be broken
-    /// (the driver asks the link to renew it, ``Link/renewIncoming()``).
+    /// Retransmission timeouts keep firing on a connection with nothing heard from the peer (reported at every
+    /// second one since the last acknowledgement): the way the peer's packets come in may be broken while the
+    /// connection stays up (the driver asks the link to renew it, ``Link/renewIncoming()``).
     case peerSilent
 }

@@ -1,6 +1,7 @@
 import Backpressure
 import BLELink
 import GATT
+import Glibc
 import Synchronization
 import Testing
 import Transport
@@ -93,6 +94,31 @@ struct BlueZCentralTests {
             #expect(!connection.madeTheConnection)
             await connection.disconnect()
             #expect(fake.record.disconnects.withLock { $0 } == 0)
+        }
+    }
+
+    /// A renewal (Transport found the peer silent: bluez#1452) closes the notify descriptor, which bluetoothd
+    /// sees as the unsubscribe, acquires it again, and receives on the new one; the link stays up.
+    @Test func aRenewalAcquiresTheNotifyDescriptorAgainAndReceivesOnIt() async throws {
+        try await Self.withFake { fake, client in
+            fake.announceWhenDiscovering(Self.peripheral)
+            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                            timeout: .seconds(10), backoff: Self.quickBackoff)
+            let first = try #require(fake.record.notifyEnd.withLock { $0.take() })
+            defer { close(first) }
+            let link = try #require(connection.link as? AcquiredLink)
+            var events = link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 182))
+            await link.renewIncoming()
+            var buffer = [UInt8](repeating: 0, count: 8)
+            var ready = pollfd(fd: first, events: Int16(POLLIN), revents: 0)
+            #expect(poll(&ready, 1, 5_000) == 1)
+            #expect(Glibc.recv(first, &buffer, buffer.count, 0) == 0, "the first notify descriptor was closed")
+            let second = try #require(fake.record.notifyEnd.withLock { $0.take() }, "AcquireNotify was called again")
+            defer { close(second) }
+            #expect(Glibc.send(second, [UInt8]([4, 2]), 2, 0) == 2)
+            #expect(await events.next() == .packet([4, 2]))
+            await connection.disconnect()
         }
     }
 

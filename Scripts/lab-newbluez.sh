@@ -45,7 +45,7 @@ while [ $SECONDS -lt $until ]; do
 	sleep 0.2
 done
 if [ -z "$NEW_UP" ]; then
-	skip "checks 34-36: a newer bluetoothd" "bluetoothd $("$NEW_BTD" --version) did not power hci0-hci2 within 30 s (new_bluetoothd.log)"
+	result "newer bluetoothd: it takes the bus and powers hci0-hci2 within 30 s (new_bluetoothd.log)" 1
 else
 	[ -e "$OUT/mib.bin" ] || head -c 1048576 /dev/urandom > "$OUT/mib.bin"
 	[ -e "$OUT/mib2.bin" ] || head -c 1048576 /dev/urandom > "$OUT/mib2.bin"

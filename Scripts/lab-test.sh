@@ -21,7 +21,9 @@ skip() { SKIPPED=$((SKIPPED + 1)); echo "skip - $1 ($2)" | tee -a "$OUT/results.
 # expect NAME LOGFILE PATTERN... : passes when every pattern occurs in LOGFILE
 expect() {
 	local name=$1 file=$2 p ok=0; shift 2
-	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file:"; sed 's/^/   | /' "$file" | tail -20; ok=1; }; done
+	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file"; ok=1; }; done
+	# A log starts with what its check found (exit codes, times), then what the programs printed.
+	[ $ok = 0 ] || { sed 's/^/   | /' "$file" | head -12; echo "   | ..."; sed 's/^/   | /' "$file" | tail -12; }
 	result "$name" $ok
 }
 # no_links: waits until no controller has an LE link (an idle link lingers ~2 s after its last socket)
@@ -555,9 +557,15 @@ else
 		export PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python BLELAB_PYTHON=$SB_PYTHON
 		export BLELAB_BLEAK_SCRIPT=$PWD/Tests/lab/bleak_central.py
 	fi
-	BLELAB_STOCKBOX=1 timeout 400 "$TESTBIN" --testing-library swift-testing --filter BlueZPeripheralLabTests > "$OUT/t22.log" 2>&1
+	# What bluetoothd on hci1 emits on D-Bus (the Value bleak is notified with): tells a notification bleak
+	# dropped apart from one that never arrived (the test then records a known issue, not a failure).
+	dbus-monitor --system "type='signal',member='PropertiesChanged',path_namespace='/org/bluez/hci1'" \
+		> "$OUT/t22_dbus.log" 2>&1 & MON=$!
+	BLELAB_DBUS_MONITOR=$OUT/t22_dbus.log BLELAB_STOCKBOX=1 timeout 400 "$TESTBIN" --testing-library swift-testing \
+		--filter BlueZPeripheralLabTests > "$OUT/t22.log" 2>&1
 	echo "exit $?" >> "$OUT/t22.log"
-	grep -E "^stockbox: (BlueZPeripheral.start|AcquiredLink|received)|^(found|connected ATT_MTU|wrote|connect attempt) " "$OUT/t22.log" |
+	stop $MON
+	grep -E "^stockbox: (BlueZPeripheral.start|AcquiredLink|received|bluetoothd)|^(found|connected ATT_MTU|wrote|connect attempt) " "$OUT/t22.log" |
 		sed 's/^/   /' | tee -a "$OUT/results.txt"
 	expect "stock box: gatttool on hci1 discovers the msgpipe service BlueZPeripheral registered with bluetoothd on hci0" \
 		"$OUT/t22.log" "gatttoolFromHci1FindsTheRegisteredService.*passed"
@@ -874,13 +882,16 @@ fi
 #      away during bleak's turn and refuses another device's acquire; a connection without a hello is closed
 #      after 10 s (TransportListener), which ends the turn, so a silent central cannot hold listen. bleak keeps
 #      its link the whole time (held, connected True; msgpipe never disconnects a device), the send gets its turn
-#      after that and delivers 1 MiB once (exit 0).
+#      after that and delivers 256 KiB once (exit 0). Not 1 MiB: the turn is what this check is about, and
+#      bluetoothd 5.66's EATT bearers drained one 1 MiB send at about 26 packets a second for half a minute
+#      (and a CI run's past the send's 300 s); checks 23 and 33 carry 1 MiB through the same bluetoothd.
 if [ -z "$C" ]; then
 	skip "stock box: bleak holds the turn while msgpipe send waits" "needs a third controller (BLELAB_BTVIRT=-L -l3)"
 elif [ -z "$SB_PYTHON" ] || ! PYTHONPATH=${BLELAB_DIR:-/tmp/blelab}/python "$SB_PYTHON" -c 'import bleak' > /dev/null 2>&1; then
 	skip "stock box: bleak holds the turn while msgpipe send waits" "bleak is not installed (Scripts/blelab.sh --setup-bleak)"
 else
 	no_links
+	head -c 262144 "$OUT/mib.bin" > "$OUT/kib256.bin"
 	"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-held --verbose --out-dir "$OUT/held_inbox" \
 		> /dev/null 2> "$OUT/t33b_listen.log" & HELD=$!
 	wait_for "$OUT/t33b_listen.log" "advertising"
@@ -889,7 +900,7 @@ else
 	wait_for "$OUT/t33b_bleak.log" "subscribed TX|error|not found"
 	t_held=$(up)
 	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-held --connect-timeout 90 --verbose --json \
-		"$OUT/mib.bin" > "$OUT/t33b.json" 2> "$OUT/t33b_send.err"
+		"$OUT/kib256.bin" > "$OUT/t33b.json" 2> "$OUT/t33b_send.err"
 	echo "send exit $?" > "$OUT/t33b.log"
 	held_secs=$(awk "BEGIN{printf \"%.2f\", $(up)-$t_held}")
 	echo "send done $held_secs s after bleak subscribed" >> "$OUT/t33b.log"
@@ -897,17 +908,17 @@ else
 	wait_bounded $BLK 60; echo "bleak exit $?" >> "$OUT/t33b.log"
 	sleep 1
 	stop $HELD
-	sum=$(sha256sum < "$OUT/mib.bin")
+	sum=$(sha256sum < "$OUT/kib256.bin")
 	n=0; for m in "$OUT"/held_inbox/*.msg; do [ "$(sha256sum < "$m")" = "$sum" ] && n=$((n + 1)); done
-	echo "mib arrived $n time(s)" >> "$OUT/t33b.log"
+	echo "kib256 arrived $n time(s)" >> "$OUT/t33b.log"
 	cat "$OUT/t33b_bleak.log" "$OUT/t33b.json" "$OUT/t33b_send.err" "$OUT/t33b_listen.log" >> "$OUT/t33b.log"
 	echo "   stock box: bleak connected 12 s writing nothing; msgpipe send from hci1 done $held_secs s after bleak subscribed (transfer $(secs_of "$OUT/t33b.json") s)" |
 		tee -a "$OUT/results.txt"
 	if grep -q "failed to discover services, device disconnected" "$OUT/t33b_bleak.log" && ! grep -q "^subscribed TX" "$OUT/t33b_bleak.log"; then
 		skip "stock box: bleak holds the turn while msgpipe send waits" "bluetoothd 5.66 dropped bleak's link during service discovery in all of its tries (EATT, not msgpipe)"
 	else
-		expect "stock box: bleak (hci2) subscribes to listen through bluetoothd and writes nothing; the waiting send (hci1) gets the turn, 1 MiB once" \
-			"$OUT/t33b.log" "^held 12.0 s, connected True" "bleak exit 0" "send exit 0" "send waited for bleak's turn" "mib arrived 1 time"
+		expect "stock box: bleak (hci2) subscribes to listen through bluetoothd and writes nothing; the waiting send (hci1) gets the turn, 256 KiB once" \
+			"$OUT/t33b.log" "^held 12.0 s, connected True" "bleak exit 0" "send exit 0" "send waited for bleak's turn" "kib256 arrived 1 time"
 	fi
 	no_links
 fi

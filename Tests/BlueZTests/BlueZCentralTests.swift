@@ -307,14 +307,49 @@ struct BlueZCentralTests {
         }
     }
 
+    /// A peer whose RX allows Write Requests only and whose TX indicates only, connected: the fallback link.
+    static func connectToFallbackPeer(fake: FakeBlueZRemote, client: DBusConnection) async throws
+        -> (FakeBlueZRemote.Device, BlueZCentral.Connection) {
+        var device = peripheral
+        device.rxFlags = ["write"]
+        device.txFlags = ["indicate"]
+        try await fake.add(device)
+        let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
+                                                        timeout: .seconds(5))
+        return (device, connection)
+    }
+
+    /// The fallback's renewal (Transport asks for it when the peer is silent, BlueZ issue #1452): StopNotify, then
+    /// StartNotify, and notifications go on arriving on the same link; a refused StartNotify ends the connection.
+    @Test func theFallbackSubscribesAgainWithStopAndStartNotify() async throws {
+        try await Self.withFake { fake, client in
+            let (device, connection) = try await Self.connectToFallbackPeer(fake: fake, client: client)
+            let link = try #require(connection.link as? BlueZValueLink)
+            var events = link.events.makeAsyncIterator()
+            #expect(await events.next() == .connected(maximumPacketSize: 182))
+            await connection.link.renewIncoming()
+            #expect(fake.record.notifyCalls.withLock { $0 } == ["start", "stop", "start"])
+            #expect(fake.record.notifying.withLock { $0 })
+            try await fake.notify([5], device: device)
+            #expect(await events.next() == .packet([5]))
+
+            fake.record.startNotifyError.withLock { $0 = .remote(name: "org.bluez.Error.Failed", message: "Not connected") }
+            await connection.link.renewIncoming()
+            let ended = await events.next()
+            guard case let .disconnected(reason)? = ended else {
+                Issue.record("a refused StartNotify did not end the link: \(String(describing: ended))")
+                return
+            }
+            #expect(reason.hasPrefix("subscribing again failed"), "\(reason)")
+            await connection.link.renewIncoming()  // an ended link asks nothing
+            #expect(fake.record.notifyCalls.withLock { $0 }.count == 5)
+            await connection.disconnect()
+        }
+    }
+
     @Test func aTransportMessageCrossesTheFallbackBothWays() async throws {
         try await Self.withFake { fake, client in
-            var device = Self.peripheral
-            device.rxFlags = ["write"]
-            device.txFlags = ["indicate"]
-            try await fake.add(device)
-            let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
-                                                            timeout: .seconds(5))
+            let (device, connection) = try await Self.connectToFallbackPeer(fake: fake, client: client)
             let far = FakeValuePeripheral(fake: fake, device: device, maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
             let centralTransport = Transport(link: connection.link)
             let peripheralTransport = Transport(link: far)

@@ -34,6 +34,7 @@ public final class BlueZValueLink: Link, Sendable {
     private struct State {
         var ended = false
         var closed = false
+        var renewing = false
         var dropped = 0
         var subscription: DBusRegistration?
     }
@@ -100,6 +101,28 @@ public final class BlueZValueLink: Link, Sendable {
         subscription?.cancel()
         _ = try? events.pushIgnoringCapacity(.disconnected(reason: reason))
         events.finish()
+    }
+
+    /// Subscribes again (`StopNotify`, then `StartNotify`): bluetoothd writes the peer's CCCD off and on, so a
+    /// peripheral that lost this central's subscription while it stayed connected (BlueZ issue #1452) has it
+    /// back. Transport asks for it when the peer is silent. A refused `StartNotify` ends the connection; nothing
+    /// happens on an ended link or while a renewal runs.
+    public func renewIncoming() async {
+        let begins = state.withLock { state -> Bool in
+            guard !state.ended, !state.renewing else { return false }
+            state.renewing = true
+            return true
+        }
+        guard begins else { return }
+        defer { state.withLock { $0.renewing = false } }
+        _ = try? await bus.call(destination: "org.bluez", path: notifyPath, interface: "org.bluez.GattCharacteristic1",
+                                member: "StopNotify")
+        do throws(DBusError) {
+            _ = try await bus.call(destination: "org.bluez", path: notifyPath, interface: "org.bluez.GattCharacteristic1",
+                                   member: "StartNotify")
+        } catch {
+            disconnect(reason: "subscribing again failed: \(BlueZError(error, calling: "GattCharacteristic1.StartNotify on \(notifyPath)"))")
+        }
     }
 
     public func send(_ packet: [UInt8]) async throws {

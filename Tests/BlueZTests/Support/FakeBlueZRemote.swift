@@ -58,6 +58,10 @@ final class FakeBlueZRemote: Sendable {
         /// WriteValue calls: value and "type" option.
         let writes = BoundedAsyncQueue<(value: [UInt8], type: String), Never>(capacity: 4096)
         let notifying = Mutex(false)
+        /// StartNotify and StopNotify calls, in order ("start", "stop").
+        let notifyCalls = Mutex<[String]>([])
+        /// StartNotify answers this error when set.
+        let startNotifyError = Mutex<DBusError?>(nil)
         /// StartDiscovery answers this error when set.
         let startDiscoveryError = Mutex<DBusError?>(nil)
     }
@@ -254,11 +258,14 @@ final class FakeBlueZRemote: Sendable {
                         record.notifyEnd.withLock { $0 = mine }
                         return [.unixFD(DBusFileDescriptor(adopting: theirs)), .uint16(device.mtu)]
                     },
-                    DBusMethod("StartNotify") { _ in
+                    DBusMethod("StartNotify") { _ throws(DBusError) in
+                        record.notifyCalls.withLock { $0.append("start") }
+                        if let error = record.startNotifyError.withLock({ $0 }) { throw error }
                         record.notifying.withLock { $0 = true }
                         return []
                     },
                     DBusMethod("StopNotify") { _ in
+                        record.notifyCalls.withLock { $0.append("stop") }
                         record.notifying.withLock { $0 = false }
                         return []
                     },

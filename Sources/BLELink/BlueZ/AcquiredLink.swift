@@ -188,13 +188,11 @@ public final class AcquiredLink: Link, Sendable {
             return .some(halves.receiver)
         }
         guard let old else { return }
+        defer { halves.withLock { $0.renewing = false } }
         old?.close()
         do {
-            let descriptor = try await resubscribe()
-            halves.withLock { $0.renewing = false }
-            try attach(receiving: descriptor)
+            try attach(receiving: try await resubscribe())
         } catch {
-            halves.withLock { $0.renewing = false }
             disconnect(reason: "subscribing again failed: \(error)")
         }
     }

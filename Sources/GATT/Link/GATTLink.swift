@@ -167,20 +167,17 @@ public final class GATTLink: Link, Sendable {
 
     /// As central: writes TX's CCCD off, then on again, when Transport finds the peer silent (a peripheral's
     /// bluetoothd 5.78+ can lose this central's subscription while the link stays up, BlueZ issue #1452; it
-    /// acquires a new notify descriptor from its application at the second write). A failed write is left to
-    /// the bearer, which reports its own end, and to Transport's retries. As peripheral: nothing.
+    /// acquires a new notify descriptor from its application at the second write; that one is written even when
+    /// the first failed). A failed write is left to the bearer, which reports its own end, and to Transport's
+    /// retries. As peripheral: nothing.
     public func renewIncoming() async {
         let current = state.withLock { state -> (GATTClient, GATTRemoteCharacteristic, GATTSubscription)? in
             guard case let .central(client, _)? = state.connection, let subscription = state.subscription else { return nil }
             return (client, subscription.characteristic, subscription.enabling)
         }
         guard let (client, tx, subscription) = current else { return }
-        do throws(ATTError) {
-            try await client.subscribe(to: tx, enabling: [])
-            try await client.subscribe(to: tx, enabling: subscription)
-        } catch {
-            return
-        }
+        try? await client.subscribe(to: tx, enabling: [])
+        try? await client.subscribe(to: tx, enabling: subscription)
     }
 
     /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request

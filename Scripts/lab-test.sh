@@ -23,7 +23,7 @@ expect() {
 	local name=$1 file=$2 p ok=0; shift 2
 	for p in "$@"; do grep -qE -- "$p" "$file" || { echo "   missing /$p/ in $file"; ok=1; }; done
 	# A log starts with what its check found (exit codes, times), then what the programs printed.
-	[ $ok = 0 ] || { sed 's/^/   | /' "$file" | head -12; echo "   | ..."; sed 's/^/   | /' "$file" | tail -12; }
+	[ $ok = 0 ] || { sed 's/^/   | /' "$file" | head -12; [ "$(wc -l < "$file")" -le 12 ] || { echo "   | ..."; sed 's/^/   | /' "$file" | tail -12; }; }
 	result "$name" $ok
 }
 # no_links: waits until no controller has an LE link (an idle link lingers ~2 s after its last socket)
@@ -390,7 +390,11 @@ else
 		> /dev/null 2> "$OUT/many_listen2.log" & LST=$!
 	wait_for "$OUT/many_listen2.log" "advertising"
 	t19=$(up)
-	timeout 600 "$MSGPIPE" send --adapter hci1 --to msgpipe-many --json "$OUT/mib.bin" > "$OUT/t19b_b.json" 2> "$OUT/t19b_b.log" & S1=$!
+	timeout 600 "$MSGPIPE" send --adapter hci1 --to msgpipe-many --json --verbose "$OUT/mib.bin" > "$OUT/t19b_b.json" 2> "$OUT/t19b_b.log" & S1=$!
+	# hci2 starts once hci1's link is up: started together, hci1's Create Connection hung in the emulator (stop 21:
+	# five 20 s connects failed while hci2 finished in 3.3 s, and hci1 stayed wedged through check 20), as two
+	# connects at once did in checks 25, 25f and 33. Both transfers still run at the same time.
+	wait_for "$OUT/t19b_b.log" "link connected"
 	timeout 600 "$MSGPIPE" send --adapter hci2 --to msgpipe-many --json "$OUT/mib_c.bin" > "$OUT/t19b_c.json" 2> "$OUT/t19b_c.log" & S2=$!
 	wait $S1; echo "send B exit $?" > "$OUT/t19b.log"
 	wait $S2; echo "send C exit $?" >> "$OUT/t19b.log"
@@ -401,7 +405,7 @@ else
 		cmp -s "$f" "$OUT/mib_c.bin" && echo "C's file intact" >> "$OUT/t19b.log"
 	done
 	cat "$OUT/t19b_b.json" "$OUT/t19b_c.json" "$OUT/many_listen2.log" >> "$OUT/t19b.log"
-	echo "   two sends of 1 MiB at once: $PAIR s for the pair (wall clock, from starting both); one alone: ${SECS:-?} s (check 12, first write to acknowledgement)" | tee -a "$OUT/results.txt"
+	echo "   two sends of 1 MiB at once: $PAIR s for the pair (wall clock, from starting the first); one alone: ${SECS:-?} s (check 12, first write to acknowledgement)" | tee -a "$OUT/results.txt"
 	expect "two msgpipe sends (hci1, hci2) of 1 MiB each at once into one listen: both files intact" "$OUT/t19b.log" \
 		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
 	no_links

@@ -129,7 +129,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["msgpipe", "PaymentTerminal", "PaymentClient", "PeripheralToTwoCentrals"],
+            dependencies: ["msgpipe", "BLELink", "PaymentTerminal", "PaymentClient", "PeripheralToTwoCentrals"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

@@ -836,7 +836,7 @@ cat "$OUT/t32_listen.log" >> "$OUT/t32.log"
 expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Just Works), then a bonded reconnect delivers" \
 	"$OUT/t32.log" "send 1 exit 0" "paired after 1: b true" "message 1 whole" "send 2 exit 0" "message 2 whole"
 
-# 33. Two centrals at once into one listen through bluetoothd (hci1 and hci2 each send 1 MiB to hci0): both files
+# 33. Two centrals at once into one listen through bluetoothd (hci1 and hci2 each send 256 KiB to hci0): both files
 #     arrive whole, each once, both sends exit 0. bluetoothd 5.66 keeps ONE acquired write socket and ONE notify
 #     socket per characteristic for all devices (src/gatt-database.c write_io/notify_io; per-device sockets came
 #     in 5.69, notifications only to the socket's own device in 5.76), so listen serves one central at a time
@@ -845,38 +845,42 @@ expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Ju
 #     hung until killed at 300 s). The lab's btdev fails a Create Connection to a device that does not advertise
 #     at once (a radio would keep it pending), after which bluetoothd 5.66 answered the second send's
 #     Device1.Connect not at all until the kernel cancelled ~40 s later: BlueZCentral asks again (10 s per attempt).
+#     256 KiB each, not 1 MiB (until stop 22): bluetoothd 5.66's EATT bearers carried one 1 MiB in 73 s in a run of
+#     stop 22, while the second send waited for its turn within --connect-timeout; check 23 carries 1 MiB through
+#     5.66, check 35 two of them at once through 5.82.
 if [ -z "$C" ]; then
 	skip "stock box: two centrals at once through bluetoothd" "needs a third controller (BLELAB_BTVIRT=-L -l3)"
 else
 	no_links
-	head -c 1048576 /dev/urandom > "$OUT/mib2.bin"
+	head -c 262144 "$OUT/mib.bin" > "$OUT/kib256.bin"
+	head -c 262144 /dev/urandom > "$OUT/kib256b.bin"
 	"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-two --verbose --out-dir "$OUT/two_inbox" \
 		> /dev/null 2> "$OUT/t33_listen.log" & TWO=$!
 	wait_for "$OUT/t33_listen.log" "advertising"
 	t_two=$(up)
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-two --connect-timeout 90 --verbose --json "$OUT/mib.bin" \
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-two --connect-timeout 150 --verbose --json "$OUT/kib256.bin" \
 		> "$OUT/t33_b.json" 2> "$OUT/t33_b.err" & S1=$!
 	# The second send starts once the first one's link is up (listen has taken its advertisement away): started
 	# together, hci2's Create Connection to an advertiser that stopped at that moment hung in the emulator, and
 	# in one run (stop 20) bluetoothd 5.66 on hci2 never connected again, failing checks 33 and 33b.
 	wait_for "$OUT/t33_b.err" "link connected"
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci2 --to msgpipe-two --connect-timeout 90 --verbose --json "$OUT/mib2.bin" \
+	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci2 --to msgpipe-two --connect-timeout 150 --verbose --json "$OUT/kib256b.bin" \
 		> "$OUT/t33_c.json" 2> "$OUT/t33_c.err" & S2=$!
 	wait $S1; echo "send hci1 exit $?" >> "$OUT/t33.log"
 	wait $S2; echo "send hci2 exit $?" >> "$OUT/t33.log"
 	echo "both done after $(sb_secs "$t_two" "$(up)")" >> "$OUT/t33.log"
 	sleep 1
 	stop $TWO
-	for f in mib mib2; do
+	for f in kib256 kib256b; do
 		sum=$(sha256sum < "$OUT/$f.bin")
 		n=0; for m in "$OUT"/two_inbox/*.msg; do [ "$(sha256sum < "$m")" = "$sum" ] && n=$((n + 1)); done
 		echo "$f arrived $n time(s)" >> "$OUT/t33.log"
 	done
 	cat "$OUT/t33_b.json" "$OUT/t33_c.json" "$OUT/t33_b.err" "$OUT/t33_c.err" "$OUT/t33_listen.log" >> "$OUT/t33.log"
-	echo "   stock box: two centrals, 1 MiB each, at once through bluetoothd: $(grep '^both done' "$OUT/t33.log"); each $(secs_of "$OUT/t33_b.json") s and $(secs_of "$OUT/t33_c.json") s" |
+	echo "   stock box: two centrals, 256 KiB each, at once through bluetoothd: $(grep '^both done' "$OUT/t33.log"); each $(secs_of "$OUT/t33_b.json") s and $(secs_of "$OUT/t33_c.json") s" |
 		tee -a "$OUT/results.txt"
-	expect "stock box: two centrals (hci1, hci2) send 1 MiB each at once into one listen through bluetoothd 5.66: served one at a time, both whole, once" \
-		"$OUT/t33.log" "one central at a time .bluetoothd 5" "send hci1 exit 0" "send hci2 exit 0" "mib arrived 1 time" "mib2 arrived 1 time"
+	expect "stock box: two centrals (hci1, hci2) send 256 KiB each at once into one listen through bluetoothd 5.66: served one at a time, both whole, once" \
+		"$OUT/t33.log" "one central at a time .bluetoothd 5" "send hci1 exit 0" "send hci2 exit 0" "kib256 arrived 1 time" "kib256b arrived 1 time"
 	no_links
 fi
 

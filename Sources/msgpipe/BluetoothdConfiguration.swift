@@ -1,3 +1,5 @@
+import BLELink
+
 /// What the box's bluetoothd configuration says, where msgpipe's advice depends on it.
 enum BluetoothdConfiguration {
     /// True when `path` (bluetoothd's main.conf) sets `Channels = 1` in its `[GATT]` section: EATT off. Reads
@@ -8,6 +10,29 @@ enum BluetoothdConfiguration {
             return false
         }
         return setsSingleGATTChannel(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The note msgpipe prints on stderr beside a bluetoothd that may use EATT (several ATT bearers per link),
+    /// or nil when there is nothing to say. `version` nil: bluetoothd's version could not be told.
+    /// - The plain formats (`unnumbered`) cannot repair values that arrive out of order over several bearers:
+    ///   said before any bluetoothd 5.67 (where EATT is off unless asked for) and when the version is unknown.
+    /// - msgpipe's format puts them back in order, but bluetoothd 5.66's bearers carried 1 MiB 1.6 to 16 times
+    ///   slower than one bearer in the lab (docs/LAB.md, checks 23 and 33b): said before 5.67 only.
+    /// Nothing when main.conf turns EATT off (`eattOff`).
+    static func eattNote(version: BlueZVersion?, unnumbered: Bool, eattOff: Bool) -> String? {
+        guard !eattOff, version.map({ $0 < .eattOffByDefault }) ?? unnumbered else { return nil }
+        let who = version.map { "bluetoothd \($0)" } ?? "this bluetoothd"
+        let remedy = "set Channels = 1 under [GATT] in /etc/bluetooth/main.conf"
+        if unnumbered {
+            return """
+                note: \(who) may carry values over several ATT channels (EATT) to a central that supports them, and \
+                they can arrive out of order, which the plain formats cannot repair: \(remedy), or use --format msgpipe
+                """
+        }
+        return """
+            note: \(who) may carry values over several ATT channels (EATT) to a peer that supports them, which \
+            was up to 16 times slower than one channel in msgpipe's lab: \(remedy) (the default from 5.67) for full speed
+            """
     }
 
     /// The parsing of ``turnsEATTOff(path:)``: the last `Channels` key of `[GATT]` is 1.

@@ -102,13 +102,9 @@ struct LinkOptions: ParsableArguments {
     ) async throws {
         defer { bus.close() }
         let version = await BlueZVersion.running(bus: bus)
-        if unnumbered, version.map({ $0 < .eattOffByDefault }) ?? true, !BluetoothdConfiguration.turnsEATTOff() {
-            printError("""
-                note: \(version.map { "bluetoothd \($0)" } ?? "this bluetoothd") may carry values over several ATT \
-                channels (EATT) to a central that supports them, and they can arrive out of order, which the \
-                plain formats cannot repair: set Channels = 1 under [GATT] in /etc/bluetooth/main.conf, or use \
-                --format msgpipe
-                """)
+        if let note = BluetoothdConfiguration.eattNote(
+            version: version, unnumbered: unnumbered, eattOff: BluetoothdConfiguration.turnsEATTOff()) {
+            printError(note)
         }
         let oneAtATime = version.map { $0 < .perCentralSockets } ?? true
         if oneAtATime, centralsAtOnce > 1 {
@@ -275,6 +271,12 @@ struct LinkOptions: ParsableArguments {
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             do {
                 let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
+                // Plain formats write every packet with a Write Request, one at a time: EATT changes nothing there.
+                if !confirmedWrites, let note = BluetoothdConfiguration.eattNote(
+                    version: await BlueZVersion.running(bus: bus), unnumbered: false,
+                    eattOff: BluetoothdConfiguration.turnsEATTOff()) {
+                    printError(note)
+                }
                 return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter, confirmedWrites: confirmedWrites))
             } catch {
                 bus.close()

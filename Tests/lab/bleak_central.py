@@ -16,6 +16,7 @@ carries; bluetoothd before 5.69 drops values over 510 bytes).
 Output, one line each (the caller parses it):
     found ADDRESS after S s
     connect attempt N failed: ERROR   (retried, at most 3 tries)
+    connect attempt N: the peer has no characteristics RX / TX (services [...])   (removed, found again, retried)
     connected ATT_MTU M after S s
     subscribed TX
     held S s, connected True|False    (--hold)
@@ -71,25 +72,38 @@ async def run(args: argparse.Namespace) -> int:
             enough.set()
 
     # bluetoothd 5.66 (EATT on) now and then logs "Received unexpected ATT response" on an EATT channel and drops
-    # the link during service discovery ("failed to discover services, device disconnected"): retry the
-    # connect, as applications on bleak do (bleak-retry-connector), at most CONNECT_TRIES times.
+    # the link during service discovery ("failed to discover services, device disconnected"), and once (a CI run,
+    # stop 21) resolved the services of a peer it had met before without msgpipe's characteristics. Retry, as
+    # applications on bleak do (bleak-retry-connector), at most CONNECT_TRIES times; before a retry after missing
+    # characteristics, remove the device (Adapter1.RemoveDevice, bleak's unpair) so that bluetoothd forgets the
+    # database it cached and discovers it again, then scan for the peer again.
     for attempt in range(1, CONNECT_TRIES + 1):
         t1 = time.monotonic()
         client = BleakClient(device, timeout=args.connect_timeout, bluez={"adapter": args.adapter})
         try:
             await client.connect()
-            break
         except Exception as error:  # BleakError, asyncio.TimeoutError, D-Bus errors
             say(f"connect attempt {attempt} failed: {type(error).__name__}: {error}")
             if attempt == CONNECT_TRIES:
                 raise
             await asyncio.sleep(1.0 * attempt)
-    try:
+            continue
         rx = client.services.get_characteristic(args.rx)
         tx = client.services.get_characteristic(args.tx)
-        if rx is None or tx is None:
-            say(f"the peer has no characteristics {args.rx} / {args.tx}")
+        if rx is not None and tx is not None:
+            break
+        seen = sorted(service.uuid for service in client.services)
+        say(f"connect attempt {attempt}: the peer has no characteristics {args.rx} / {args.tx} (services {seen})")
+        await client.disconnect()
+        if attempt == CONNECT_TRIES:
             return 2
+        await client.unpair()
+        device = await BleakScanner.find_device_by_name(args.name, timeout=args.scan_timeout,
+                                                        bluez={"adapter": args.adapter})
+        if device is None:
+            say(f"not found again: no advertiser named {args.name} on {args.adapter} within {args.scan_timeout} s")
+            return 1
+    try:
         # BlueZ 5.62+ reports the ATT MTU as a characteristic property; older ones only through an acquire.
         mtu = rx.obj[1].get("MTU") if hasattr(rx, "obj") else None
         if not mtu:

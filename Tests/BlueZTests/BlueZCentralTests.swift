@@ -98,8 +98,11 @@ struct BlueZCentralTests {
     }
 
     /// A renewal (Transport found the peer silent: bluez#1452) closes the notify descriptor, which bluetoothd
-    /// sees as the unsubscribe, acquires it again, and receives on the new one; the link stays up.
-    @Test func aRenewalAcquiresTheNotifyDescriptorAgainAndReceivesOnIt() async throws {
+    /// sees as the unsubscribe, acquires it again, and receives on the new one; the link stays up. When
+    /// bluetoothd still counts the closed descriptor (`held`) it refuses AcquireNotify: the renewal waits for its
+    /// `NotifyAcquired` false, then asks once more (no polling: one refusal, however long the release takes).
+    @Test(arguments: [false, true])
+    func aRenewalAcquiresTheNotifyDescriptorAgainAndReceivesOnIt(held: Bool) async throws {
         try await Self.withFake { fake, client in
             fake.announceWhenDiscovering(Self.peripheral)
             let connection = try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
@@ -109,7 +112,16 @@ struct BlueZCentralTests {
             let link = try #require(connection.link as? AcquiredLink)
             var events = link.events.makeAsyncIterator()
             #expect(await events.next() == .connected(maximumPacketSize: 182))
-            await link.renewIncoming()
+            fake.record.notifyHeld.withLock { $0 = held }
+            let renewal = Task { await link.renewIncoming() }
+            if held {
+                var refusals = fake.record.notifyRefusals.makeAsyncIterator()
+                #expect(await refusals.next() != nil)
+                try await Task.sleep(for: .milliseconds(300))
+                try await fake.releaseNotify(device: Self.peripheral)
+            }
+            await renewal.value
+            #expect(fake.record.notifyRefusalCount.withLock { $0 } == (held ? 1 : 0), "asked again only after the release")
             var buffer = [UInt8](repeating: 0, count: 8)
             var ready = pollfd(fd: first, events: Int16(POLLIN), revents: 0)
             #expect(poll(&ready, 1, 5_000) == 1)

@@ -1,3 +1,4 @@
+import Backpressure
 public import GATT
 import Glibc
 public import Transport
@@ -301,13 +302,25 @@ public enum BlueZCentral {
 
     /// A new notify descriptor after the link closed its old one (``AcquiredLink/renewIncoming()``): bluetoothd
     /// writes the peer's CCCD off, then on. It sees the old descriptor close in its main loop, possibly after
-    /// this call, and refuses with NotPermitted while it still counts it: asked again up to 20 times, 50 ms apart.
+    /// this call, and refuses with NotPermitted while it still counts it; it says `NotifyAcquired` false once it
+    /// let it go, and that signal (watched before the first call, so none falls between) is what a refused call
+    /// waits for, at most a second each time, before asking again (three calls in all).
     private static func resubscribe(_ notify: String, bus: DBusConnection) async throws -> Int32 {
-        for _ in 0..<20 {
-            if let notifier = try await acquireDescriptor(notify, "AcquireNotify", bus: bus) { return notifier.fd }
-            try await Task.sleep(for: .milliseconds(50))
+        let released = BoundedAsyncQueue<Void, Never>(capacity: 1)
+        let watch = try await bus.addMatch(DBusMatchRule(
+            sender: "org.bluez", path: notify, interface: "org.freedesktop.DBus.Properties",
+            member: "PropertiesChanged", arg0: "org.bluez.GattCharacteristic1")
+        ) { signal in
+            guard signal.arguments.count >= 2, signal.arguments[1].stringKeyed?["NotifyAcquired"]?.boolValue == false
+            else { return }
+            _ = try? released.tryPush(())
         }
-        throw BlueZError.dbus(.failed("AcquireNotify on \(notify) was refused for a second"))
+        defer { watch.cancel() }
+        for call in 1...3 {
+            if let notifier = try await acquireDescriptor(notify, "AcquireNotify", bus: bus) { return notifier.fd }
+            if call < 3 { _ = await withTimeout(.seconds(1)) { await released.next() } }
+        }
+        throw BlueZError.dbus(.failed("AcquireNotify on \(notify) was refused, and bluetoothd did not let the old descriptor go"))
     }
 
     private static func seconds(_ duration: Duration) -> Double {

@@ -62,6 +62,12 @@ final class FakeBlueZRemote: Sendable {
         let notifyCalls = Mutex<[String]>([])
         /// StartNotify answers this error when set.
         let startNotifyError = Mutex<DBusError?>(nil)
+        /// While true, AcquireNotify is refused with NotPermitted, as bluetoothd does until it saw the previous
+        /// notify descriptor close (``FakeBlueZRemote/releaseNotify(device:)`` ends it).
+        let notifyHeld = Mutex(false)
+        /// One element per AcquireNotify refused because of `notifyHeld` (to wait for), and their count.
+        let notifyRefusals = BoundedAsyncQueue<Void, Never>(capacity: 64)
+        let notifyRefusalCount = Mutex(0)
         /// StartDiscovery answers this error when set.
         let startDiscoveryError = Mutex<DBusError?>(nil)
     }
@@ -210,6 +216,14 @@ final class FakeBlueZRemote: Sendable {
         try await bus.emitPropertiesChanged(path: device.path, interface: "org.bluez.Device1", changed: [("RSSI", .int16(rssi))])
     }
 
+    /// Lets the previous notify descriptor go, as bluetoothd does once it saw it close: AcquireNotify is allowed
+    /// again and `NotifyAcquired` false is signalled.
+    func releaseNotify(device: Device) async throws {
+        record.notifyHeld.withLock { $0 = false }
+        try await bus.emitPropertiesChanged(path: device.txPath, interface: "org.bluez.GattCharacteristic1",
+                                            changed: [("NotifyAcquired", .boolean(false))])
+    }
+
     /// A notification through the D-Bus path (what StartNotify subscribers see).
     func notify(_ value: [UInt8], device: Device) async throws {
         try await bus.emitPropertiesChanged(path: device.txPath, interface: "org.bluez.GattCharacteristic1",
@@ -253,6 +267,11 @@ final class FakeBlueZRemote: Sendable {
                     DBusMethod("AcquireNotify", input: "a{sv}", output: "hq") { _ throws(DBusError) in
                         guard device.txFlags.contains("notify") else {
                             throw .remote(name: "org.bluez.Error.NotSupported", message: "")
+                        }
+                        if record.notifyHeld.withLock({ $0 }) {
+                            record.notifyRefusalCount.withLock { $0 += 1 }
+                            _ = try? record.notifyRefusals.tryPush(())
+                            throw .remote(name: "org.bluez.Error.NotPermitted", message: "Notify acquired")
                         }
                         let (mine, theirs) = try Self.socketPair()
                         record.notifyEnd.withLock { $0 = mine }

@@ -3,13 +3,23 @@ import BLELink
 import Synchronization
 
 extension LinkOptions {
-    /// Brings a central's dropped link back: immediately, then with exponential backoff (``ReconnectBackoff``);
-    /// false after `attempts` failures in a row (nil: keeps trying until the task is cancelled).
+    /// How long a central waits after a drop before its first reconnect attempt. A Linux peripheral re-arms its
+    /// advertising right after the disconnect (advertising off, parameters, on: about a millisecond); in the
+    /// lab's emulated controllers a Create Connection that lands in that moment fails at once, and Linux 6.1
+    /// then kept the failed attempt pending, so that no later connect to that peer got through (docs/LAB.md,
+    /// check 13b, stop 22). A radio keeps such an attempt pending until the peer advertises; the pause costs a
+    /// reconnect little next to the resume window's minutes.
+    static let settleAfterDrop: Duration = .milliseconds(250)
+
+    /// Brings a central's dropped link back: after ``settleAfterDrop``, then with exponential backoff
+    /// (``ReconnectBackoff``); false after `attempts` failures in a row (nil: keeps trying until the task is
+    /// cancelled).
     func reconnect(
         _ peerLink: PeerLink, attempts: Int?, note: (String) -> Void, onReconnected: (String) -> Void = { _ in }
     ) async -> Bool {
         let backoff = ReconnectBackoff(attempts: attempts ?? .max)
         var failures = 0
+        do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return false }
         while attempts.map({ failures < $0 }) ?? true {
             let delay = backoff.delay(afterFailures: failures)
             if delay > 0 {

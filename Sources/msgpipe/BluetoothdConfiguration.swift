@@ -25,8 +25,8 @@ enum BluetoothdConfiguration {
         let remedy = "set Channels = 1 under [GATT] in /etc/bluetooth/main.conf"
         if unnumbered {
             return """
-                note: \(who) may carry values over several ATT channels (EATT) to a central that supports them, and \
-                they can arrive out of order, which the plain formats cannot repair: \(remedy), or use --format msgpipe
+                note: \(who) may carry values over several ATT channels (EATT) to a peer that supports them, and they \
+                can arrive out of order, which the plain formats cannot repair: \(remedy), or use --format msgpipe
                 """
         }
         return """

@@ -265,15 +265,18 @@ struct LinkOptions: ParsableArguments {
     /// A new central link for the chosen backend (not yet connected): msgpipe's own GATT client, or the
     /// relay of connections through bluetoothd (`--backend bluez`).
     /// `confirmedWrites` (plain formats): through bluetoothd every packet is a Write Request (see
-    /// ``BlueZCentralLink``); msgpipe's own GATT confirms the last one itself.
-    func makeCentralLink(verbose: Bool = false, confirmedWrites: Bool = false) async throws -> PeerLink {
+    /// ``BlueZCentralLink``); msgpipe's own GATT confirms the last one itself. `receivesUnnumbered`: a
+    /// plain-format receiver (`listen --to`), told that bluetoothd's EATT may reorder what it receives.
+    func makeCentralLink(verbose: Bool = false, confirmedWrites: Bool = false, receivesUnnumbered: Bool = false)
+        async throws -> PeerLink {
         let profile = try gattProfile()
         if try endpoint() == .bluetooth, case let .bluez(bus) = try await bluetooth.resolveBackend(verbose: verbose) {
             do {
                 let adapter = try await BlueZAdapter.path(for: try bluetooth.selector(), bus: bus)
-                // Plain formats write every packet with a Write Request, one at a time: EATT changes nothing there.
+                // Confirmed writes (a plain-format send) go one at a time: EATT neither slows nor reorders them.
+                // A plain-format receiver (listen --to) gets the ordering note, everything else the speed note.
                 if !confirmedWrites, let note = BluetoothdConfiguration.eattNote(
-                    version: await BlueZVersion.running(bus: bus), unnumbered: false,
+                    version: await BlueZVersion.running(bus: bus), unnumbered: receivesUnnumbered,
                     eattOff: BluetoothdConfiguration.turnsEATTOff()) {
                     printError(note)
                 }

@@ -8,7 +8,7 @@ extension ListenCommand {
     /// sends; reconnects after each drop (without limit, with backoff) so Transport resumes, until a signal
     /// or `--count` messages.
     func receiveAsCentral(sink: sending MessageSink, shutdown: ShutdownSignal) async throws {
-        let peerLink = try await link.makeCentralLink(verbose: verbose)
+        let peerLink = try await link.makeCentralLink(verbose: verbose, receivesUnnumbered: format != .msgpipe)
         let outcomes = AsyncStream<CentralOutcome>.makeStream()
         let verbose = verbose
         let receiverBox = ReceiverBox()

@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
+        .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -103,15 +104,36 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The connection library a Swift program uses: backend choice, advertising and accepting, connecting by
+        // name with retries, reconnect and resume, several centrals, plain formats. The CLI is a thin layer on it.
+        .target(
+            name: "MsgPipe",
+            dependencies: [
+                "Framing", "Backpressure", "Transport", "GATT", "BLELink",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "PeripheralToTwoCentrals",
             dependencies: ["BLELink", "GATT", "Transport"],
             path: "Examples/PeripheralToTwoCentrals",
             swiftSettings: strict),
-        .executableTarget(
-            name: "msgpipe",
+        // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
+        // run them: the product, and the lab tool that adds probes and fault injection (never installed).
+        .target(
+            name: "MsgPipeCLI",
             dependencies: [
-                "Framing", "Transport", "GATT", "BLELink", "Simulator", "Secure", "Exchange",
+                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "Simulator", "Secure", "Exchange",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        .executableTarget(name: "msgpipe", dependencies: ["MsgPipeCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "msgpipe-lab",
+            dependencies: [
+                "MsgPipeCLI", "MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -129,7 +151,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CLITests",
-            dependencies: ["msgpipe", "BLELink", "PaymentTerminal", "PaymentClient", "PeripheralToTwoCentrals"],
+            dependencies: [
+                "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
+                "PeripheralToTwoCentrals",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MsgPipeTests",
+            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

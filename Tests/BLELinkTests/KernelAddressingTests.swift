@@ -81,9 +81,10 @@ struct KernelAddressingTests {
     }
 
     @Test func backoffDoublesUpToTheCap() {
-        let backoff = ReconnectBackoff(initial: 0.5, maximum: 3, attempts: 6)
-        #expect((0...6).map { backoff.delay(afterFailures: $0) } == [0, 0.5, 1, 2, 3, 3, 3])
-        #expect(ReconnectBackoff().delay(afterFailures: 1000) == 8)
+        let backoff = ReconnectBackoff(initial: .milliseconds(500), maximum: .seconds(3), attempts: 6)
+        #expect((0...6).map { backoff.delay(afterFailures: $0) }
+            == [.zero, .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
+        #expect(ReconnectBackoff().delay(afterFailures: 1000) == .seconds(8))
     }
 
     @Test func onlyTransientErrorsAreRetried() {

@@ -11,7 +11,7 @@ import Transport
 struct BlueZCentralTests {
     static let peripheral = FakeBlueZRemote.Device(address: "C0:11:22:33:44:55", addressType: "random", name: "msgpipe-peer",
                                                    rssi: -50, uuids: [BlueZDiscoveryTests.msgpipeService])
-    static let quickBackoff = ReconnectBackoff(initial: 0.02, maximum: 0.1, attempts: 4)
+    static let quickBackoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(100), attempts: 4)
 
     static func withFake(_ body: (FakeBlueZRemote, DBusConnection) async throws -> Void) async throws {
         try await BlueZDiscoveryTests.withFake(body)

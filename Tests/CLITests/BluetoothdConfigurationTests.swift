@@ -1,5 +1,5 @@
 import BLELink
-@testable import msgpipe
+import BLELink
 import Testing
 
 /// Reading bluetoothd's main.conf for the EATT setting behind the plain formats' ordering note.

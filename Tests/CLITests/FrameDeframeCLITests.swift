@@ -14,10 +14,19 @@ struct MsgPipeProcess {
             .appendingPathComponent("msgpipe")
     }
 
+    /// The options only the lab tool takes (fault injection); `msgpipe` itself refuses them.
+    static let labOptions: Set<String> = ["--kill-after-bytes", "--drop-after-bytes", "--inject"]
+
+    /// `msgpipe`, or `msgpipe-lab` when `arguments` inject a fault.
+    static func binary(for arguments: [String]) -> URL {
+        guard arguments.contains(where: labOptions.contains) else { return binary }
+        return binary.deletingLastPathComponent().appendingPathComponent("msgpipe-lab")
+    }
+
     /// Runs `msgpipe arguments...` with `input` on standard input.
     static func run(_ arguments: [String], input: [UInt8] = []) throws -> Result {
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = binary(for: arguments)
         process.arguments = arguments
         let stdin = Pipe()
         let stdout = Pipe()

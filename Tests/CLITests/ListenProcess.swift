@@ -10,7 +10,7 @@ final class RunningMsgPipe: @unchecked Sendable {
     private var errorEnded = false
 
     init(_ arguments: [String], input: [UInt8]? = nil) throws {
-        process.executableURL = MsgPipeProcess.binary
+        process.executableURL = MsgPipeProcess.binary(for: arguments)
         process.arguments = arguments
         let stdout = Pipe()
         let stderr = Pipe()

@@ -1,5 +1,5 @@
 import Testing
-@testable import msgpipe
+@testable import MsgPipeCLI
 
 @Suite("progress bar rendering")
 struct ProgressBarTests {

@@ -67,7 +67,7 @@ public enum BlueZCentral {
     /// ATT layer (plain formats have no acknowledgement of their own; see ``BlueZValueLink``).
     public static func connect(
         bus: DBusConnection, adapter: String = "hci0", target: CentralTarget, profile: GATTServiceProfile,
-        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: 0.5, maximum: 4, attempts: 5),
+        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(500), maximum: .seconds(4), attempts: 5),
         confirmedWrites: Bool = false
     ) async throws(BlueZError) -> Connection {
         let adapterPath = BlueZAdapter.path(adapter)
@@ -174,7 +174,7 @@ public enum BlueZCentral {
                 if error.name == "org.bluez.Error.AlreadyConnected" { return }
                 guard isBusyRadio(error) else { throw BlueZError(error, calling: "Device1.Connect on \(device)") }
                 if !isStillConnecting(error) { failures += 1 }
-                let delay = Duration.milliseconds(Int(backoff.delay(afterFailures: max(1, failures)) * 1000))
+                let delay = backoff.delay(afterFailures: max(1, failures))
                 guard failures < max(1, backoff.attempts), ContinuousClock.now + delay < deadline else {
                     throw .connectFailed(device: device, attempts: attempts, reason: error.description)
                 }

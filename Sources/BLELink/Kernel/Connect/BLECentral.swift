@@ -29,16 +29,16 @@ public final class BLECentral {
     public let adapter: BluetoothAdapter
     private let management: ManagementSocket
     public var security: L2CAPSecurityLevel
-    /// Seconds one connect attempt may take.
-    public var connectTimeout: Double
-    /// Seconds a scan for a name may take.
-    public var scanTimeout: Double
+    /// How long one connect attempt may take.
+    public var connectTimeout: Duration
+    /// How long a scan for a name may take.
+    public var scanTimeout: Duration
     public var backoff: ReconnectBackoff
 
     /// Resolves the adapter and checks it is powered with LE.
     public init(
-        adapter selector: AdapterSelector, security: L2CAPSecurityLevel = .low, connectTimeout: Double = 20,
-        scanTimeout: Double = 20, backoff: ReconnectBackoff = ReconnectBackoff()
+        adapter selector: AdapterSelector, security: L2CAPSecurityLevel = .low, connectTimeout: Duration = .seconds(20),
+        scanTimeout: Duration = .seconds(20), backoff: ReconnectBackoff = ReconnectBackoff()
     ) throws(BluetoothError) {
         let management = try ManagementSocket()
         let adapter = try BluetoothAdapter.resolve(selector, using: management)
@@ -58,9 +58,9 @@ public final class BLECentral {
             return peer
         case let .name(name):
             let found = try Scanner.scan(
-                adapter: adapter, using: management, duration: scanTimeout,
+                adapter: adapter, using: management, duration: scanTimeout.secondsValue,
                 filter: ScanFilter(service: service, name: name), stopAtFirstMatch: true)
-            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", seconds: scanTimeout) }
+            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", seconds: scanTimeout.secondsValue) }
             return first.peer
         }
     }
@@ -69,22 +69,27 @@ public final class BLECentral {
     /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once.
     public func connect(
         to target: CentralTarget, service: AdvertisedServiceUUID? = nil,
-        onRetry: (BluetoothError, Double) -> Void = { _, _ in }
+        onRetry: (BluetoothError, Duration) -> Void = { _, _ in }
     ) throws(BluetoothError) -> L2CAPConnection {
         var failures = 0
         while true {
             do throws(BluetoothError) {
                 let peer = try resolve(target, service: service)
                 return try ATTConnector.connect(
-                    from: adapter.address, adapterName: adapter.name, to: peer, timeout: connectTimeout,
+                    from: adapter.address, adapterName: adapter.name, to: peer, timeout: connectTimeout.secondsValue,
                     security: security)
             } catch {
                 failures += 1
                 guard error.isTransient, failures < backoff.attempts else { throw error }
                 let delay = backoff.delay(afterFailures: failures)
                 onRetry(error, delay)
-                pause(seconds: delay)
+                pause(seconds: delay.secondsValue)
             }
         }
     }
+}
+
+extension Duration {
+    /// The duration in seconds, for the kernel calls that take them as a number.
+    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -1,0 +1,245 @@
+import Backpressure
+public import BLELink
+public import GATT
+import Synchronization
+import Transport
+
+/// The peripheral's side of the connection layer: listens on a UNIX socket, or advertises the profile's
+/// service over Bluetooth (through bluetoothd with the bluez backend), and hands each central's link to a
+/// handler, several at once. ``MessagePipe/advertise(name:options:)`` is built on it.
+///
+/// ```swift
+/// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)
+/// try await acceptor.acceptLinks(info: options.serviceInfo()) { link, peer in
+///     await TransportListener().accept(link, peer: peer)
+/// }
+/// ```
+public final class PipeAcceptor: Sendable {
+    public let address: PipeAddress
+    public let options: MessagePipe.Options
+    /// Actions that undo what a running accept loop set up outside the process (socket file, advertising).
+    private let stopping = Mutex<(stopped: Bool, actions: [@Sendable () -> Void])>((false, []))
+
+    /// `address`: `.unix(path:)` listens on that socket; `.bluetooth(name)` advertises `name`.
+    public init(at address: PipeAddress, options: MessagePipe.Options) {
+        self.address = address
+        self.options = options
+    }
+
+    /// Removes the socket file or stops advertising at once, from any thread (a signal handler's task): no
+    /// further central can arrive. The accept loop itself ends when its task is cancelled.
+    public func stop() {
+        let actions = stopping.withLock { state -> [@Sendable () -> Void] in
+            state.stopped = true
+            defer { state.actions = [] }
+            return state.actions
+        }
+        for action in actions.reversed() { action() }
+    }
+
+    private func onStop(_ action: @escaping @Sendable () -> Void) {
+        let stopped = stopping.withLock { state -> Bool in
+            if !state.stopped { state.actions.append(action) }
+            return state.stopped
+        }
+        if stopped { action() }
+    }
+
+    /// Accepts centrals and runs `handle` for each in a child task, up to `maximumConcurrent` at once (the next
+    /// one is accepted when one leaves), until `connections` were accepted (nil: until cancelled); returns once
+    /// the last `handle` returned. The link is connected when `handle` starts and closed after it returns; on
+    /// msgpipe's own GATT it is served (with `info`) while `handle` runs. `onReady` says where it listens or
+    /// advertises. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (a benchmark reads the PHY);
+    /// through bluetoothd there is none. `centralsAtOnce` above 1 fails at once through a bluetoothd that
+    /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
+    /// values back in order (advice beside a bluetoothd with EATT on).
+    public func acceptLinks(
+        info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
+        unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let profile = options.profile
+        if case .bluetooth = address {
+            let backend = try await ResolvedBackend.resolve(options.backend)
+            options.note(.detail, backend.summary)
+            if case let .bluez(bus) = backend {
+                return try await acceptAcquiredLinks(
+                    bus: bus, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
+                    centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady, handle: handle)
+            }
+        }
+        try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
+            bearer, peer in
+            onBearer(bearer, peer)
+            let gattLink = GATTLink(profile: profile)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await handle(.gatt(gattLink), peer) }
+                await gattLink.serve(bearer, info: info)
+                await gattLink.close()
+            }
+        }
+    }
+
+    /// The peripheral beside bluetoothd: registers the application and advertisement, one child task per
+    /// central (at most `maximumConcurrent`; bluetoothd keeps further ones connected until there is room).
+    private func acceptAcquiredLinks(
+        bus: DBusConnection, info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int,
+        unnumbered: Bool, onReady: (String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        defer { bus.close() }
+        let options = options
+        let version = await BlueZVersion.running(bus: bus)
+        if let note = BluetoothdConfiguration.eattNote(
+            version: version, unnumbered: unnumbered, eattOff: BluetoothdConfiguration.turnsEATTOff()) {
+            options.note(.advice, note)
+        }
+        let oneAtATime = version.map { $0 < .perCentralSockets } ?? true
+        if oneAtATime, centralsAtOnce > 1 {
+            throw BlueZError.severalCentralsUnsupported(version: version, centrals: centralsAtOnce)
+        }
+        // bluetoothd before 5.69 drops written values over 510 bytes: say 513 as the server's ATT_MTU so
+        // msgpipe centrals write at most 510 (PROTOCOL.md 5.2).
+        var info = info
+        info.serverMTU = min(info.serverMTU, BlueZPeripheral.largestWholeWriteMTU)
+        let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
+        guard case let .bluetooth(localName) = address else { return }
+        let peripheral = try await BlueZPeripheral.start(
+            bus: bus, adapter: adapter, profile: options.profile, info: info, localName: localName,
+            backlog: max(8, maximumConcurrent), security: options.security, oneCentralAtATime: oneAtATime
+        ) { event in
+            switch event {
+            case let .bluetoothdLeft(links):
+                options.note(.warning, "bluetoothd left the bus: \(links) connection(s) ended; waiting for it to come back")
+            case .registeredAgain:
+                options.note(.warning, "bluetoothd restarted: registered again")
+            case let .registrationFailed(reason):
+                options.note(.warning, "bluetoothd restarted, registering again failed: \(reason)")
+            case let .advertising(on):
+                options.note(.detail, on ? "advertising again: the central's turn ended"
+                                          : "a central connected: not advertising during its turn")
+            case let .advertisingFailed(reason):
+                options.note(.warning, reason)
+            case let .subscriptionLost(peer):
+                // Also every msgpipe central's goodbye (it unsubscribes, then disconnects): a detail.
+                options.note(.detail, """
+                    bluetoothd closed the notification socket of \(peer), which is still connected (it \
+                    unsubscribed, or bluetoothd lost its subscription when another central left: BlueZ issue \
+                    #1452); what is sent to it waits until it subscribes again
+                    """)
+            }
+        }
+        defer { peripheral.stop() }
+        onStop { peripheral.stop() }
+        let versionText = version.map { "bluetoothd \($0)" } ?? "bluetoothd of unknown version"
+        onReady("advertising '\(localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)"
+            + (oneAtATime ? "; one central at a time (\(versionText) shares one socket among centrals; 5.76 does not)" : ""))
+        let slots = CreditPool(capacity: max(1, maximumConcurrent))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var accepted = 0
+            for await connection in peripheral.connections {
+                try await slots.acquire()
+                accepted += 1
+                group.addTask {
+                    defer { slots.release() }
+                    await handle(.acquired(connection.link), connection.peer)
+                    await connection.link.close()
+                }
+                if let connections, accepted >= connections { break }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    /// The accept loop on msgpipe's own GATT server: each central's ATT bearer (UNIX socket or the kernel's
+    /// ATT channel) to `handle`.
+    private func acceptBearers(
+        connections: Int?, maximumConcurrent: Int, onReady: (String) -> Void,
+        handle: @escaping @Sendable (ATTBearer, String) async -> Void
+    ) async throws {
+        switch address {
+        case let .unix(path):
+            let listener = try SeqPacketListener(path: path)
+            defer { listener.close() }
+            onStop { listener.close() }
+            onReady("listening on unix:\(path)")
+            let slots = CreditPool(capacity: max(1, maximumConcurrent))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                var served = 0
+                while connections.map({ served < $0 }) ?? true {
+                    try await slots.acquire()
+                    let bearer: ATTBearer?
+                    do {
+                        bearer = try await listener.accept()
+                    } catch {
+                        slots.release()
+                        throw error
+                    }
+                    guard let bearer else {
+                        slots.release()
+                        break
+                    }
+                    served += 1
+                    let peer = maximumConcurrent > 1 ? "unix:\(path)#\(served)" : "unix:\(path)"
+                    group.addTask {
+                        defer { slots.release() }
+                        await handle(bearer, peer)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        case let .bluetooth(localName):
+            try await acceptKernelConnections(
+                localName: localName, maximumConcurrent: max(1, maximumConcurrent), connections: connections,
+                onReady: onReady
+            ) { socket in
+                let peer = "\(socket.peer)"
+                do {
+                    await handle(try ATTBearer(adopting: socket.fileDescriptor), peer)
+                } catch {
+                    self.options.note(.warning, "connection from \(peer): \(error)")
+                }
+            }
+        }
+    }
+
+    /// Advertises `localName` with the profile's service while fewer than `maximumConcurrent` centrals are
+    /// linked (stops at the maximum, resumes when one leaves) and runs `serve` for each central in a child
+    /// task, with the connected ATT socket (which `serve` owns and must close).
+    private func acceptKernelConnections(
+        localName: String, maximumConcurrent: Int, connections: Int?, onReady: (String) -> Void,
+        serve: @escaping @Sendable (ConnectedATTSocket) async -> Void
+    ) async throws {
+        let options = options
+        let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
+            try BLEPeripheral(
+                adapter: try AdapterSelector(options.adapter),
+                advertisement: Advertisement(
+                    localName: localName, service: AdvertisedServiceUUID(options.profile.service.description)),
+                security: options.security)
+        }
+        // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
+        let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)
+        onStop {
+            if let management = try? ManagementSocket() {
+                try? Advertiser.stop(advertisement, on: adapter, using: management)
+            }
+        }
+        onReady("advertising '\(advertisement.localName)' on \(adapter)")
+        defer { peripheral.stop() }
+        try await withThrowingDiscardingTaskGroup { group in
+            var accepted = 0
+            // Never more linked at once than there are connections left to accept: at the maximum the
+            // advertising instance is removed, so no central can land where nobody will accept it.
+            let maximum = min(maximumConcurrent, connections ?? .max)
+            for try await socket in peripheral.connections(maximumConcurrent: maximum) {
+                accepted += 1
+                group.addTask { await serve(socket) }
+                if let connections, accepted >= connections {
+                    peripheral.stop()  // the last one: no advertising while they are served
+                    break
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+public import BLELink
+
+/// Which Bluetooth stack a pipe uses.
+public enum PipeBackend: String, Sendable, CaseIterable {
+    /// `bluez` when bluetoothd owns org.bluez on the system bus, `kernel` otherwise.
+    case auto
+    /// Beside bluetoothd, through its D-Bus API: no root, the adapter stays bluetoothd's (the stock box).
+    case bluez
+    /// The kernel's L2CAP ATT channel and mgmt socket directly: bluetoothd must not hold the adapter.
+    case kernel
+}
+
+/// The Bluetooth stack a pipe runs on, once ``PipeBackend`` was resolved.
+public enum ResolvedBackend: Sendable {
+    case kernel
+    /// bluetoothd, reached over this system-bus connection (owned by whoever resolved it).
+    case bluez(DBusConnection)
+
+    /// Resolves `choice`: `auto` takes bluez when org.bluez owns a name on the system bus, kernel otherwise;
+    /// `bluez` throws when bluetoothd cannot be reached (the error names the remedy).
+    public static func resolve(_ choice: PipeBackend) async throws(BlueZError) -> ResolvedBackend {
+        if choice == .kernel { return .kernel }
+        let bus: DBusConnection
+        do throws(DBusError) {
+            bus = try DBusConnection.system()
+        } catch {
+            if choice == .auto { return .kernel }
+            throw .dbus(error)
+        }
+        let running: Bool
+        do throws(DBusError) {
+            running = try await bus.nameHasOwner("org.bluez")
+        } catch {
+            bus.close()
+            if choice == .auto { return .kernel }
+            throw BlueZError(error, calling: "asking the system bus for org.bluez")
+        }
+        guard running else {
+            bus.close()
+            if choice == .auto { return .kernel }
+            throw .notRunning
+        }
+        return .bluez(bus)
+    }
+
+    /// One line naming the backend, for a verbose log.
+    public var summary: String {
+        switch self {
+        case .kernel: "backend: kernel (L2CAP ATT channel and mgmt socket; bluetoothd must not hold the adapter)"
+        case .bluez: "backend: bluez (beside bluetoothd, through its D-Bus API)"
+        }
+    }
+}
+
+/// The backoff between connection attempts, the one policy every backend and the CLI use.
+public typealias ReconnectPolicy = ReconnectBackoff

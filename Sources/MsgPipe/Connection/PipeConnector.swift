@@ -1,0 +1,119 @@
+public import BLELink
+import Framing
+import GATT
+import Transport
+
+/// The central's side of the connection layer: makes the link for the chosen backend, connects it (scanning
+/// for a name, retrying transient failures within the connect timeout) and brings it back after a drop.
+/// ``MessagePipe/connect(to:options:)`` is built on it; use it directly to drive a ``PeerLink`` yourself.
+///
+/// ```swift
+/// let connector = PipeConnector(to: PipeAddress("kiosk"), options: options)
+/// let link = try await connector.makeLink()
+/// let peer = try await connector.connect(link)
+/// let transport = Transport(link: link)
+/// ```
+public struct PipeConnector: Sendable {
+    public let address: PipeAddress
+    public let options: MessagePipe.Options
+
+    /// How long a central waits after a drop before its first reconnect attempt: a Linux peripheral re-arms
+    /// its advertising right after the disconnect, and a Create Connection in that moment can fail
+    /// (docs/LAB.md). Small next to Transport's resume window.
+    public static let settleAfterDrop: Duration = .milliseconds(250)
+
+    public init(to address: PipeAddress, options: MessagePipe.Options) {
+        self.address = address
+        self.options = options
+    }
+
+    /// A new central link for the backend (not yet connected): msgpipe's own GATT client, or the relay of
+    /// connections through bluetoothd. With a plain format every packet through bluetoothd is a Write Request
+    /// (bluetoothd would queue Write Commands without bound and hide a loss). `receivesUnnumbered`: this side
+    /// receives a plain format, for which bluetoothd's EATT may reorder values (advice only).
+    public func makeLink(receivesUnnumbered: Bool = false) async throws -> PeerLink {
+        guard case .bluetooth = address else { return .gatt(GATTLink(profile: options.profile)) }
+        let backend = try await ResolvedBackend.resolve(options.backend)
+        options.note(.detail, backend.summary)
+        guard case let .bluez(bus) = backend else { return .gatt(GATTLink(profile: options.profile)) }
+        do {
+            let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
+            let confirmedWrites = options.format != .msgpipe
+            // Confirmed writes go one at a time: EATT neither slows nor reorders them.
+            if !confirmedWrites, let note = BluetoothdConfiguration.eattNote(
+                version: await BlueZVersion.running(bus: bus), unnumbered: receivesUnnumbered,
+                eattOff: BluetoothdConfiguration.turnsEATTOff()) {
+                options.note(.advice, note)
+            }
+            return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter, confirmedWrites: confirmedWrites))
+        } catch {
+            bus.close()
+            throw error
+        }
+    }
+
+    /// Connects (or reconnects) `link` to the peer: MTU exchange, discovery of the profile, subscription.
+    /// Returns the peer's description. `onBearer` sees the ATT bearer before GATT starts on it (msgpipe's own
+    /// GATT only: a benchmark reads the PHY from it).
+    @discardableResult
+    public func connect(_ link: PeerLink, onBearer: (ATTBearer) -> Void = { _ in }) async throws -> String {
+        switch (link, address) {
+        case let (.gatt(gattLink), .unix(path)):
+            let bearer = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
+            onBearer(bearer)
+            try await gattLink.connect(bearer)
+            return "unix:\(path)"
+        case let (.gatt(gattLink), .bluetooth(target)):
+            let socket = try await connectedSocket(to: CentralTarget(target))
+            let bearer = try ATTBearer(adopting: socket.fileDescriptor)
+            onBearer(bearer)
+            try await gattLink.connect(bearer)
+            return "\(socket.peer)"
+        case let (.bluezCentral(central), .bluetooth(target)):
+            return try await central.connect(CentralTarget(target), profile: options.profile, timeout: options.connectTimeout)
+        case (.bluezCentral, .unix):
+            throw LinkError.io("a link through bluetoothd cannot connect to a UNIX socket")
+        case (.acquired, _):
+            throw LinkError.io("a link acquired from bluetoothd carries one connection and cannot reconnect")
+        }
+    }
+
+    /// Brings a dropped link back: after ``settleAfterDrop``, then with the backoff of
+    /// ``MessagePipe/Options/reconnect``; false after `attempts` failures in a row (nil: until cancelled).
+    public func reconnect(_ link: PeerLink, attempts: Int?, onReconnected: (String) -> Void = { _ in }) async -> Bool {
+        var failures = 0
+        do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return false }
+        while attempts.map({ failures < $0 }) ?? true {
+            let delay = options.reconnect.delay(afterFailures: failures)
+            if delay > .zero {
+                do { try await Task.sleep(for: delay) } catch { return false }
+            }
+            guard !Task.isCancelled else { return false }
+            do {
+                let peer = try await connect(link)
+                options.note(.reconnect, "reconnected to \(peer)")
+                onReconnected(peer)
+                return true
+            } catch {
+                failures += 1
+                options.note(.reconnect, "reconnect attempt \(failures)\(attempts.map { " of \($0)" } ?? "") failed: \(error)")
+            }
+        }
+        return false
+    }
+
+    /// The kernel backend's connect: resolves `target` (scanning for a name), connects the ATT channel,
+    /// retrying transient failures with backoff; blocking calls run on a thread of their own.
+    private func connectedSocket(to target: CentralTarget) async throws(BluetoothError) -> ConnectedATTSocket {
+        let (options, service) = (options, AdvertisedServiceUUID(options.profile.service.description))
+        return try await BlockingCall.run { () throws(BluetoothError) in
+            let central = try BLECentral(
+                adapter: try AdapterSelector(options.adapter), security: options.security,
+                connectTimeout: options.connectTimeout, scanTimeout: options.connectTimeout,
+                backoff: ReconnectBackoff(initial: options.reconnect.initial, maximum: options.reconnect.maximum))
+            return try central.connect(to: target, service: service) { error, delay in
+                options.note(.reconnect, "\(error); retrying in \(delay)")
+            }.handOver()
+        }
+    }
+}

@@ -1,0 +1,76 @@
+public import Backpressure
+public import BLELink
+public import GATT
+public import Transport
+
+/// The link to one peer, whichever backend carries it: msgpipe's own GATT over an ATT bearer (a UNIX socket
+/// or the kernel's L2CAP ATT channel), or the descriptors bluetoothd hands out. Transport, Secure and
+/// Exchange run over it without knowing the backend.
+public enum PeerLink: Link {
+    /// msgpipe's GATT client or server over an ATT bearer.
+    case gatt(GATTLink)
+    /// A characteristic pair acquired from bluetoothd (it runs the GATT server).
+    case acquired(AcquiredLink)
+    /// The central through bluetoothd: one connection after another on a relay.
+    case bluezCentral(BlueZCentralLink)
+
+    public var events: BoundedAsyncQueue<LinkEvent, Never> {
+        switch self {
+        case let .gatt(link): link.events
+        case let .acquired(link): link.events
+        case let .bluezCentral(link): link.relay.events
+        }
+    }
+
+    public func send(_ packet: [UInt8]) async throws {
+        switch self {
+        case let .gatt(link): try await link.send(packet)
+        case let .acquired(link): try await link.send(packet)
+        case let .bluezCentral(link): try await link.relay.send(packet)
+        }
+    }
+
+    public func close() async {
+        switch self {
+        case let .gatt(link): await link.close()
+        case let .acquired(link): await link.close()
+        case let .bluezCentral(link): await link.close()
+        }
+    }
+
+    public func renewIncoming() async {
+        switch self {
+        case let .gatt(link): await link.renewIncoming()
+        case let .acquired(link): await link.renewIncoming()
+        case let .bluezCentral(link): await link.relay.renewIncoming()
+        }
+    }
+
+    /// Drops the current connection: the peer sees a disconnect; a central's link may connect again.
+    public func disconnect() async {
+        switch self {
+        case let .gatt(link): await link.disconnect()
+        case let .acquired(link): link.disconnect(reason: "dropped locally")
+        case let .bluezCentral(link): await link.relay.dropConnection()
+        }
+    }
+
+    /// What the peer's info characteristic said (msgpipe GATT as central only; nil otherwise).
+    public var peerInfo: MsgPipeServiceInfo? {
+        if case let .gatt(link) = self { link.peerInfo } else { nil }
+    }
+
+    /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement.
+    public var canConfirm: Bool {
+        if case let .gatt(link) = self { link.canConfirm } else { false }
+    }
+
+    /// Sends `packet` and, where the link can (``canConfirm``), waits until the peer's ATT layer confirmed
+    /// it; elsewhere as ``send(_:)``.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        switch self {
+        case let .gatt(link) where link.canConfirm: try await link.sendConfirmed(packet)
+        default: try await send(packet)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import BLELink
+import GATT
+import Synchronization
+import Transport
+
+extension MessagePipe {
+    /// Connects as the central to `peer`, an advertised name (found by scanning), `AA:BB:CC:DD:EE:FF`
+    /// (`/random` for a random address), or `unix:PATH`; discovers the profile and subscribes. Transient
+    /// failures are retried within ``Options/connectTimeout``. After a drop the pipe reconnects with
+    /// ``Options/reconnect``'s backoff and Transport resumes where it stopped.
+    ///
+    /// Throws ``BluetoothError``/``BlueZError``/``ATTError`` when no connection could be made, and
+    /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats.
+    public static func connect(to peer: String, options: Options = Options()) async throws -> MessagePipe {
+        let connector = PipeConnector(to: PipeAddress(peer), options: options)
+        let link = try await connector.makeLink(receivesUnnumbered: options.format != .msgpipe)
+        let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
+        let transportBox = Mutex<Transport?>(nil)
+        let connections = Atomic<Int>(0)
+        let reconnector = Reconnector(connector, link: link, attempts: attempts, onReconnected: { _ in
+            connections.add(1, ordering: .relaxed)
+        }) {
+            await transportBox.withLock { $0 }?.close()
+        }
+        let transport: Transport?
+        if options.format == .msgpipe {
+            let observed = ObservedLink(link, onEvent: { event in
+                options.onLinkEvent(event, link)
+                if case let .disconnected(reason) = event { reconnector.dropped(reason) }
+            }, onSent: options.onPacketSent)
+            transport = Transport(link: observed, options: options.transportOptions(), logger: options.logger)
+            transportBox.withLock { $0 = transport }
+        } else {
+            transport = nil
+        }
+        let description: String
+        do {
+            description = try await connector.connect(link)
+            connections.add(1, ordering: .relaxed)
+            if let info = link.peerInfo, !info.formats.contains(options.format.advertised) {
+                throw MessagePipeError.formatMismatch(options.format)
+            }
+        } catch {
+            await reconnector.stop()
+            await transport?.close()
+            await link.close()
+            throw error
+        }
+        if let transport {
+            return MessagePipe(
+                peer: description, transport: transport, link: link, reconnector: reconnector, peerInfo: link.peerInfo,
+                connections: { connections.load(ordering: .relaxed) })
+        }
+        // Plain formats: the first event of a connected link says its packet size.
+        var events = link.events.makeAsyncIterator()
+        var packetSize = options.format.minimumPacketSize
+        while let event = await events.next() {
+            if case let .connected(size) = event {
+                packetSize = size
+                break
+            }
+        }
+        return MessagePipe(
+            peer: description, format: options.format, link: link, events: link.events, packetSize: packetSize,
+            reconnector: reconnector, options: options, connections: { connections.load(ordering: .relaxed) })
+    }
+
+    /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to
+    /// ``Options/maximumCentrals`` at once. Returns once advertising; each central comes out of
+    /// ``PipeServer/centrals`` as a pipe of its own.
+    ///
+    /// ```swift
+    /// let server = try await MessagePipe.advertise(name: "kiosk")
+    /// for await central in server.centrals {
+    ///     Task { for await message in central.messages { print(central.peer, message.bytes.count) } }
+    /// }
+    /// ```
+    public static func advertise(name: String, options: Options = Options()) async throws -> PipeServer {
+        try await PipeServer.serve(PipeAcceptor(at: .bluetooth(name), options: options))
+    }
+
+    /// Listens on a UNIX SEQPACKET socket at `path` (the same GATT without a radio), as
+    /// ``advertise(name:options:)`` does over Bluetooth.
+    public static func listen(path: String, options: Options = Options()) async throws -> PipeServer {
+        try await PipeServer.serve(PipeAcceptor(at: .unix(path: path), options: options))
+    }
+}

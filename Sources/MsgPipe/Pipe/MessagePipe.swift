@@ -1,0 +1,230 @@
+import Backpressure
+import BLELink
+public import Framing
+public import GATT
+import Logging
+import Synchronization
+public import Transport
+
+/// A two-way message channel with one peer over BLE (or a UNIX socket): whole messages of any size, in
+/// order. With the msgpipe format (the default) every message is acknowledged, retransmitted where lost and
+/// resumed after a reconnect; with a plain format (legacy, eom, lines) it is framed for apps that speak it.
+///
+/// A central gets its pipe from ``connect(to:options:)``; a peripheral gets one pipe per central from
+/// ``PipeServer/centrals``.
+///
+/// ```swift
+/// let pipe = try await MessagePipe.connect(to: "kiosk")   // scans, connects, subscribes; reconnects
+/// try await pipe.send(Array(json.utf8))                     // returns once acknowledged
+/// for await message in pipe.messages { handle(message.bytes) }
+/// await pipe.close()
+/// ```
+public final class MessagePipe: Sendable {
+    /// The peer: its address, `unix:PATH`, or what bluetoothd calls it.
+    public let peer: String
+    /// The wire format this pipe speaks.
+    public let format: FrameFormat
+    /// The pipe's Transport (msgpipe format only): for ``SecureChannel`` or request/response.
+    public let transport: Transport?
+    /// What the peer's info characteristic said (msgpipe's own GATT, as central), if anything.
+    public let peerInfo: MsgPipeServiceInfo?
+
+    private let link: PeerLink?
+    private let reconnector: Reconnector?
+    private let plain: PlainState?
+    private let connectionCount: @Sendable () -> Int
+
+    /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
+    /// peripheral). A message arrived on the latest.
+    public var connections: Int { connectionCount() }
+
+    /// The plain formats' receiving side and the packet size for sending.
+    private final class PlainState: Sendable {
+        let inbox: BoundedAsyncQueue<PipeMessage, Never>
+        let packetSize: Atomic<Int>
+        let sending = CreditPool(capacity: 1)
+        let disconnected = Mutex<String?>(nil)
+        let task = Mutex<Task<Void, Never>?>(nil)
+        let onSent: @Sendable (Int) -> Void
+
+        init(packetSize: Int, onSent: @escaping @Sendable (Int) -> Void) {
+            inbox = BoundedAsyncQueue(capacity: 16)
+            self.packetSize = Atomic(packetSize)
+            self.onSent = onSent
+        }
+    }
+
+    /// A pipe over `transport` (msgpipe format).
+    init(
+        peer: String, transport: Transport, link: PeerLink?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
+        connections: @escaping @Sendable () -> Int
+    ) {
+        connectionCount = connections
+        self.peer = peer
+        format = .msgpipe
+        self.transport = transport
+        self.link = link
+        self.reconnector = reconnector
+        self.peerInfo = peerInfo
+        plain = nil
+    }
+
+    /// A plain-format pipe over a connected `link` whose packets carry at most `packetSize` bytes; `events`
+    /// are the link's events after its first `.connected`.
+    init<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
+        peer: String, format: FrameFormat, link: PeerLink, events: Events, packetSize: Int, reconnector: Reconnector?,
+        options: MessagePipe.Options, connections: @escaping @Sendable () -> Int
+    ) {
+        connectionCount = connections
+        self.peer = peer
+        self.format = format
+        transport = nil
+        self.link = link
+        self.reconnector = reconnector
+        peerInfo = link.peerInfo
+        let state = PlainState(packetSize: packetSize, onSent: options.onPacketSent)
+        plain = state
+        let limits = PlainReceiving.limits(maximumMessageSize: options.maximumMessageSize)
+        let observed = ObservedEvents(base: events) { event in
+            options.onLinkEvent(event, link)
+            switch event {
+            case let .connected(size), let .maximumPacketSizeChanged(size):
+                state.packetSize.store(size, ordering: .relaxed)
+                state.disconnected.withLock { $0 = nil }
+            case let .disconnected(reason):
+                state.disconnected.withLock { $0 = reason }
+                reconnector?.dropped(reason)
+            case .packet:
+                break
+            }
+        }
+        state.task.withLock {
+            $0 = Task {
+                _ = await PlainReceiving.receive(observed, format: format, limits: limits, logger: options.logger) {
+                    (body: [UInt8]) async throws(CancellationError) -> Bool in
+                    do { try await state.inbox.push(PipeMessage(bytes: body)) } catch { return false }
+                    return true
+                }
+                state.inbox.finish()
+            }
+        }
+    }
+
+    /// Sends one whole message. msgpipe format: returns once the peer acknowledged all of it; throws
+    /// ``TransportError`` (e.g. not acknowledged within `timeout`), ``MessagePipeError/linkLost(attempts:)``
+    /// when reconnecting gave up, or ``MessagePipeError/messageTooLarge(size:limit:)``. Plain formats: returns
+    /// once the peer's ATT layer took every packet (see ``PlainSending``); a drop or `timeout` is an error and
+    /// nothing is resumed. Concurrent sends go one after the other.
+    public func send(_ bytes: [UInt8], timeout: Duration? = nil) async throws {
+        if let info = peerInfo, bytes.count > Int(info.maximumMessageSize) {
+            throw MessagePipeError.messageTooLarge(size: bytes.count, limit: Int(info.maximumMessageSize))
+        }
+        if let transport {
+            do {
+                try await transport.send(bytes, timeout: timeout)
+            } catch {
+                if let reconnector, reconnector.hasGivenUp { throw MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
+                throw error
+            }
+            return
+        }
+        guard let plain, let link else { throw MessagePipeError.closed }
+        try await plain.sending.acquire()
+        defer { plain.sending.release() }
+        if let reason = plain.disconnected.withLock({ $0 }) { throw MessagePipeError.disconnected(reason) }
+        let timedOut = OnceFlag()
+        let watchdog = timeout.map { timeout in
+            Task {
+                do { try await Task.sleep(for: timeout) } catch { return }
+                timedOut.set()
+                await link.close()
+            }
+        }
+        defer { watchdog?.cancel() }
+        do {
+            try await PlainSending.send(
+                bytes, format: format, packetSize: plain.packetSize.load(ordering: .relaxed), over: link,
+                onSent: plain.onSent)
+        } catch let error as FramingError {
+            throw error
+        } catch {
+            if timedOut.isSet { throw MessagePipeError.timedOut }
+            if let reason = plain.disconnected.withLock({ $0 }) { throw MessagePipeError.disconnected(reason) }
+            throw error
+        }
+    }
+
+    /// The messages the peer sends, whole and in order; ends when the pipe is closed. Backpressured: a
+    /// consumer that stops reading stops the peer's sending, nothing is dropped.
+    public var messages: PipeMessages {
+        if let transport { PipeMessages(.transport(transport.messages)) } else { PipeMessages(.queue(plain!.inbox)) }
+    }
+
+    /// Ends the pipe: stops reconnecting, closes Transport (messages already delivered stay readable) or the
+    /// link. A peripheral's pipe ends its central's session.
+    public func close() async {
+        await close(awaitingDropWithin: nil)
+    }
+
+    /// Ends the pipe as ``close()`` does, but first gives the peer up to `grace` to end the connection itself
+    /// (so it receives its last acknowledgement), where the pipe reconnects (as central).
+    public func close(awaitingDropWithin grace: Duration?) async {
+        await reconnector?.stop(awaitingDropWithin: grace)
+        if let transport {
+            await transport.close()
+        }
+        if let link { await link.close() }
+        plain?.task.withLock { $0 }?.cancel()
+        plain?.inbox.finish()
+    }
+}
+
+/// The messages of a ``MessagePipe``.
+public struct PipeMessages: AsyncSequence, Sendable {
+    public typealias Element = PipeMessage
+    public typealias Failure = Never
+
+    enum Source: Sendable {
+        case transport(Transport.Messages)
+        case queue(BoundedAsyncQueue<PipeMessage, Never>)
+    }
+
+    let source: Source
+
+    init(_ source: Source) { self.source = source }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        enum Base {
+            case transport(Transport.Messages.AsyncIterator)
+            case queue(BoundedAsyncQueue<PipeMessage, Never>.AsyncIterator)
+        }
+
+        var base: Base
+
+        public mutating func next() async -> PipeMessage? {
+            switch base {
+            case var .transport(iterator):
+                defer { base = .transport(iterator) }
+                return await iterator.next().map { PipeMessage(bytes: $0.body, id: $0.messageID) }
+            case var .queue(iterator):
+                defer { base = .queue(iterator) }
+                return await iterator.next()
+            }
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        switch source {
+        case let .transport(messages): AsyncIterator(base: .transport(messages.makeAsyncIterator()))
+        case let .queue(queue): AsyncIterator(base: .queue(queue.makeAsyncIterator()))
+        }
+    }
+}
+
+/// A flag set once by one task and read by another.
+final class OnceFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}

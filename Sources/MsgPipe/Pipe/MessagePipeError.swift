@@ -1,0 +1,42 @@
+public import Framing
+
+/// Why a pipe could not be made or a message not delivered. Transport's, GATT's and BLELink's own errors
+/// (``TransportError``, ``BluetoothError``, ``BlueZError``) pass through unchanged.
+public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
+    /// The peer's info characteristic says it does not speak this format.
+    case formatMismatch(FrameFormat)
+    /// The message is larger than the peer accepts (its info characteristic).
+    case messageTooLarge(size: Int, limit: Int)
+    /// The link dropped and `attempts` reconnect attempts in a row failed.
+    case linkLost(attempts: Int)
+    /// The link dropped during a plain-format transfer (plain formats do not resume).
+    case disconnected(String)
+    /// A plain-format send did not finish within its timeout (the pipe was closed).
+    case timedOut
+    /// The pipe was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case let .formatMismatch(format): "the peer does not speak --format \(format.rawValue) (its info characteristic says so)"
+        case let .messageTooLarge(size, limit): "\(size) bytes exceed the peer's maximum message size of \(limit)"
+        case let .linkLost(attempts): "the link dropped and \(attempts) reconnect attempts failed"
+        case let .disconnected(reason): "the link dropped during a plain-format transfer: \(reason)"
+        case .timedOut: "not every packet was taken before the timeout"
+        case .closed: "the pipe is closed"
+        }
+    }
+}
+
+/// One message a pipe received, whole and in its sender's order.
+public struct PipeMessage: Sendable, Equatable {
+    /// The message's bytes.
+    public var bytes: [UInt8]
+    /// Transport's message id (msgpipe format; nil for the plain formats).
+    public var id: UInt32?
+
+    public init(bytes: [UInt8], id: UInt32? = nil) {
+        self.bytes = bytes
+        self.id = id
+    }
+}

@@ -1,0 +1,128 @@
+public import BLELink
+public import Framing
+public import GATT
+public import Logging
+public import Transport
+
+/// Where a pipe goes: a UNIX SEQPACKET socket (the same ATT/GATT code without a radio) or Bluetooth.
+public enum PipeAddress: Sendable, Equatable, CustomStringConvertible {
+    /// The socket file at `path`.
+    case unix(path: String)
+    /// Over Bluetooth. For a central: the peer's advertised name, `AA:BB:CC:DD:EE:FF`, or
+    /// `AA:BB:CC:DD:EE:FF/random`; for a peripheral: the local name it advertises.
+    case bluetooth(String)
+
+    /// `unix:PATH` is a socket path; anything else is a Bluetooth name or address.
+    public init(_ text: String) {
+        self = text.hasPrefix("unix:") && text.count > 5 ? .unix(path: String(text.dropFirst(5))) : .bluetooth(text)
+    }
+
+    public var description: String {
+        switch self {
+        case let .unix(path): "unix:\(path)"
+        case let .bluetooth(text): text
+        }
+    }
+}
+
+/// Something worth telling the person running a pipe: advice about the box, a reconnect, a detail for a
+/// verbose log. The library never prints; ``MessagePipe/Options/onNote`` decides.
+public struct PipeNote: Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Advice about the box's setup (bluetoothd's version or EATT): show it once to the user.
+        case advice
+        /// Something went wrong but the pipe goes on (a failed connection of one central, bluetoothd restarted).
+        case warning
+        /// A dropped link and the attempts to bring it back.
+        case reconnect
+        /// Details for a verbose log (backend chosen, advertising on/off, connections).
+        case detail
+    }
+
+    public var kind: Kind
+    public var description: String
+
+    public init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+}
+
+extension MessagePipe {
+    /// How a pipe connects and what it speaks. Every field has a default that suits a msgpipe peer.
+    ///
+    /// ```swift
+    /// var options = MessagePipe.Options()
+    /// options.adapter = "hci1"
+    /// options.format = .legacy
+    /// options.profile = .custom(service: "FFF0", write: "FFF2", notify: "FFF1")
+    /// let pipe = try await MessagePipe.connect(to: "kiosk", options: options)
+    /// ```
+    public struct Options: Sendable {
+        /// The Bluetooth adapter, `hciN` or its address (nil: the first powered LE adapter).
+        public var adapter: String?
+        /// The Bluetooth stack (``PipeBackend/auto``: through bluetoothd when it runs).
+        public var backend: PipeBackend = .auto
+        /// The GATT service and characteristics.
+        public var profile: GATTServiceProfile = .msgpipe
+        /// The wire format: msgpipe (acknowledged, resumed), or a plain framing for other apps.
+        public var format: FrameFormat = .msgpipe
+        /// Link security: low (none), medium (encrypted, Just Works), high (authenticated pairing).
+        public var security: L2CAPSecurityLevel = .low
+        /// How long one connect (a scan for a name included) may take; transient failures within it are
+        /// retried with ``reconnect``'s backoff.
+        public var connectTimeout: Duration = .seconds(20)
+        /// The central's backoff after a drop; `attempts` failures in a row end the pipe
+        /// (``MessagePipeError/linkLost(attempts:)``). `Int.max`: keep trying.
+        public var reconnect = ReconnectBackoff(attempts: 5)
+        /// The largest message accepted or sent.
+        public var maximumMessageSize: Int = 16 << 20
+        /// A peripheral serves this many centrals at once; more wait until one leaves.
+        public var maximumCentrals: Int = 8
+        /// Where the pipe logs (Transport's events at debug level).
+        public var logger = Logger(label: "msgpipe", factory: { _ in SwiftLogNoOpLogHandler() })
+        /// A peripheral keeps the msgpipe session of a central that left this long for it to come back and
+        /// resume; after that its pending sends fail.
+        public var resumeWindow: Duration = .seconds(300)
+        /// Told the size of each packet handed to the link (for progress); called on the sending task.
+        public var onPacketSent: @Sendable (Int) -> Void = { _ in }
+        /// Sees every event of a pipe's link with the link (connections, drops, packets), before the pipe acts
+        /// on it: for diagnostics and fault injection. Called on the receiving task; must not block.
+        public var onLinkEvent: @Sendable (LinkEvent, PeerLink) -> Void = { _, _ in }
+        /// Told what the user should hear (advice, reconnects, details); never called for each packet.
+        public var onNote: @Sendable (PipeNote) -> Void = { _ in }
+
+        public init() {}
+
+        /// Transport's options for this pipe: receives messages up to ``maximumMessageSize`` (buffering two),
+        /// sends messages up to `largestToSend` too.
+        public func transportOptions(largestToSend: Int = 0) -> TransportOptions {
+            var options = TransportOptions()
+            options.endpoint.maximumMessageSize = max(maximumMessageSize, largestToSend)
+            options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
+            return options
+        }
+
+        /// The info characteristic a peripheral with these options serves.
+        public func serviceInfo(maximumMessageSize: Int? = nil) -> MsgPipeServiceInfo {
+            MsgPipeServiceInfo(
+                formats: format.advertised, maximumMessageSize: UInt32(clamping: maximumMessageSize ?? self.maximumMessageSize),
+                serverMTU: UInt16(ATTOpcode.maximumMTU))
+        }
+
+        /// Passes a note to ``onNote``.
+        public func note(_ kind: PipeNote.Kind, _ text: String) { onNote(PipeNote(kind, text)) }
+    }
+}
+
+extension FrameFormat {
+    /// The info characteristic's flag for this format, so a peer can refuse a mismatch before sending.
+    public var advertised: MsgPipeServiceInfo.Formats {
+        switch self {
+        case .msgpipe: .msgpipe
+        case .legacy: .legacy
+        case .eom: .eom
+        case .lines: .lines
+        }
+    }
+}

@@ -1,0 +1,176 @@
+public import Backpressure
+import BLELink
+import GATT
+import Synchronization
+import Transport
+
+/// The peripheral's side: advertises (or listens on a socket) and hands out one ``MessagePipe`` per central.
+/// With the msgpipe format a central that reconnects gets its pipe back (Transport resumes), not a new one.
+/// Made by ``MessagePipe/advertise(name:options:)`` and ``MessagePipe/listen(path:options:)``.
+public final class PipeServer: Sendable {
+    /// Where it serves: "advertising 'kiosk' on hci0 (...)" or "listening on unix:PATH".
+    public let description: String
+    /// One pipe per central, as each subscribes. Ends when the server is closed or fails.
+    public let centrals: BoundedAsyncQueue<MessagePipe, Never>
+    /// Why serving ended, once it did (nil while serving and after ``close()``).
+    public var failure: (any Error)? { state.withLock { $0.failure } }
+
+    private let acceptor: PipeAcceptor
+    private let state = Mutex<(failure: (any Error)?, task: Task<Void, Never>?, listener: TransportListener?)>((nil, nil, nil))
+
+    private init(description: String, acceptor: PipeAcceptor, centrals: BoundedAsyncQueue<MessagePipe, Never>) {
+        self.description = description
+        self.acceptor = acceptor
+        self.centrals = centrals
+    }
+
+    /// Stops accepting, ends every central's pipe, and removes the socket file or the advertisement.
+    public func close() async {
+        acceptor.stop()
+        let (task, listener) = state.withLock { ($0.task, $0.listener) }
+        task?.cancel()
+        await listener?.close()
+        centrals.finish()
+        await task?.value
+    }
+
+    /// Serves centrals through `acceptor` (its options say the format, limits and notes). Returns once it
+    /// listens or advertises. `waitingFor` above 1 says the caller needs that many centrals at once: through a
+    /// bluetoothd that serves one at a time (before 5.76) that fails at once, with the remedy.
+    public static func serve(_ acceptor: PipeAcceptor, waitingFor centralsAtOnce: Int = 1) async throws -> PipeServer {
+        let options = acceptor.options
+        let centrals = BoundedAsyncQueue<MessagePipe, Never>(capacity: max(1, options.maximumCentrals))
+        let ready = ReadyOnce()
+        let listener = options.format == .msgpipe ? Self.listener(options) : nil
+        let serverBox = Mutex<PipeServer?>(nil)
+        let plainConnections = Atomic<Int>(0)
+        let task = Task {
+            do {
+                try await acceptor.acceptLinks(
+                    info: options.serviceInfo(), maximumConcurrent: 2 * max(1, options.maximumCentrals),
+                    centralsAtOnce: centralsAtOnce, unnumbered: options.format != .msgpipe, onReady: { ready.resolve(.success($0)) }
+                ) { link, peer in
+                    options.note(.detail, "connection from \(peer)")
+                    if let listener {
+                        let observed = ObservedLink(
+                            link, onEvent: { options.onLinkEvent($0, link) }, onSent: options.onPacketSent)
+                        await listener.accept(observed, peer: peer)
+                    } else {
+                        let number = plainConnections.add(1, ordering: .relaxed).newValue
+                        await Self.servePlain(link, peer: peer, number: number, options: options, into: centrals)
+                    }
+                    options.note(.detail, "connection from \(peer) ended")
+                }
+            } catch {
+                if !Task.isCancelled { serverBox.withLock { $0 }?.state.withLock { $0.failure = error } }
+                ready.resolve(.failure(error))
+            }
+            ready.resolve(.failure(MessagePipeError.closed))  // ended before it was ready
+            centrals.finish()
+        }
+        let description: String
+        do {
+            description = try await ready.value
+        } catch {
+            await task.value
+            throw error
+        }
+        let server = PipeServer(description: description, acceptor: acceptor, centrals: centrals)
+        server.state.withLock {
+            $0.task = task
+            $0.listener = listener
+        }
+        serverBox.withLock { $0 = server }
+        if let listener {
+            Task {
+                for await session in listener.sessions {
+                    let pipe = MessagePipe(
+                        peer: session.peer, transport: session.transport, link: nil, reconnector: nil, peerInfo: nil,
+                        connections: { session.latestConnection })
+                    do { try await centrals.push(pipe) } catch { return }
+                }
+            }
+        }
+        return server
+    }
+
+    /// Transport's sessions: room for every central plus as many that left and may come back to resume.
+    private static func listener(_ options: MessagePipe.Options) -> TransportListener {
+        var limits = TransportListener.Limits()
+        limits.maximumSessions = 2 * max(1, options.maximumCentrals)
+        limits.resumeWindow = options.resumeWindow
+        return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
+    }
+
+    /// A plain-format central: its pipe once it subscribed (the link's first `.connected`), served until its
+    /// link's events end.
+    private static func servePlain(
+        _ link: PeerLink, peer: String, number: Int, options: MessagePipe.Options,
+        into centrals: BoundedAsyncQueue<MessagePipe, Never>
+    ) async {
+        var events = link.events.makeAsyncIterator()
+        var packetSize: Int?
+        while let event = await events.next() {
+            if case let .connected(size) = event {
+                packetSize = size
+                break
+            }
+        }
+        guard let packetSize else { return }
+        let ended = AsyncStream<Void>.makeStream()
+        let tracked = EndTracking(base: link.events, onEnd: { ended.continuation.finish() })
+        let pipe = MessagePipe(
+            peer: peer, format: options.format, link: link, events: tracked, packetSize: packetSize, reconnector: nil,
+            options: options, connections: { number })
+        do { try await centrals.push(pipe) } catch { return }
+        for await _ in ended.stream {}
+    }
+}
+
+/// Resolves once with the first result; later ones are ignored.
+private final class ReadyOnce: Sendable {
+    private let state = Mutex<(result: Result<String, any Error>?, waiter: CheckedContinuation<String, any Error>?)>((nil, nil))
+
+    func resolve(_ result: Result<String, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<String, any Error>? in
+            guard state.result == nil else { return nil }
+            state.result = result
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    var value: String {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let result = state.withLock { state -> Result<String, any Error>? in
+                    if state.result == nil { state.waiter = continuation }
+                    return state.result
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        }
+    }
+}
+
+/// A link's events that say when they end (the central left).
+struct EndTracking<Base: AsyncSequence<LinkEvent, Never> & Sendable>: AsyncSequence, Sendable {
+    typealias Element = LinkEvent
+    typealias Failure = Never
+    let base: Base
+    let onEnd: @Sendable () -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let onEnd: @Sendable () -> Void
+
+        mutating func next() async -> LinkEvent? {
+            let event = await base.next(isolation: nil)
+            if event == nil { onEnd() }
+            return event
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onEnd: onEnd) }
+}

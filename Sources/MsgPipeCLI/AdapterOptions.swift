@@ -1,0 +1,67 @@
+public import ArgumentParser
+public import BLELink
+import Glibc
+public import MsgPipe
+
+/// The Bluetooth options of every command that uses a local controller (`scan`, and `listen`/`send` over BLE).
+public struct AdapterOptions: ParsableArguments, Sendable {
+    @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
+    public var adapter: String?
+
+    @Option(help: "Be the peripheral and advertise this local name (default for a peripheral: msgpipe).")
+    public var name: String?
+
+    @Option(help: "Be the central and connect to this peer: ADDRESS, ADDRESS/random, or an advertised NAME.")
+    public var to: String?
+
+    /// The local name a peripheral advertises.
+    public var localName: String { name ?? "msgpipe" }
+
+    @Option(help: """
+        Link security: low (none), medium (encrypted, Just Works pairing), high (authenticated pairing; through \
+        bluetoothd it needs an agent with input or a display).
+        """)
+    public var security: String = "low"
+
+    @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")
+    public var connectTimeout: Double = 20
+
+    @Option(help: "The Bluetooth stack: auto (bluez when bluetoothd runs), bluez (through bluetoothd), kernel.")
+    public var backend: PipeBackend = .auto
+
+    public init() {}
+
+    /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
+    var usesBluetooth: Bool { adapter != nil || to != nil || backend != .auto }
+
+    public func validate() throws {
+        _ = try selector()
+        _ = try securityLevel()
+        guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+    }
+
+    public func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
+
+    public func securityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
+        guard let level = L2CAPSecurityLevel(rawValue: security) else {
+            throw .invalidArgument("--security must be low, medium or high, not '\(security)'")
+        }
+        return level
+    }
+}
+
+/// Unbuffered line output of the Bluetooth commands (a line shows up at once, even when piped).
+public enum BluetoothDiagnostics {
+    /// One diagnostic line on stderr.
+    public static func print(_ message: String) { write(message, to: 2) }
+
+    /// One data line on stdout.
+    public static func emit(_ message: String) { write(message, to: 1) }
+
+    private static func write(_ message: String, to descriptor: Int32) {
+        var line = message + "\n"
+        line.withUTF8 { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+    }
+}
+
+extension PipeBackend: ExpressibleByArgument {}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import BLELink
+import Framing
+import GATT
+import MsgPipe
+
+/// Where the link of `listen`, `send`, `request`, `serve` and `bench` goes (`--link unix:PATH`, or Bluetooth
+/// with `--adapter`, `--to`, `--name`, ...) and which GATT service it speaks (`--profile`): parsed here, carried
+/// out by the MsgPipe library.
+struct LinkOptions: ParsableArguments {
+    @Option(help: "unix:PATH: GATT over a UNIX SEQPACKET socket at PATH instead of Bluetooth.")
+    var link: String?
+
+    @Option(help: "The GATT service: msgpipe, nus (Nordic UART Service), or custom:SERVICE:WRITE:NOTIFY.")
+    var profile: String = "msgpipe"
+
+    @OptionGroup var bluetooth: AdapterOptions
+
+    /// The two kinds of link.
+    enum Endpoint: Equatable {
+        case unix(path: String)
+        case bluetooth
+    }
+
+    func validate() throws {
+        _ = try endpoint()
+        _ = try gattProfile()
+    }
+
+    func endpoint() throws(ValidationError) -> Endpoint {
+        guard let link else { return .bluetooth }
+        guard link.hasPrefix("unix:"), link.count > 5 else {
+            throw ValidationError("--link must be unix:PATH, not '\(link)' (for Bluetooth use --adapter/--to)")
+        }
+        if bluetooth.usesBluetooth {
+            throw ValidationError("--link unix:PATH and --adapter/--to exclude each other")
+        }
+        return .unix(path: String(link.dropFirst(5)))
+    }
+
+    func gattProfile() throws(ValidationError) -> GATTServiceProfile {
+        do throws(GATTProfileError) {
+            return try GATTServiceProfile.parse(profile)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
+    var displayName: String { link ?? bluetooth.adapter ?? "the default adapter" }
+
+    /// The library's options for these arguments. Advice and warnings are printed; reconnects as
+    /// `reconnects` says, details with `verbose`.
+    func pipeOptions(format: FrameFormat, verbose: Bool, printReconnects: Bool = true) throws -> MessagePipe.Options {
+        var options = MessagePipe.Options()
+        options.adapter = bluetooth.adapter
+        options.backend = bluetooth.backend
+        options.profile = try gattProfile()
+        options.format = format
+        options.security = try bluetooth.securityLevel()
+        options.connectTimeout = .milliseconds(Int64(bluetooth.connectTimeout * 1000))
+        options.onNote = { note in
+            switch note.kind {
+            case .advice, .warning: printError(note.description)
+            case .reconnect: if printReconnects || verbose { printError(note.description) }
+            case .detail: if verbose { printError(note.description) }
+            }
+        }
+        return options
+    }
+
+    /// The central's connector: to the socket at PATH, or to `--to`.
+    func connector(_ options: MessagePipe.Options) throws -> PipeConnector {
+        switch try endpoint() {
+        case let .unix(path): return PipeConnector(to: .unix(path: path), options: options)
+        case .bluetooth:
+            guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
+            return PipeConnector(to: .bluetooth(to), options: options)
+        }
+    }
+
+    /// The peripheral's acceptor: listening on the socket at PATH, or advertising `--name`.
+    func acceptor(_ options: MessagePipe.Options) throws -> PipeAcceptor {
+        switch try endpoint() {
+        case let .unix(path): PipeAcceptor(at: .unix(path: path), options: options)
+        case .bluetooth: PipeAcceptor(at: .bluetooth(bluetooth.localName), options: options)
+        }
+    }
+
+    /// The peer `MessagePipe.connect(to:)` takes: `unix:PATH` or `--to`.
+    func peerAddress() throws -> String {
+        switch try endpoint() {
+        case let .unix(path): return "unix:\(path)"
+        case .bluetooth:
+            guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
+            return to
+        }
+    }
+}

@@ -1,0 +1,167 @@
+import ArgumentParser
+import BLELink
+import Framing
+import Glibc
+import Logging
+import MsgPipe
+import Transport
+
+/// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
+/// JSON lines: as the peripheral (default) serving the GATT service to one central after another, or as the
+/// central (`--to`, `--role central`) subscribed to a peripheral that sends.
+struct ListenCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listen",
+        abstract: "Receive messages as the peripheral (default) or the central, until interrupted.",
+        discussion: """
+            As the peripheral: serves the GATT service on --link unix:PATH or advertises --name over \
+            Bluetooth, up to --max-centrals centrals at once. As the central (--to NAME|ADDRESS, or --role \
+            central): connects to a peripheral that sends, subscribes, and reconnects after a drop.
+
+            Each message is written whole, in order: raw bytes on standard output (--format lines: one line \
+            each), a file each with --out-dir DIR, or one JSON line each with --json. Runs until SIGINT/SIGTERM, \
+            --connections centrals or --count messages (exit 0).
+
+            Examples:
+              msgpipe listen --link unix:/tmp/mp.sock > received.bin
+              msgpipe listen --name kitchen --out-dir inbox/
+              msgpipe listen --to kiosk --format legacy --profile custom:FFF0:FFF2:FFF1 --count 1
+
+            Exit codes: 0 done or interrupted, 1 link failure, 64 usage error, 73 --out-dir cannot be written, \
+            74 standard output cannot be written. Reference: docs/CLI.md.
+            """)
+
+    @OptionGroup var link: LinkOptions
+
+    @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
+    var format: FrameFormat = .msgpipe
+
+    @Option(name: .customLong("out-dir"), help: "Write each message to a file of its own in this directory.")
+    var outDirectory: String?
+
+    @Flag(help: "Write one JSON line per message on standard output.")
+    var json = false
+
+    @Option(name: .customLong("max-message-size"), help: "Largest message accepted, in bytes.")
+    var maximumMessageSize: Int = 16 << 20
+
+    @Option(help: "Exit after serving this many centrals (peripheral; default: until interrupted).")
+    var connections: Int?
+
+    @Option(name: .customLong("max-centrals"), help: "Centrals served at once (peripheral); more wait until one leaves.")
+    var maximumCentrals: Int = 8
+
+    @Option(help: "Exit after writing this many messages (default: until interrupted).")
+    var count: Int?
+
+    @Option(help: "Without --to/--name: peripheral (default: serve the service) or central (connect and subscribe).")
+    var role: LinkRole?
+
+    @Flag(help: "Log connections and Transport events on standard error.")
+    var verbose = false
+
+    func validate() throws {
+        if outDirectory != nil && json { throw ValidationError("--out-dir and --json exclude each other") }
+        guard (0...Int(UInt32.max - 4)).contains(maximumMessageSize) else {
+            throw ValidationError("--max-message-size must be between 0 and \(UInt32.max - 4)")
+        }
+        if let connections, connections < 1 { throw ValidationError("--connections must be at least 1") }
+        guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
+        if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if try link.role(role, default: .peripheral) == .central, connections != nil {
+            throw ValidationError("--connections counts the centrals a peripheral serves: not with --to or --role central")
+        }
+    }
+
+    func run() async throws {
+        let output: MessageSink
+        do {
+            output = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout(newline: format == .lines))
+        } catch {
+            printError(error.description)
+            throw ExitCode(error.exitCode)
+        }
+        let shutdown = ShutdownSignal()
+        if try link.role(role, default: .peripheral) == .central {
+            return try await receiveAsCentral(sink: output, shutdown: shutdown)
+        }
+        let outcomes = AsyncStream<ListenOutcome>.makeStream()
+        let sink = SharedMessageSink(
+            output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
+            onLimit: { outcomes.continuation.yield(.counted) })
+        var options = try link.pipeOptions(format: format, verbose: verbose)
+        options.logger = CLILogging.logger("listen", verbose: verbose)
+        options.maximumMessageSize = maximumMessageSize
+        options.maximumCentrals = maximumCentrals
+        let acceptor = try link.acceptor(options)
+        shutdown.onSignal { acceptor.stop() }
+        let receiver = PeripheralReceiver(
+            acceptor: acceptor, connections: connections, verbose: verbose,
+            onConnectionEnded: { outcomes.continuation.yield(.connectionEnded($0)) })
+        let serving = Task {
+            do {
+                try await receiver.run(sink: sink, onReady: { printError($0) })
+                outcomes.continuation.yield(.served)
+            } catch {
+                outcomes.continuation.yield(.failed(error))
+            }
+        }
+        Task {
+            let number = await shutdown.wait()
+            outcomes.continuation.yield(.signal(number))
+        }
+        loop: for await outcome in outcomes.stream {
+            switch outcome {
+            case .served:
+                if let error = sink.failure { try fail(error) }
+                return
+            case let .failedOutput(error):
+                serving.cancel()
+                try fail(error)
+            case .counted:
+                // Let the centrals take their last acknowledgements (plain formats: the Write Response to the
+                // last packet) and leave (at most 2 s).
+                Task {
+                    try? await Task.sleep(for: .seconds(2))
+                    outcomes.continuation.yield(.graceOver)
+                }
+            case let .connectionEnded(remaining):
+                if sink.reachedLimit && remaining == 0 { break loop }
+            case .graceOver:
+                break loop
+            case let .failed(error):
+                serving.cancel()
+                printError("\(error)")
+                throw ExitCode(1)
+            case .signal:
+                // Whole messages were written as they arrived; a partial one is dropped with the process.
+                if let error = sink.failure { try fail(error) }
+                return
+            }
+        }
+        serving.cancel()
+        // The socket's accept wait ends on cancellation and removes the socket file (Bluetooth: with the process).
+        if case .unix? = try? link.endpoint() { await serving.value }
+    }
+
+    func fail(_ error: FileIOError) throws -> Never {
+        printError(error.description)
+        throw ExitCode(error.exitCode)
+    }
+
+}
+
+/// How `listen`'s serving ended.
+private enum ListenOutcome: Sendable {
+    case served
+    /// Writing the output failed.
+    case failedOutput(FileIOError)
+    /// `--count` messages written.
+    case counted
+    /// A central's connection ended; how many are still connected.
+    case connectionEnded(Int)
+    /// The wait for the centrals to leave after `--count` is over.
+    case graceOver
+    case failed(any Error)
+    case signal(Int32)
+}

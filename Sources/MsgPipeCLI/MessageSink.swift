@@ -1,0 +1,130 @@
+import Framing
+import FoundationEssentials
+import Glibc
+
+/// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own
+/// in a directory, or one JSON line on standard output. Every message is written out completely before the
+/// next one (and before the call returns), so a consumer sees whole messages in arrival order.
+final class MessageSink {
+    /// The three output modes of `listen`.
+    enum Mode {
+        /// Raw bytes; with `newline`, each message is followed by one (the lines format, whose messages are
+        /// lines without their terminator).
+        case stdout(newline: Bool = false)
+        case directory(String)
+        case json
+    }
+
+    private let mode: Mode
+    private var output = OutputBuffer()
+    /// Messages written so far by this process.
+    private(set) var count = 0
+    /// The number of the next file in directory mode (continues after the files already there).
+    private var nextFileNumber = 1
+
+    init(_ mode: Mode) throws(FileIOError) {
+        self.mode = mode
+        if case let .directory(path) = mode {
+            try Self.makeDirectory(path)
+            nextFileNumber = try Self.highestFileNumber(in: path) + 1
+        }
+    }
+
+    /// Writes one message; `messageID` is Transport's id (nil for the plain formats), `connection` the
+    /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known.
+    func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?) throws(FileIOError) {
+        count += 1
+        switch mode {
+        case let .stdout(newline):
+            try output.append(body)
+            if newline { try output.append([0x0A]) }
+            try output.flush()
+        case let .directory(path):
+            try writeFile(body, in: path)
+        case .json:
+            let line = MessageLine(
+                index: count, connection: connection, peer: peer, id: OrNull(messageID), bytes: body.count,
+                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString())
+            try output.append((JSONLine.text(line) + "\n").utf8)
+            try output.flush()
+        }
+    }
+
+    /// 8 lowercase hex digits.
+    static func hex32(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    /// The file name of message number `number` in directory mode: sortable by arrival.
+    static func fileName(_ number: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".msg"
+    }
+
+    /// Writes to a hidden temporary name first and renames it, so a watcher never sees a partial file.
+    private func writeFile(_ body: [UInt8], in directory: String) throws(FileIOError) {
+        let name = Self.fileName(nextFileNumber)
+        nextFileNumber += 1
+        let final = directory + "/" + name
+        let temporary = directory + "/." + name + ".part"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Self.error("cannot create \(temporary)") }
+        var file = OutputBuffer(descriptor: descriptor)
+        do throws(FileIOError) {
+            try file.append(body)
+            try file.flush()
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        close(descriptor)
+        guard rename(temporary, final) == 0 else { throw Self.error("cannot rename \(temporary) to \(final)") }
+    }
+
+    private static func makeDirectory(_ path: String) throws(FileIOError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component + "/"
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw error("cannot create directory \(prefix)") }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw FileIOError(description: "\(path) is not a directory", exitCode: 73)
+        }
+    }
+
+    /// The highest N among files named like ``fileName(_:)`` in `path` (0 when there are none).
+    private static func highestFileNumber(in path: String) throws(FileIOError) -> Int {
+        guard let directory = opendir(path) else { throw error("cannot read directory \(path)") }
+        defer { closedir(directory) }
+        var highest = 0
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasSuffix(".msg"), !name.hasPrefix("."), let number = Int(name.dropLast(4)) else { continue }
+            highest = max(highest, number)
+        }
+        return highest
+    }
+
+    private static func error(_ what: String) -> FileIOError {
+        FileIOError(description: "\(what): \(String(cString: strerror(errno)))", exitCode: 73)
+    }
+}
+
+/// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
+/// "peer":"ADDRESS"}.
+struct MessageLine: Encodable {
+    let index: Int
+    let connection: Int
+    /// The peer's address (or socket path) it came from; absent where unknown.
+    let peer: String?
+    /// Transport's message id; null (not absent) for the plain formats.
+    let id: OrNull<UInt32>
+    let bytes: Int
+    let crc32: String
+    let data: String
+}

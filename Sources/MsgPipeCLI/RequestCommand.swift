@@ -1,0 +1,161 @@
+import ArgumentParser
+import BLELink
+import Exchange
+import Logging
+import MsgPipe
+import Secure
+import Transport
+
+/// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
+struct RequestCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "request",
+        abstract: "Send one encrypted request to 'msgpipe serve' and print the response.",
+        discussion: """
+            The request is FILE (or standard input) with an id: --id, or a random one printed to stderr \
+            ('request id: ID'). Retrying with the same --id never runs the server's command twice: the \
+            server answers from its journal. The response body goes to stdout.
+
+            \(RequestExitCode.helpText)
+            """)
+
+    @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
+
+    @Option(help: "The request id (1-64 of A-Z a-z 0-9 . _ : -); reuse it to retry safely.")
+    var id: String?
+
+    @Option(help: "Seconds for the whole request: connecting, handshake, the command, the response.")
+    var timeout: Double = 30
+
+    @Flag(help: "Print one JSON object (id, status, exitCode, body) instead of the raw response body.")
+    var json = false
+
+    @Flag(help: "Log the link, handshake and transport to stderr.")
+    var verbose = false
+
+    @Argument(help: "The request body: a file, or - for standard input.")
+    var file: String = "-"
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be in (0, 86400] seconds") }
+        if let id { _ = try RequestID(id) }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger("request", verbose: verbose)
+        let credentials = try secure.credentials()
+        let limits = ExchangeLimits()
+        let body = try Self.readBody(file, limit: limits.maximumRequestSize)
+        let requestID = try id.map { try RequestID($0) } ?? RequestID.random()
+        if id == nil { printError("request id: \(requestID)") }
+        let outcome: Result<ResponseEnvelope, any Error>
+        do {
+            var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false)
+            options.logger = logger
+            let connector = try link.connector(options)
+            let peerLink = try await connector.makeLink()
+            let timeout = timeout
+            outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await peerLink.close() }) {
+                let peer = try await connector.connect(peerLink)
+                logger.debug("connected to \(peer)")
+                let transport = Transport(link: peerLink, logger: logger)
+                let deadline = Duration.seconds(timeout)
+                do {
+                    let response: ResponseEnvelope
+                    if let exchange = CommandTaps.current.request {
+                        response = try await exchange(body, requestID, transport, credentials, deadline)
+                    } else {
+                        let channel = try await SecureChannel.initiate(
+                            over: transport, credentials: credentials, timeout: deadline, logger: logger)
+                        response = try await ExchangeClient.request(body, id: requestID, over: channel, timeout: deadline)
+                    }
+                    await transport.close()
+                    return response
+                } catch {
+                    await transport.close()
+                    throw error
+                }
+            })
+        } catch {
+            outcome = .failure(error)
+        }
+        try finish(outcome, id: requestID)
+    }
+
+    private func finish(_ outcome: Result<ResponseEnvelope, any Error>, id: RequestID) throws {
+        switch outcome {
+        case let .success(response):
+            let code = RequestExitCode.forStatus(response.status)
+            if json {
+                BluetoothDiagnostics.emit(JSONLine.text(RequestResultLine(
+                    id: id.value, status: response.status.description, exitCode: response.exitCode,
+                    body: String(decoding: response.body, as: UTF8.self), exit: code.rawValue)))
+            } else {
+                var out = OutputBuffer()
+                try out.append(response.body)
+                try out.flush()
+                if code != .ok {
+                    printError("request \(id): \(response.status) (command exit code \(response.exitCode))")
+                }
+            }
+            if code != .ok { throw ExitCode(code.rawValue) }
+        case let .failure(error):
+            let code = RequestExitCode.forError(error)
+            if json {
+                let line = RequestFailureLine(id: id.value, error: "\(error)", exit: code.rawValue)
+                BluetoothDiagnostics.emit(JSONLine.text(line))
+            }
+            printError("request \(id): \(error)")
+            throw ExitCode(code.rawValue)
+        }
+    }
+
+    private static func readBody(_ path: String, limit: Int) throws -> [UInt8] {
+        let input = try InputFile(path: path)
+        var body: [UInt8] = []
+        while try input.read(appendingTo: &body, count: 1 << 16) > 0 {
+            guard body.count <= limit else {
+                throw ValidationError("the request is larger than \(limit) bytes")
+            }
+        }
+        return body
+    }
+}
+
+/// Runs `operation`, throwing ``RequestDeadlineError`` if it takes longer than `seconds`. Then `onTimeout`
+/// runs: it must make `operation` end (close its transport or link), since a task group waits for it.
+func withDeadline<T: Sendable>(
+    seconds: Double, onTimeout: @escaping @Sendable () async -> Void,
+    _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await operation() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        if let result = try await group.next(), let value = result { return value }
+        await onTimeout()
+        throw RequestDeadlineError(seconds: seconds)
+    }
+}
+
+/// The `request --json` object for an answered request.
+struct RequestResultLine: Encodable {
+    let id: String
+    let status: String
+    /// The command's exit status on the server.
+    let exitCode: UInt8
+    let body: String
+    /// This process's exit code.
+    let exit: Int32
+}
+
+/// The `request --json` object for a request that got no answer.
+struct RequestFailureLine: Encodable {
+    let id: String
+    let error: String
+    let exit: Int32
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import BLELink
+import MsgPipe
+
+/// `msgpipe scan`: lists advertising LE peers with name, address, RSSI, services and estimated distance.
+struct ScanCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "List nearby BLE peripherals (name, address, RSSI, services, estimated distance).",
+        discussion: """
+            Distance is the estimate d = 10^((|RSSI| - A) / (10 n)) metres, rough at best.
+            Exit status: 0 when at least one peer matched, 1 when none did, 2 on a Bluetooth error.
+            """)
+
+    @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")
+    var adapter: String?
+
+    @Option(help: "Only peers advertising this service UUID (16-bit like 180D, or 128-bit).")
+    var service: String?
+
+    @Option(help: "Only peers advertising exactly this local name.")
+    var name: String?
+
+    @Option(help: "Seconds to scan.")
+    var timeout: Double = 10
+
+    @Option(name: .customLong("reference-power"), help: "A: |RSSI| in dBm at 1 m, for the distance estimate.")
+    var referencePower: Double = 59
+
+    @Option(help: "n: the environment's attenuation factor, for the distance estimate.")
+    var attenuation: Double = 2.0
+
+    @Flag(help: "Print one JSON array of peers on stdout at the end instead of a line per peer.")
+    var json = false
+
+    @Option(help: """
+        The Bluetooth stack: bluez (bluetoothd's discovery, shared with its other clients), kernel (the mgmt \
+        socket; bluetoothd must not run), or auto (bluez when bluetoothd is on the system bus).
+        """)
+    var backend: PipeBackend = .auto
+
+    @Flag(help: "Say which backend scans.")
+    var verbose = false
+
+    func validate() throws {
+        if let service, AdvertisedServiceUUID(service) == nil {
+            throw ValidationError("--service '\(service)' is not a UUID (e.g. 180D or 12345678-1234-5678-1234-56789abcdef0)")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard attenuation > 0 else { throw ValidationError("--attenuation must be positive") }
+    }
+
+    func run() async throws {
+        let estimate = DistanceEstimate(referencePower: referencePower, attenuation: attenuation)
+        let filter = ScanFilter(service: service.flatMap { AdvertisedServiceUUID($0) }, name: name)
+        let (json, timeout) = (json, timeout)
+        let onMatch: @Sendable (DiscoveredPeer) -> Void = { peer in
+            if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
+        }
+        let peers: [DiscoveredPeer]
+        do {
+            let selector = try AdapterSelector(adapter)
+            let backend = try await ResolvedBackend.resolve(backend)
+            if verbose { BluetoothDiagnostics.print(backend.summary) }
+            switch backend {
+            case let .bluez(bus):
+                defer { bus.close() }
+                let adapter = try await BlueZAdapter.path(for: selector, bus: bus)
+                BluetoothDiagnostics.print("scanning on \(BlueZAdapter.name(path: adapter)) for \(timeout) s (through bluetoothd)")
+                peers = try await BlueZDiscovery.scan(
+                    bus: bus, adapter: adapter, duration: .milliseconds(Int64(timeout * 1000)), filter: filter, onMatch: onMatch)
+            case .kernel:
+                peers = try await BlockingCall.run { () throws(BluetoothError) in
+                    let management = try ManagementSocket()
+                    let adapter = try BluetoothAdapter.resolve(selector, using: management)
+                    BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
+                    return try Scanner.scan(adapter: adapter, using: management, duration: timeout, filter: filter, onMatch: onMatch)
+                }
+            }
+        } catch {
+            BluetoothDiagnostics.print("msgpipe scan: \(error)")
+            throw ExitCode(2)
+        }
+        if json { BluetoothDiagnostics.emit(ScanLine.json(peers, estimate: estimate)) }
+        if peers.isEmpty { throw ExitCode(1) }
+    }
+}
+
+/// Formats scan results for people (one line per peer) and machines (JSON).
+enum ScanLine {
+    static func text(_ peer: DiscoveredPeer, estimate: DistanceEstimate) -> String {
+        let distance = estimate.metres(rssi: peer.rssi).map { "~\(rounded($0)) m" } ?? "? m"
+        let services = peer.services.map(\.description).joined(separator: ",")
+        return "\(peer.peer.address) \(peer.peer.type) rssi \(peer.rssi) dBm \(distance) "
+            + "name \(peer.name.map { "\"\($0)\"" } ?? "-") services \(services.isEmpty ? "-" : services)"
+    }
+
+    static func json(_ peers: [DiscoveredPeer], estimate: DistanceEstimate) -> String {
+        JSONLine.text(peers.map { PeerLine($0, estimate: estimate) })
+    }
+
+    /// One peer of `scan --json`; a missing name or distance is null.
+    struct PeerLine: Encodable {
+        let address: String
+        let addressType: String
+        let name: OrNull<String>
+        let rssi: Int
+        let distanceMetres: OrNull<Double>
+        let services: [String]
+
+        init(_ peer: DiscoveredPeer, estimate: DistanceEstimate) {
+            address = peer.peer.address.description
+            addressType = peer.peer.type.description
+            name = OrNull(peer.name)
+            rssi = Int(peer.rssi)
+            distanceMetres = OrNull(estimate.metres(rssi: peer.rssi).flatMap { JSONLine.rounded($0, decimals: 2) })
+            services = peer.services.map(\.description)
+        }
+    }
+
+    /// Two decimals, without Foundation.
+    static func rounded(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        let hundredths = Int((value * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}

@@ -1,0 +1,136 @@
+import ArgumentParser
+import BLELink
+import Framing
+import Glibc
+import Logging
+import MsgPipe
+import Transport
+
+/// `msgpipe send`: sends each FILE (or standard input) as one message: as the central (default, `--to`) to a
+/// listener, or as the peripheral (`--name`, `--role peripheral`) to each of `--centrals` subscribed
+/// centrals; exits 0 only once every message was acknowledged.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send each FILE (or standard input) as one message, as the central or the peripheral.",
+        discussion: """
+            As the central (default): --to NAME|ADDRESS over Bluetooth, or --link unix:PATH. As the peripheral: \
+            --name NAME (or --role peripheral with --link): waits until --centrals centrals subscribed, then \
+            sends to each of them at once.
+
+            --format msgpipe (default): every message is acknowledged, retransmitted and resumed after a drop. \
+            legacy, eom and lines are plain framing for other apps: exit 0 means the peer's ATT layer took \
+            every packet.
+
+            Examples:
+              msgpipe send --to kitchen photo.jpg notes.txt
+              echo hello | msgpipe send --link unix:/tmp/mp.sock
+              msgpipe send --name kiosk --format legacy --profile custom:FFF0:FFF2:FFF1 ticket.json
+
+            \(SendExitCode.help)
+            Reference: docs/CLI.md.
+            """)
+
+    @OptionGroup var link: LinkOptions
+
+    @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
+    var format: FrameFormat = .msgpipe
+
+    @Option(help: "Without --to/--name: peripheral (serve and send to a subscribing central) or central (default).")
+    var role: LinkRole?
+
+    @Option(help: "As the peripheral: wait until this many centrals subscribed, then send to every one.")
+    var centrals: Int = 1
+
+    @Option(help: "Seconds until every message must be acknowledged (default: no limit).")
+    var timeout: Double?
+
+    @Option(help: "Reconnect attempts in a row after the link drops (msgpipe format).")
+    var reconnects: Int = 5
+
+    @Flag(help: "Print one JSON line per acknowledged message on standard output; no progress bar.")
+    var json = false
+
+    @Flag(help: "Log connections and Transport events on standard error.")
+    var verbose = false
+
+    @Argument(help: "Files to send, one message each ('-' or none: standard input).")
+    var files: [String] = []
+
+    func validate() throws {
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
+        guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
+        if files.count(where: { $0 == "-" }) > 1 { throw ValidationError("standard input ('-') can be sent once") }
+        let asPeripheral = try link.role(role, default: .central) == .peripheral
+        guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
+        if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
+    }
+
+    func run() async throws {
+        let inputs = files.isEmpty ? ["-"] : files
+        // Every input must open before anything is sent, so a typo does not leave a half-done batch.
+        var sizes: [Int] = []
+        for path in inputs {
+            do {
+                sizes.append(try SendInput.size(of: path))
+            } catch {
+                try fail(error.description, .noInput)
+            }
+        }
+        var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        let progress = ProgressReporter(total: sizes.reduce(0, +) * centrals, enabled: !json)
+        let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
+        if let deadline {
+            // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
+            // connect that hangs) ends in exit 2 as well. Each send also checks the deadline itself to report
+            // which message was not acknowledged.
+            Task.detached {
+                try await Task.sleep(until: deadline + .milliseconds(500))
+                printError("not every message was acknowledged before --timeout")
+                Glibc.exit(SendExitCode.notAcknowledged.rawValue)
+            }
+        }
+        var options = try link.pipeOptions(format: format, verbose: verbose)
+        options.logger = logger
+        options.reconnect.attempts = reconnects
+        options.maximumMessageSize = max(options.maximumMessageSize, sizes.max() ?? 0)
+        options.onPacketSent = { progress.add($0) }
+        options.onNote = { [onNote = options.onNote] note in
+            if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
+        }
+        let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
+        let outcome =
+            try link.role(role, default: .central) == .peripheral
+            ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), centrals: centrals, json: json)
+            : await session.run(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
+        progress.finish(complete: outcome == .success)
+        if outcome != .success { throw ExitCode(outcome.rawValue) }
+    }
+
+    private func fail(_ message: String, _ code: SendExitCode) throws -> Never {
+        printError(message)
+        throw ExitCode(code.rawValue)
+    }
+}
+
+/// Reading `send`'s inputs: each FILE (or '-': standard input) is one message.
+enum SendInput {
+    /// The size of a regular file (0 for standard input or a pipe: unknown); throws when it cannot be opened.
+    static func size(of path: String) throws(FileIOError) -> Int {
+        guard path != "-" else { return 0 }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw FileIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))", exitCode: 66)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { return 0 }
+        return status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
+    }
+
+    /// The whole content of `path` (or standard input).
+    static func read(_ path: String) throws(FileIOError) -> [UInt8] {
+        try InputFile(path: path).readAll()
+    }
+}

@@ -1,0 +1,183 @@
+import BLELink
+import Framing
+import MsgPipe
+import Synchronization
+import Transport
+
+/// One run of `msgpipe send` over the MsgPipe library: as the central it connects a pipe (which reconnects
+/// and resumes on its own); as the peripheral it serves and waits for `centrals` centrals to subscribe. Either
+/// way it sends the inputs in order and maps what happened to a ``SendExitCode``.
+struct SendSession: Sendable {
+    let link: LinkOptions
+    let options: MessagePipe.Options
+    let progress: ProgressReporter
+    let deadline: ContinuousClock.Instant?
+
+    var format: FrameFormat { options.format }
+
+    /// The central: connects to the listener (or any peripheral serving the profile) and sends.
+    func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
+        let pipe: MessagePipe
+        do {
+            pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
+            options.note(.detail, "connected to \(pipe.peer)")
+        } catch let error as MessagePipeError {
+            printError("cannot send to \(link.displayName): \(error)")
+            return .refused
+        } catch {
+            printError("cannot connect to \(link.displayName): \(error)")
+            return .linkFailure
+        }
+        let results = SendResults(inputs: inputs.paths, json: json)
+        let outcome = await send(inputs, over: pipe, results: results)
+        await pipe.close()
+        return outcome
+    }
+
+    /// The peripheral: serves, waits until `centrals` centrals subscribed, then sends the inputs to every one
+    /// of them at once, each paced by its own link. Success means every central took every message; a central
+    /// that fails is named and the exit code is the first failure's.
+    func serve(inputs: SendInputs, centrals: Int, json: Bool) async -> SendExitCode {
+        var options = options
+        options.maximumCentrals = centrals
+        options.maximumMessageSize = max(options.maximumMessageSize, inputs.sizes.max() ?? 0)
+        // A central that left for longer fails its transfer.
+        options.resumeWindow = .seconds(60)
+        let server: PipeServer
+        do {
+            server = try await PipeServer.serve(try link.acceptor(options), waitingFor: centrals)
+        } catch {
+            printError("cannot serve on \(link.displayName): \(error)")
+            return .linkFailure
+        }
+        printError(server.description)
+        var pipes: [MessagePipe] = []
+        for await pipe in server.centrals {
+            options.note(.detail, "central \(pipe.peer) subscribed")
+            pipes.append(pipe)
+            if pipes.count == centrals { break }
+        }
+        guard pipes.count == centrals else {
+            if let failure = server.failure {
+                printError("cannot serve on \(link.displayName): \(failure)")
+            } else {
+                printError("\(pipes.count) of \(centrals) centrals subscribed")
+            }
+            await server.close()
+            return .linkFailure
+        }
+        let codes = await withTaskGroup(of: SendExitCode.self) { group in
+            for pipe in pipes {
+                group.addTask {
+                    var results = SendResults(inputs: inputs.paths, json: json)
+                    results.peer = pipe.peer
+                    let code = await send(inputs, over: pipe, results: results)
+                    if code != .success { printError("central \(pipe.peer) failed (exit code \(code.rawValue))") }
+                    return code
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        await server.close()
+        return codes.first { $0 != .success } ?? .success
+    }
+
+    /// Sends `inputs` in order over `pipe` and returns this peer's exit code. One call per peer: several may
+    /// share `inputs` (standard input is read once).
+    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> SendExitCode {
+        for (index, path) in inputs.paths.enumerated() {
+            let body: [UInt8]
+            do {
+                body = try inputs.body(index)
+            } catch {
+                printError(error.description)
+                return .ioError
+            }
+            let started = ContinuousClock.now
+            do {
+                try await pipe.send(body, timeout: try remainingTime())
+            } catch {
+                printError("\(Self.name(path)): \(error)")
+                return Self.exitCode(error)
+            }
+            results.acknowledged(index, bytes: body.count, since: started)
+        }
+        return .success
+    }
+
+    /// The exit code for a failed send.
+    static func exitCode(_ error: any Error) -> SendExitCode {
+        switch error {
+        case let error as TransportError: SendExitCode(error)
+        case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch: .refused
+        case MessagePipeError.timedOut: .notAcknowledged
+        case is FramingError: .dataError
+        default: .linkFailure
+        }
+    }
+
+    /// The time left until the deadline (nil: none); throws when it passed.
+    private func remainingTime() throws(TransportError) -> Duration? {
+        guard let deadline else { return nil }
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { throw .deadlineExceeded(messageID: nil) }
+        return left
+    }
+
+    static func name(_ path: String) -> String { path == "-" ? "standard input" : path }
+}
+
+/// The per-message report of `send --json`: one line per acknowledged message on standard output.
+struct SendResults {
+    let inputs: [String]
+    let json: Bool
+    /// The central a peripheral sent to (`send --name`: one line per central per message).
+    var peer: String? = nil
+
+    func acknowledged(_ index: Int, bytes: Int, since started: ContinuousClock.Instant) {
+        guard json else { return }
+        let elapsed = started.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let line = Line(
+            index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
+            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer)
+        BluetoothDiagnostics.emit(JSONLine.text(line))
+    }
+
+    /// One `send --json` line.
+    struct Line: Encodable {
+        let index: Int
+        let file: String
+        let bytes: Int
+        let seconds: Double
+        /// The central's address (peripheral only; absent as central).
+        let peer: String?
+    }
+}
+
+/// `send`'s inputs, each FILE (or '-': standard input) one message, read when it is sent: a file from disk
+/// each time, standard input once and kept, so one set of inputs can be sent to several peers.
+final class SendInputs: Sendable {
+    let paths: [String]
+    /// The sizes known before sending (regular files; 0 for standard input or a pipe).
+    let sizes: [Int]
+    private let standardInput = Mutex<Result<[UInt8], FileIOError>?>(nil)
+
+    init(paths: [String], sizes: [Int]) {
+        self.paths = paths
+        self.sizes = sizes
+    }
+
+    /// The body of input `index`.
+    func body(_ index: Int) throws(FileIOError) -> [UInt8] {
+        let path = paths[index]
+        guard path == "-" else { return try SendInput.read(path) }
+        let result = standardInput.withLock { cached in
+            if let cached { return cached }
+            let read = Result { () throws(FileIOError) in try SendInput.read(path) }
+            cached = read
+            return read
+        }
+        return try result.get()
+    }
+}

@@ -1,0 +1,220 @@
+import ArgumentParser
+import GATT
+import BLELink
+import Exchange
+import Glibc
+import Logging
+import MsgPipe
+import Secure
+import Synchronization
+import Transport
+
+/// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Answer encrypted requests with a command's output, one at a time, idempotently.",
+        discussion: """
+            Each request's body goes to '/bin/sh -c CMD' on stdin; its stdout is the response (exit 0: ok, \
+            otherwise command-failed with its exit code). Requests run one at a time in arrival order. \
+            The journal in --state DIR records each request id before the command runs and its response \
+            after, both fsync'd: a retried id gets the recorded response and the command never runs twice, \
+            also across a kill -9 of serve (a request whose command was running when serve died is answered \
+            outcome-unknown, not run again). Up to --max-centrals centrals are served at once: their handshakes and \
+            transfers run in parallel, their commands one at a time in arrival order. SIGTERM kills a running command's process group and stops.
+            """)
+
+    @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
+
+    @Option(help: "The command run for each request: /bin/sh -c CMD, request on stdin, response on stdout.")
+    var exec: String
+
+    @Option(help: "The directory of the idempotency journal (default: a temporary one, lost on restart).")
+    var state: String?
+
+    @Option(help: "Seconds a command may run before its process group is killed.")
+    var commandTimeout: Double = 60
+
+    @Option(help: "The largest request and response body in bytes.")
+    var maxBody: Int = 256 << 10
+
+    @Option(help: "How many answered request ids the journal keeps.")
+    var retain: Int = 10_000
+
+    @Option(help: "Seconds a new connection has to complete the secure handshake.")
+    var handshakeTimeout: Double = 15
+
+    @Option(help: "Seconds an authenticated connection may stay without a request before it is closed.")
+    var idleTimeout: Double = 60
+
+    @Option(help: "Stop after this many connections (default: serve until SIGTERM).")
+    var connections: Int?
+
+    @Option(name: .customLong("max-centrals"), help: "Centrals served at once (their commands still run one at a time).")
+    var maximumCentrals: Int = 8
+
+    @Flag(help: "Print a JSON line per request handled (and per refused message or failed handshake).")
+    var json = false
+
+    @Flag(help: "Log connections, handshakes and requests to stderr.")
+    var verbose = false
+
+    func validate() throws {
+        guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
+        guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
+        guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+        guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
+        guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
+        guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
+    }
+
+    func run() async throws {
+        let logger = CLILogging.logger("serve", verbose: verbose)
+        let credentials = try secure.credentials()
+        let limits = ExchangeLimits(maximumRequestSize: maxBody, maximumResponseSize: maxBody, retainedRequests: retain)
+        let secureLimits = SecureLimits(maximumPlaintextSize: maxBody + ExchangeLimits.envelopeOverhead)
+        let stateDirectory = try state ?? Self.temporaryStateDirectory()
+        let server = try RequestServer(
+            stateDirectory: stateDirectory,
+            runner: CommandRunner(command: exec, timeout: .seconds(commandTimeout)), limits: limits, logger: logger)
+        if let note = await server.journalRecoveryNote {
+            printError(note)
+            if json { ServeEvent.emit(["event": "journal-repaired", "note": note]) }
+        }
+        let info = MsgPipeServiceInfo(
+            maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
+        let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
+        let idle = Duration.seconds(idleTimeout)
+        let lifecycle = ServeLifecycle()
+        let shutdown = ShutdownSignal()
+        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose)
+        options.logger = logger
+        let acceptor = try link.acceptor(options)
+        shutdown.onSignal { acceptor.stop() }
+        let serving = Task {
+            try await acceptor.acceptLinks(
+                info: info, connections: connections, maximumConcurrent: maximumCentrals, onReady: { printError($0) }
+            ) { peerLink, peer in
+                lifecycle.sessionStarted()
+                defer { lifecycle.sessionEnded() }
+                logger.info("connection from \(peer)")
+                let transport = Transport(link: peerLink, logger: logger)
+                // A termination signal cancels serving: the connection closes, whatever it waits for.
+                await withTaskCancellationHandler {
+                do {
+                    // A central that connects and stays silent must not hold a place for long.
+                    let channel = try await withDeadline(
+                        seconds: handshakeTimeout, onTimeout: { await transport.close() }
+                    ) {
+                        try await SecureChannel.accept(
+                            over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                    }
+                    await server.serve(channel, idleTimeout: idle) { event in ServeEvent.report(event, json: json) }
+                } catch {
+                    printError("connection from \(peer): \(error)")
+                    if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+                }
+                } onCancel: {
+                    Task { await transport.close() }
+                }
+                await transport.close()
+            }
+        }
+        // SIGTERM/SIGINT cancel serving, which kills a running command's process group; the process exits as
+        // soon as no connection is being served (the journal is durable at every point, so nothing is lost;
+        // this also ends a Bluetooth accept, which cannot be cancelled); the socket file goes, advertising stops.
+        shutdown.onSignal {
+            serving.cancel()
+            lifecycle.stop()
+        }
+        defer { withExtendedLifetime(shutdown) {} }
+        do {
+            try await serving.value
+        } catch where serving.isCancelled {
+            return  // a termination signal: ServeLifecycle exits once the connection in progress ended
+        }
+    }
+
+    private static func temporaryStateDirectory() throws -> String {
+        var template = Array("/tmp/msgpipe-serve-XXXXXX".utf8CString)
+        guard let path = mkdtemp(&template) else {
+            throw ValidationError("cannot create a state directory: \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: path)
+        printError("no --state DIR: the journal is in \(directory) and idempotency does not survive a restart")
+        return directory
+    }
+}
+
+/// Whether `serve` is inside connections, so a termination signal exits between them (at once when idle, or
+/// when the connections in progress ended) and never in the middle of recording a request.
+final class ServeLifecycle: Sendable {
+    private let state = Mutex((sessions: 0, stopping: false))
+
+    func sessionStarted() { state.withLock { $0.sessions += 1 } }
+
+    func sessionEnded() {
+        let exitNow = state.withLock { state in
+            state.sessions -= 1
+            return state.stopping && state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    func stop() {
+        let exitNow = state.withLock { state in
+            state.stopping = true
+            return state.sessions == 0
+        }
+        if exitNow { Self.exitStopped() }
+    }
+
+    private static func exitStopped() {
+        printError("stopped")
+        exit(0)
+    }
+}
+
+/// The `--json` lines and log lines of `msgpipe serve`.
+enum ServeEvent {
+    static func report(_ event: RequestServer.Event, json: Bool) {
+        switch event {
+        case let .handled(request):
+            if json {
+                BluetoothDiagnostics.emit(JSONLine.text(RequestLine(request)))
+            }
+            if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
+        case let .rejected(error):
+            printError("\(error)")
+            if json { emit(["event": "rejected", "error": "\(error)"]) }
+        }
+    }
+
+    /// One JSON object of string fields ("event" and what it needs).
+    static func emit(_ fields: [String: String]) {
+        BluetoothDiagnostics.emit(JSONLine.text(fields))
+    }
+
+    /// The line of a handled request.
+    struct RequestLine: Encodable {
+        let event = "request"
+        let id: String
+        let status: String
+        let exitCode: UInt8
+        let ranCommand: Bool
+        let fromJournal: Bool
+        let requestBytes: Int
+        let responseBytes: Int
+
+        init(_ request: HandledRequest) {
+            id = request.id
+            status = request.status.description
+            exitCode = request.exitCode
+            ranCommand = request.ranCommand
+            fromJournal = request.fromJournal
+            requestBytes = request.requestBytes
+            responseBytes = request.responseBytes
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import MsgPipeCLI
+
+await MsgPipeCommand.run()

@@ -1,0 +1,42 @@
+import BLELink
+import GATT
+import MsgPipe
+import Synchronization
+import Testing
+
+/// How a central's dropped link is brought back (``PipeConnector/reconnect(_:attempts:onReconnected:)``).
+@Suite("reconnecting a central")
+struct ReconnectTests {
+    /// The first attempt waits ``PipeConnector/settleAfterDrop``: a Linux peripheral re-arms its advertising
+    /// in the moment after the drop, and a connect landing there can fail (docs/LAB.md).
+    @Test func theFirstAttemptComesAfterThePeripheralHadTimeToAdvertiseAgain() async throws {
+        let notes = Mutex<[(String, ContinuousClock.Instant)]>([])
+        var options = MessagePipe.Options()
+        options.onNote = { note in notes.withLock { $0.append((note.description, ContinuousClock.now)) } }
+        let connector = PipeConnector(to: .unix(path: "/nonexistent/msgpipe-reconnect-test"), options: options)
+        let started = ContinuousClock.now
+        let back = await connector.reconnect(.gatt(GATTLink(profile: .msgpipe)), attempts: 1)
+        #expect(!back)
+        let failures = notes.withLock { $0 }
+        try #require(failures.count == 1, "\(failures.map(\.0))")
+        #expect(failures[0].0.hasPrefix("reconnect attempt 1 of 1 failed"), "\(failures[0].0)")
+        #expect(failures[0].1 - started >= .milliseconds(250), "the first attempt came too soon")
+    }
+
+    /// Backoff between attempts follows the policy: 500 ms, 1 s, 2 s ... capped (one policy for every backend).
+    @Test func attemptsAreSpacedByThePolicy() async throws {
+        let times = Mutex<[ContinuousClock.Instant]>([])
+        var options = MessagePipe.Options()
+        options.reconnect = ReconnectPolicy(initial: .milliseconds(100), maximum: .milliseconds(200), attempts: 3)
+        options.onNote = { _ in times.withLock { $0.append(.now) } }
+        let connector = PipeConnector(to: .unix(path: "/nonexistent/msgpipe-reconnect-test"), options: options)
+        let started = ContinuousClock.now
+        #expect(await connector.reconnect(.gatt(GATTLink(profile: .msgpipe)), attempts: 3) == false)
+        let seen = times.withLock { $0 }
+        try #require(seen.count == 3)
+        // settle 250 ms, then 0, 100 ms, 200 ms between failures.
+        #expect(seen[0] - started >= .milliseconds(250))
+        #expect(seen[1] - seen[0] >= .milliseconds(100))
+        #expect(seen[2] - seen[1] >= .milliseconds(200))
+    }
+}

@@ -114,11 +114,6 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .executableTarget(
-            name: "PeripheralToTwoCentrals",
-            dependencies: ["BLELink", "GATT", "Transport"],
-            path: "Examples/PeripheralToTwoCentrals",
-            swiftSettings: strict),
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
         // run them: the product, and the lab tool that adds probes and fault injection (never installed).
         .target(
@@ -153,7 +148,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
-                "PeripheralToTwoCentrals",
+                "Central", "Peripheral", "Push",
             ],
             swiftSettings: strict),
         .testTarget(
@@ -209,11 +204,15 @@ let package = Package(
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).
         .executableTarget(
-            name: "PaymentTerminal", dependencies: ["GATT", "BLELink", "Transport", "Secure", "Exchange"],
-            path: "Examples/PaymentTerminal", swiftSettings: strict),
+            name: "PaymentTerminal", dependencies: ["MsgPipe", "Secure", "Exchange"], path: "Examples/PaymentTerminal",
+            swiftSettings: strict),
         .executableTarget(
-            name: "PaymentClient", dependencies: ["GATT", "BLELink", "Transport", "Secure", "Exchange"],
-            path: "Examples/PaymentClient", swiftSettings: strict),
+            name: "PaymentClient", dependencies: ["MsgPipe", "Secure", "Exchange"], path: "Examples/PaymentClient",
+            swiftSettings: strict),
+        .executableTarget(name: "Central", dependencies: ["MsgPipe"], path: "Examples/Central", swiftSettings: strict),
+        .executableTarget(
+            name: "Peripheral", dependencies: ["MsgPipe"], path: "Examples/Peripheral", swiftSettings: strict),
+        .executableTarget(name: "Push", dependencies: ["MsgPipe"], path: "Examples/Push", swiftSettings: strict),
 
         .executableTarget(
             name: "FramingBenchmarks",

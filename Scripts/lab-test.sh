@@ -6,6 +6,8 @@
 set -u
 A=$BLELAB_ADDR_A; B=$BLELAB_ADDR_B; C=${BLELAB_ADDR_C:-}; D=${BLELAB_ADDR_D:-}; OUT=$BLELAB_OUT
 MSGPIPE=${MSGPIPE:-$PWD/.build/debug/msgpipe}
+# The lab tool beside it: the raw probes and the fault-injection options (--kill-after-bytes, --drop-after-bytes).
+MSGPIPE_LAB=${MSGPIPE_LAB:-${MSGPIPE}-lab}
 LABBIN=${LABBIN:-$PWD/.build/lab}
 SERVICE=12345678-1234-5678-1234-56789abcdef0
 PASSED=0; FAILED=0; SKIPPED=0
@@ -72,18 +74,18 @@ else
 # 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
 "$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
 wait_for "$OUT/att_server.log" "listening"
-timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to "$A" > "$OUT/t1.log" 2>&1
+timeout 90 "$MSGPIPE_LAB" lab-probe connect --adapter hci1 --to "$A" > "$OUT/t1.log" 2>&1
 expect "swift L2CAP central exchanges MTU and reads from the C ATT server" "$OUT/t1.log" \
 	"connected to $A" "server MTU 185" "hello-from-att-server"
 
 # 2. The ATT channel of hci0 is held by att_server: a clear error with the remedy, exit status 2.
-timeout 60 "$MSGPIPE" lab-probe serve --adapter hci0 > "$OUT/t2.log" 2>&1; echo "exit $?" >> "$OUT/t2.log"
+timeout 60 "$MSGPIPE_LAB" lab-probe serve --adapter hci0 > "$OUT/t2.log" 2>&1; echo "exit $?" >> "$OUT/t2.log"
 expect "a busy ATT channel is reported with the remedy" "$OUT/t2.log" "already in use" "stop bluetoothd" "exit 2"
 stop $SRV
 no_links
 
 # 3. Swift peripheral on hci0 (Add Advertising: name + 128-bit service); msgpipe scan on hci1 lists it.
-"$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-lab --service "$SERVICE" --connections 2 \
+"$MSGPIPE_LAB" lab-probe serve --adapter hci0 --name msgpipe-lab --service "$SERVICE" --connections 2 \
 	> "$OUT/serve_a.log" 2>&1 & PROBE=$!
 wait_for "$OUT/serve_a.log" "advertising"
 # A scan response can be missed (emulated CPU, duplicate filtering in the controller): one retry.
@@ -105,7 +107,7 @@ expect "gatttool reads from the Swift L2CAP peripheral" "$OUT/t4.log" "6d 73 67 
 # 5. Swift central connects by advertised name (scan, then connect): advertising came back after gatttool left.
 #    (Wait for gatttool's link to drop first, or the central may simply reuse that link.)
 no_links
-timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to msgpipe-lab > "$OUT/t5.log" 2>&1
+timeout 90 "$MSGPIPE_LAB" lab-probe connect --adapter hci1 --to msgpipe-lab > "$OUT/t5.log" 2>&1
 expect "swift central finds the peripheral by name after it re-advertised, and exchanges MTU" "$OUT/t5.log" \
 	"connected to $A" "server MTU 185" "msgpipe-lab-probe"
 wait_bounded $PROBE 60; echo "exit $?" >> "$OUT/serve_a.log"
@@ -114,9 +116,9 @@ expect "swift peripheral served two centrals in turn" "$OUT/serve_a.log" \
 no_links
 
 # 6. Reverse roles: Swift peripheral on hci1, Swift central on hci0 by address.
-"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-lab-b --connections 1 > "$OUT/serve_b.log" 2>&1 & PROBE=$!
+"$MSGPIPE_LAB" lab-probe serve --adapter hci1 --name msgpipe-lab-b --connections 1 > "$OUT/serve_b.log" 2>&1 & PROBE=$!
 wait_for "$OUT/serve_b.log" "advertising"
-timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" > "$OUT/t6.log" 2>&1
+timeout 90 "$MSGPIPE_LAB" lab-probe connect --adapter hci0 --to "$B" > "$OUT/t6.log" 2>&1
 expect "reverse roles: swift central on hci0 -> swift peripheral on hci1" "$OUT/t6.log" \
 	"connected to $B" "server MTU 185"
 stop $PROBE
@@ -124,9 +126,9 @@ no_links
 
 # 7. Security medium (SMP Just Works, needs the lab's pairing agent: BLELAB_AUTOCONFIRM=1).
 if [ -e "$OUT/.blelab/autoconfirm.log" ]; then
-	"$MSGPIPE" lab-probe serve --adapter hci1 --name msgpipe-sec --security medium > "$OUT/serve_sec.log" 2>&1 & PROBE=$!
+	"$MSGPIPE_LAB" lab-probe serve --adapter hci1 --name msgpipe-sec --security medium > "$OUT/serve_sec.log" 2>&1 & PROBE=$!
 	wait_for "$OUT/serve_sec.log" "advertising"
-	timeout 90 "$MSGPIPE" lab-probe connect --adapter hci0 --to "$B" --security medium > "$OUT/t7.log" 2>&1
+	timeout 90 "$MSGPIPE_LAB" lab-probe connect --adapter hci0 --to "$B" --security medium > "$OUT/t7.log" 2>&1
 	expect "security medium: the link pairs and the ATT exchange works encrypted" "$OUT/t7.log" \
 		"connected to $B" "server MTU 185" "msgpipe-lab-probe"
 	stop $PROBE
@@ -136,11 +138,11 @@ fi
 #    crashes nor wedges the Swift peripheral: it serves the next client.
 btmgmt --index 1 rm-adv 0 > /dev/null 2>&1
 no_links
-"$MSGPIPE" lab-probe serve --adapter hci0 --name msgpipe-hostile --connections 0 > "$OUT/serve_h.log" 2>&1 & PROBE=$!
+"$MSGPIPE_LAB" lab-probe serve --adapter hci0 --name msgpipe-hostile --connections 0 > "$OUT/serve_h.log" 2>&1 & PROBE=$!
 wait_for "$OUT/serve_h.log" "advertising"
 timeout 120 "$LABBIN/att_hostile" "$B" "$A" 200 7 > "$OUT/t8.log" 2>&1
 no_links   # else the next client may reuse the hostile client's link (one ATT connection)
-timeout 90 "$MSGPIPE" lab-probe connect --adapter hci1 --to msgpipe-hostile >> "$OUT/t8.log" 2>&1
+timeout 90 "$MSGPIPE_LAB" lab-probe connect --adapter hci1 --to msgpipe-hostile >> "$OUT/t8.log" 2>&1
 kill -0 $PROBE 2>/dev/null && echo "serve still running" >> "$OUT/t8.log"
 stop $PROBE
 expect "a hostile raw ATT client neither crashes nor wedges the Swift peripheral" "$OUT/t8.log" \
@@ -184,9 +186,9 @@ expect "gatttool reads listen's info characteristic and writes RX; the write com
 
 # 11. Goodput of our GATT stack (GATT client -> GATTLink server, Write Commands at ATT_MTU 247) against the
 #     raw C baseline of check 9, over the same virtual link (lab-probe gatt-serve counts the raw writes).
-"$MSGPIPE" lab-probe gatt-serve --adapter hci0 --name msgpipe-gatt --connections 0 > "$OUT/gatt_serve.log" 2>&1 & GATT=$!
+"$MSGPIPE_LAB" lab-probe gatt-serve --adapter hci0 --name msgpipe-gatt --connections 0 > "$OUT/gatt_serve.log" 2>&1 & GATT=$!
 wait_for "$OUT/gatt_serve.log" "advertising"
-timeout 300 "$MSGPIPE" lab-probe gatt-send --adapter hci1 --to msgpipe-gatt --bytes "$BYTES" > "$OUT/t11.log" 2>&1
+timeout 300 "$MSGPIPE_LAB" lab-probe gatt-send --adapter hci1 --to msgpipe-gatt --bytes "$BYTES" > "$OUT/t11.log" 2>&1
 no_links
 wait_for "$OUT/gatt_serve.log" "received $BYTES bytes"
 stop $GATT
@@ -225,7 +227,7 @@ no_links
 #     written: its session waits out the resume window at the listener).
 "$MSGPIPE" listen --adapter hci0 --name msgpipe-once --connections 2 > "$OUT/listen_once.bin" 2> "$OUT/listen_once.log" & LST=$!
 wait_for "$OUT/listen_once.log" "advertising"
-timeout 300 "$MSGPIPE" send --adapter hci1 --to msgpipe-once --kill-after-bytes 400000 "$OUT/mib.bin" > "$OUT/t13.log" 2>&1
+timeout 300 "$MSGPIPE_LAB" send --adapter hci1 --to msgpipe-once --kill-after-bytes 400000 "$OUT/mib.bin" > "$OUT/t13.log" 2>&1
 echo "killed send exit $?" >> "$OUT/t13.log"
 timeout 300 "$MSGPIPE" send --adapter hci1 --to msgpipe-once "$OUT/mib.bin" >> "$OUT/t13.log" 2>&1; echo "send again exit $?" >> "$OUT/t13.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t13.log"
@@ -237,7 +239,7 @@ no_links
 
 # 13b. The link drops mid-transfer (listen --drop-after-bytes closes the connection): send reconnects (scan by
 #     name, backoff) and Transport resumes the same session's message; it arrives once, byte-identical.
-"$MSGPIPE" listen --adapter hci0 --name msgpipe-drop --connections 2 --drop-after-bytes 600000 --verbose > "$OUT/listen_drop.bin" 2> "$OUT/listen_drop.log" & LST=$!
+"$MSGPIPE_LAB" listen --adapter hci0 --name msgpipe-drop --connections 2 --drop-after-bytes 600000 --verbose > "$OUT/listen_drop.bin" 2> "$OUT/listen_drop.log" & LST=$!
 wait_for "$OUT/listen_drop.log" "advertising"
 timeout 300 "$MSGPIPE" send --adapter hci1 --to msgpipe-drop --verbose "$OUT/mib.bin" > "$OUT/t13b.log" 2>&1; echo "send exit $?" >> "$OUT/t13b.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t13b.log"

@@ -26,7 +26,9 @@ PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Sc
 	echo "lab: bleak could not be installed: the stock-box bleak checks will be skipped"
 t1=$(now)
 CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
-swift build -c "$CONFIGURATION" --product msgpipe 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
+for product in msgpipe msgpipe-lab; do
+	swift build -c "$CONFIGURATION" --product "$product" 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
+done
 mkdir -p .build/lab
 for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"

@@ -148,20 +148,37 @@ struct PeripheralToSeveralCentralsCLITests {
     }
 }
 
-/// Examples/PeripheralToTwoCentrals runs and both centrals get the ticket.
-@Suite("the peripheral-to-two-centrals example")
-struct PeripheralExampleTests {
-    @Test func theExamplesCentralsBothReceiveTheTicket() throws {
-        let process = Process()
-        process.executableURL = MsgPipeProcess.binary.deletingLastPathComponent().appendingPathComponent("PeripheralToTwoCentrals")
+/// Examples/Push serves, two `msgpipe listen --role central` processes subscribe, and both get the ticket.
+@Suite("the push example")
+struct PushExampleTests {
+    @Test func bothCentralsReceiveTheTicketInTheSeedsFormat() throws {
+        let socket = "/tmp/msgpipe-push-\(getpid()).sock"
+        let push = Process()
+        push.executableURL = MsgPipeProcess.binary.deletingLastPathComponent().appendingPathComponent("Push")
+        push.arguments = ["unix:" + socket, "2", "{\"ticket\":42}"]
         let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        #expect(text.contains("central 1 received {\"ticket\":42"), "\(text)")
-        #expect(text.contains("central 2 received {\"ticket\":42"), "\(text)")
+        push.standardOutput = output
+        try push.run()
+        var text = ""
+        while !text.contains("listening") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        let centrals = try (0 ..< 2).map { _ in
+            try RunningMsgPipe([
+                "listen", "--role", "central", "--link", "unix:" + socket, "--format", "legacy",
+                "--profile", "custom:FFF0:FFF2:FFF1", "--count", "1",
+            ])
+        }
+        for central in centrals {
+            let result = central.finish()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == Array("{\"ticket\":42}".utf8))
+        }
+        text += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        push.waitUntilExit()
+        #expect(push.terminationStatus == 0)
         #expect(text.components(separatedBy: ": success").count == 3, "\(text)")
     }
 }

@@ -15,7 +15,7 @@ struct PaymentExamplesCLITests {
         #expect(try MsgPipeProcess.run(["keygen", "--out", directory + "/terminal.key"]).status == 0)
         let terminal = Process()
         terminal.executableURL = Self.binary("PaymentTerminal")
-        terminal.arguments = [directory + "/socket", directory + "/terminal.key", directory + "/state"]
+        terminal.arguments = ["unix:" + directory + "/socket", directory + "/terminal.key", directory + "/state"]
         terminal.currentDirectoryURL = URL(fileURLWithPath: directory)
         let output = Pipe()
         terminal.standardOutput = output
@@ -34,7 +34,7 @@ struct PaymentExamplesCLITests {
         for _ in 0..<2 {
             let client = Process()
             client.executableURL = Self.binary("PaymentClient")
-            client.arguments = [directory + "/socket", directory + "/terminal.key", "order-1017", "12.50"]
+            client.arguments = ["unix:" + directory + "/socket", directory + "/terminal.key", "order-1017", "12.50"]
             let receipt = Pipe()
             client.standardOutput = receipt
             try client.run()

@@ -79,6 +79,15 @@ extension MessagePipe {
         try await PipeServer.serve(PipeAcceptor(at: .bluetooth(name), options: options))
     }
 
+    /// Serves at `place`: `unix:PATH` listens on that socket, anything else is the name to advertise over
+    /// Bluetooth (``advertise(name:options:)``).
+    public static func serve(at place: String, options: Options = Options()) async throws -> PipeServer {
+        switch PipeAddress(place) {
+        case let .unix(path): try await listen(path: path, options: options)
+        case let .bluetooth(name): try await advertise(name: name, options: options)
+        }
+    }
+
     /// Listens on a UNIX SEQPACKET socket at `path` (the same GATT without a radio), as
     /// ``advertise(name:options:)`` does over Bluetooth.
     public static func listen(path: String, options: Options = Options()) async throws -> PipeServer {

@@ -73,9 +73,11 @@ struct AdapterOptions: ParsableArguments {
         service: AdvertisedServiceUUID?, onRetry: (BluetoothError, Double) -> Void = { _, _ in }
     ) throws(BluetoothError) -> L2CAPConnection {
         guard let to else { throw .invalidArgument("a central needs --to ADDRESS or --to NAME") }
+        let timeout = Duration.milliseconds(Int64(connectTimeout * 1000))
         let central = try BLECentral(
-            adapter: try selector(), security: try securityLevel(), connectTimeout: connectTimeout, scanTimeout: connectTimeout)
-        return try central.connect(to: CentralTarget(to), service: service, onRetry: onRetry)
+            adapter: try selector(), security: try securityLevel(), connectTimeout: timeout, scanTimeout: timeout)
+        return try central.connect(
+            to: CentralTarget(to), service: service, onRetry: { error, delay in onRetry(error, delay / .seconds(1)) })
     }
 }
 

@@ -22,8 +22,8 @@ extension LinkOptions {
         do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return false }
         while attempts.map({ failures < $0 }) ?? true {
             let delay = backoff.delay(afterFailures: failures)
-            if delay > 0 {
-                do { try await Task.sleep(for: .milliseconds(Int64(delay * 1000))) } catch { return false }
+            if delay > .zero {
+                do { try await Task.sleep(for: delay) } catch { return false }
             }
             guard !Task.isCancelled else { return false }
             do {

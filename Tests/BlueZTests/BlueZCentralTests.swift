@@ -11,7 +11,7 @@ import Transport
 struct BlueZCentralTests {
     static let peripheral = FakeBlueZRemote.Device(address: "C0:11:22:33:44:55", addressType: "random", name: "msgpipe-peer",
                                                    rssi: -50, uuids: [BlueZDiscoveryTests.msgpipeService])
-    static let quickBackoff = ReconnectBackoff(initial: 0.02, maximum: 0.1, attempts: 4)
+    static let quickBackoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(100), attempts: 4)
 
     static func withFake(_ body: (FakeBlueZRemote, DBusConnection) async throws -> Void) async throws {
         try await BlueZDiscoveryTests.withFake(body)
@@ -185,7 +185,7 @@ struct BlueZCentralTests {
             device.resolvesServices = false
             try await fake.add(device)
             let started = ContinuousClock.now
-            await #expect(throws: BlueZError.servicesNotResolved(device: device.path, seconds: 1)) {
+            await #expect(throws: BlueZError.servicesNotResolved(device: device.path, timeout: .seconds(1))) {
                 try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
                                                timeout: .seconds(1), backoff: Self.quickBackoff)
             }
@@ -212,7 +212,7 @@ struct BlueZCentralTests {
 
     @Test func aTargetNeverSeenIsDeviceNotFound() async throws {
         try await Self.withFake { _, client in
-            await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", seconds: 0.5)) {
+            await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", timeout: .milliseconds(500))) {
                 try await BlueZCentral.connect(bus: client, target: .name("nobody"), profile: .msgpipe, timeout: .milliseconds(500))
             }
         }

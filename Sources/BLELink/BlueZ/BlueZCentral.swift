@@ -67,7 +67,7 @@ public enum BlueZCentral {
     /// ATT layer (plain formats have no acknowledgement of their own; see ``BlueZValueLink``).
     public static func connect(
         bus: DBusConnection, adapter: String = "hci0", target: CentralTarget, profile: GATTServiceProfile,
-        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: 0.5, maximum: 4, attempts: 5),
+        timeout: Duration = .seconds(30), backoff: ReconnectBackoff = ReconnectBackoff(initial: .milliseconds(500), maximum: .seconds(4), attempts: 5),
         confirmedWrites: Bool = false
     ) async throws(BlueZError) -> Connection {
         let adapterPath = BlueZAdapter.path(adapter)
@@ -80,7 +80,7 @@ public enum BlueZCentral {
         do throws(BlueZError) {
             if !wasConnected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
             let state = await watch.wait(until: deadline) { $0.servicesResolved || $0.lost }
-            guard let state else { throw .servicesNotResolved(device: device, seconds: seconds(timeout)) }
+            guard let state else { throw .servicesNotResolved(device: device, timeout: timeout) }
             guard !state.lost else { throw .disconnected(device: device) }
             let properties: [String: DBusValue]
             do throws(DBusError) {
@@ -150,7 +150,7 @@ public enum BlueZCentral {
             return nil
         }
         await discovery.stop()
-        guard let found else { throw .deviceNotFound(target.description, seconds: seconds(timeout)) }
+        guard let found else { throw .deviceNotFound(target.description, timeout: timeout) }
         return (BlueZAdapter.devicePath(adapter: adapter, address: found.peer.address), found)
     }
 
@@ -174,7 +174,7 @@ public enum BlueZCentral {
                 if error.name == "org.bluez.Error.AlreadyConnected" { return }
                 guard isBusyRadio(error) else { throw BlueZError(error, calling: "Device1.Connect on \(device)") }
                 if !isStillConnecting(error) { failures += 1 }
-                let delay = Duration.milliseconds(Int(backoff.delay(afterFailures: max(1, failures)) * 1000))
+                let delay = backoff.delay(afterFailures: max(1, failures))
                 guard failures < max(1, backoff.attempts), ContinuousClock.now + delay < deadline else {
                     throw .connectFailed(device: device, attempts: attempts, reason: error.description)
                 }
@@ -321,9 +321,5 @@ public enum BlueZCentral {
             if call < 3 { _ = await withTimeout(.seconds(1)) { await released.next() } }
         }
         throw BlueZError.dbus(.failed("AcquireNotify on \(notify) was refused, and bluetoothd did not let the old descriptor go"))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

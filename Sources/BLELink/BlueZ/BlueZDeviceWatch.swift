@@ -51,7 +51,7 @@ final class BlueZDeviceWatch: Sendable {
             switch error.name {
             case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownInterface",
                  "org.freedesktop.DBus.Error.InvalidArgs":
-                throw .deviceNotFound(BlueZPeripheral.peerAddress(devicePath: device), seconds: 0)
+                throw .deviceNotFound(BlueZPeripheral.peerAddress(devicePath: device), timeout: .zero)
             default:
                 throw BlueZError(error, calling: "reading \(device)")
             }

@@ -29,16 +29,16 @@ public final class BLECentral {
     public let adapter: BluetoothAdapter
     private let management: ManagementSocket
     public var security: L2CAPSecurityLevel
-    /// Seconds one connect attempt may take.
-    public var connectTimeout: Double
-    /// Seconds a scan for a name may take.
-    public var scanTimeout: Double
+    /// How long one connect attempt may take.
+    public var connectTimeout: Duration
+    /// How long a scan for a name may take.
+    public var scanTimeout: Duration
     public var backoff: ReconnectBackoff
 
     /// Resolves the adapter and checks it is powered with LE.
     public init(
-        adapter selector: AdapterSelector, security: L2CAPSecurityLevel = .low, connectTimeout: Double = 20,
-        scanTimeout: Double = 20, backoff: ReconnectBackoff = ReconnectBackoff()
+        adapter selector: AdapterSelector, security: L2CAPSecurityLevel = .low, connectTimeout: Duration = .seconds(20),
+        scanTimeout: Duration = .seconds(20), backoff: ReconnectBackoff = ReconnectBackoff()
     ) throws(BluetoothError) {
         let management = try ManagementSocket()
         let adapter = try BluetoothAdapter.resolve(selector, using: management)
@@ -60,16 +60,17 @@ public final class BLECentral {
             let found = try Scanner.scan(
                 adapter: adapter, using: management, duration: scanTimeout,
                 filter: ScanFilter(service: service, name: name), stopAtFirstMatch: true)
-            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", seconds: scanTimeout) }
+            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", timeout: scanTimeout) }
             return first.peer
         }
     }
 
     /// Resolves and connects, retrying transient failures (timeouts, peer not found) per ``backoff``;
-    /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once.
+    /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once. `onRetry` gets each
+    /// retried failure and the wait before the next attempt.
     public func connect(
         to target: CentralTarget, service: AdvertisedServiceUUID? = nil,
-        onRetry: (BluetoothError, Double) -> Void = { _, _ in }
+        onRetry: (BluetoothError, Duration) -> Void = { _, _ in }
     ) throws(BluetoothError) -> L2CAPConnection {
         var failures = 0
         while true {
@@ -83,7 +84,7 @@ public final class BLECentral {
                 guard error.isTransient, failures < backoff.attempts else { throw error }
                 let delay = backoff.delay(afterFailures: failures)
                 onRetry(error, delay)
-                pause(seconds: delay)
+                pause(for: delay)
             }
         }
     }

@@ -1,19 +1,22 @@
 /// Exponential backoff between connection attempts: `initial`, doubled per failure, capped at `maximum`.
 public struct ReconnectBackoff: Sendable, Equatable {
-    public var initial: Double
-    public var maximum: Double
+    /// The wait after the first failure.
+    public var initial: Duration
+    /// The longest wait between two attempts.
+    public var maximum: Duration
     /// Attempts in total (the first one included) before giving up.
     public var attempts: Int
 
-    public init(initial: Double = 0.5, maximum: Double = 8, attempts: Int = 5) {
+    public init(initial: Duration = .milliseconds(500), maximum: Duration = .seconds(8), attempts: Int = 5) {
         self.initial = initial
         self.maximum = maximum
         self.attempts = attempts
     }
 
-    /// Seconds to wait after `failures` consecutive failures (1 -> initial).
-    public func delay(afterFailures failures: Int) -> Double {
-        guard failures > 0 else { return 0 }
+    /// The wait after `failures` consecutive failures: zero for none, `initial` for one, then doubled per
+    /// failure up to `maximum`.
+    public func delay(afterFailures failures: Int) -> Duration {
+        guard failures > 0 else { return .zero }
         var delay = initial
         for _ in 1..<min(failures, 64) where delay < maximum { delay *= 2 }
         return min(delay, maximum)

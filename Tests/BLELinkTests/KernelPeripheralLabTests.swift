@@ -2,7 +2,7 @@ import Glibc
 import Testing
 @testable import BLELink
 
-/// Lab only: runs inside the VM lab (Scripts/lab-test.sh check 20, with three controllers: BLELAB_ADDR_C set),
+/// Lab only: runs inside the VM lab (Scripts/lab-test.sh, with three controllers: BLELAB_ADDR_C set),
 /// skipped everywhere else. BLEPeripheral on hci0 serves the centrals on hci1 and hci2 at once, stops
 /// advertising at its maximum of two and takes a central again once one has left.
 struct KernelPeripheralLabTests {

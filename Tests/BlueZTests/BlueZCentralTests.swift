@@ -247,7 +247,7 @@ struct BlueZCentralTests {
         }
     }
 
-    /// bluetoothd 5.66 leaves Connected false on the bus when the ATT socket connected first (found in the lab:
+    /// bluetoothd 5.66 leaves Connected false on the bus when the ATT socket connected first (without the fix,
     /// `send --to NAME` failed with "disconnected while the connection was being set up" after acquiring).
     @Test func servicesResolvedWithoutAConnectedSignalIsAConnectionAndConnectedFalseStillEndsIt() async throws {
         try await Self.withFake { fake, client in

@@ -187,7 +187,7 @@ public enum BlueZCentral {
     /// The connect failures another attempt may fix (bleak retries the same ones), and a Connect that did
     /// not answer in time: bluetoothd keeps an LE connect pending while the peripheral does not advertise (one
     /// that serves another central now, e.g. msgpipe's through a bluetoothd before 5.76), and the kernel may
-    /// hold it after the controller refused (the lab's emulated controller fails at once).
+    /// hold it after the controller refused at once.
     static func isBusyRadio(_ error: DBusError) -> Bool {
         guard case let .remote(name, message) = error else { return false }
         switch name {

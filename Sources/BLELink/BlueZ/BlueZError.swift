@@ -37,7 +37,7 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
             self = .notRunning
         case let name? where name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
             // The bus tried to start bluetoothd through its activation file (dbus-org.bluez.service) and
-            // could not (seen in the lab while bluetoothd was down: Spawn.ChildExited).
+            // could not (e.g. Spawn.ChildExited while bluetoothd is stopped).
             self = .notRunning
         case "org.freedesktop.DBus.Error.AccessDenied", "org.bluez.Error.NotPermitted":
             self = .accessDenied(what)

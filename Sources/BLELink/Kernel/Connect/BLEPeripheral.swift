@@ -94,7 +94,7 @@ public final class BLEPeripheral: Sendable {
     /// Frees the slots of centrals whose link went down, then, while `maximum` are linked, waits (on the
     /// management socket's Device Disconnected events and on the listener, never by polling) until one
     /// leaves (`.room`) or a connection is already waiting to be accepted (`.waiting`: a central that got in
-    /// before advertising was removed must not sit unanswered in the backlog, issue 13's 30 s silence).
+    /// before advertising was removed must not sit unanswered in the backlog).
     /// `.timedOut` when `deadline` passed first. (A central reconnecting over its still lingering link gets
     /// no new ATT channel here: the kernel makes the fixed channel once per link.)
     private static func waitForRoom(

@@ -1,4 +1,4 @@
-# lab-newbluez.sh - checks 34-36 of the guest suite (issue 12): a stock box with a newer bluetoothd, Debian 13's
+# lab-newbluez.sh - checks 34-36 of the guest suite: a stock box with a newer bluetoothd, Debian 13's
 # (trixie) BlueZ built by Scripts/blelab.sh (build_bluetoothd_new) beside Debian 12's 5.66. Sourced by
 # Scripts/lab-test.sh after the stock-box section (which stopped its bluetoothd and dbus-daemon), and alone with
 # LAB_ONLY=newbluez. Uses lab-test.sh's helpers (expect, skip, wait_for, wait_bounded, wait_file, no_links, stop,

@@ -1,4 +1,4 @@
-# lab-roles.sh - checks 25-28 of the guest suite (issue 13: the peripheral sends, the central receives, several
+# lab-roles.sh - checks 25-28 of the guest suite (roles: the peripheral sends, the central receives, several
 # centrals at once), sourced by Scripts/lab-test.sh right after check 20 (kernel backend: bluetoothd is not
 # running) and alone with LAB_ONLY=roles. Uses lab-test.sh's helpers (expect, skip, result, wait_for,
 # wait_bounded, no_links, stop, up, secs_of, ratio) and its A/B/C/D/OUT/MSGPIPE. Every msgpipe command names --backend kernel:
@@ -50,7 +50,7 @@ no_links
 wait_for "$OUT/t25_send.log" "advertising"
 t25=$(up)
 timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci1 --to msgpipe-push --count 1 > "$OUT/push_b.bin" 2> "$OUT/t25_b.log" & L1=$!
-# One after the other, as in 25c: two Create Connections at once hung in the emulator (one 25f run of stop 20).
+# One after the other, as in 25c: two Create Connections at once hung in the emulator (in one 25f run).
 # The push starts once both subscribed, so the transfer times are the same.
 wait_for "$OUT/t25_b.log" "connected to|cannot connect"
 timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci2 --to msgpipe-push --count 1 > "$OUT/push_c.bin" 2> "$OUT/t25_c.log" & L2=$!
@@ -103,7 +103,7 @@ fi
 
 # 25d. Three centrals (hci1, hci2, hci3) send 1 MiB each at once into one listen --max-centrals 3 (the other
 #      direction of 25c): all three files intact; the aggregate goodput against two at once (check 19) and one
-#      alone (check 12), issue 13's "how many phones can one terminal serve".
+#      alone (check 12): "how many phones can one terminal serve".
 if [ -z "${D:-}" ]; then
 	skip "three msgpipe sends (hci1-hci3) of 1 MiB each at once into one listen" "the lab has no fourth controller"
 else
@@ -135,7 +135,7 @@ else
 	no_links
 fi
 
-# 25e. msgpipe bench on a real link (issue 13): bench --to NAME (hci1) against listen (hci0) sends 4 x 256 KiB
+# 25e. msgpipe bench on a real link: bench --to NAME (hci1) against listen (hci0) sends 4 x 256 KiB
 #      through Transport and reports
 #      the goodput with the link's parameters as the kernel tells them: the negotiated ATT MTU, the PHY (BT_PHY:
 #      the kernel knows it only from an LE PHY Update Complete, which btvirt never sends, so "unknown" here; the
@@ -153,7 +153,7 @@ echo "   bench --to (1 MiB in 4 messages): $(sed -n 's/.*"goodput_kbps":\([0-9.]
 	tee -a "$OUT/results.txt"
 no_links
 
-# 25f. bench the other way (issue 13: "goodput each way"): bench --name on hci0 is the peripheral and pushes
+# 25f. bench the other way ("goodput each way"): bench --name on hci0 is the peripheral and pushes
 #      4 x 256 KiB by notification to the centrals that subscribe: first `listen --to NAME` on hci1 alone, then on
 #      hci1 and hci2 at once. bench exit 0 means every central acknowledged every message through Transport.
 "$MSGPIPE" bench "${KB[@]}" --adapter hci0 --name msgpipe-bench1 --size 262144 --messages 4 --json \

@@ -273,7 +273,7 @@ if [ -n "$RAW" ] && [ -n "$SECS" ]; then
 	echo "   goodput: msgpipe send 1 MiB $SEND B/s vs raw C $RAW B/s, ratio $(awk "BEGIN{printf \"%.2f\", $SEND/$RAW}")" | tee -a "$OUT/results.txt"
 fi
 
-# 16. End-to-end encrypted request/serve between the controllers (issue 6): serve on hci0 with a pre-shared
+# 16. End-to-end encrypted request/serve between the controllers: serve on hci0 with a pre-shared
 #     key runs a command; request on hci1 gets its output back sealed (the plaintext never shows in btmon's
 #     ATT dump); a client with another key gets exit 6 "not authenticated" and nothing runs for it.
 no_links
@@ -298,7 +298,7 @@ expect "encrypted request/serve between the controllers; a wrong key is refused 
 	"plaintext on air: 0" "commands run: 1"
 no_links
 
-# 17. Two centrals at once on one peripheral, C peers only (issue 13): att_server on hci0 serves both at once
+# 17. Two centrals at once on one peripheral, C peers only: att_server on hci0 serves both at once
 #     (poll); hci1's att_client holds its link while hci2's connects (hci0 advertises an instance again: the
 #     kernel resumes a connectable instance while a central is linked). Both must get every answer. Stock
 #     btvirt (BlueZ 5.66 emulator/btdev.c le_conn_complete) gives the peripheral the central's handle: both
@@ -332,7 +332,7 @@ if [ -n "$C" ]; then
 	fi
 	no_links
 
-	# 18. Issue 13's failure: while msgpipe send (hci1) moves 2 MiB into msgpipe listen (hci0, one central at a
+	# 18. A second central during a transfer: while msgpipe send (hci1) moves 2 MiB into msgpipe listen (hci0, one central at a
 	#     time), a second central (gatttool on hci2) tries to connect. Listen no longer advertises while it
 	#     serves its one central (the kernel used to resume its instance ~1 s after the connection), so the
 	#     second central cannot land on a listener that will not answer it: the transfer arrives intact and
@@ -359,7 +359,7 @@ else
 	skip "two centrals at once" "the lab has no third controller"
 fi
 
-# 19. Several centrals at once on one msgpipe listen (issue 13; runs once `listen` takes --max-centrals, the
+# 19. Several centrals at once on one msgpipe listen (`listen --max-centrals`, the
 #     concurrent accept loop on BLEPeripheral.connections(maximumConcurrent:)). a) gatttool on hci1 holds its
 #     link (interactive) while gatttool on hci2 discovers the service: both answered, two links on hci0 at
 #     once. b) msgpipe send from hci1 and hci2, 1 MiB each at the same time: both files intact, and the time
@@ -393,7 +393,7 @@ else
 	wait_for "$OUT/many_listen2.log" "advertising"
 	t19=$(up)
 	timeout 600 "$MSGPIPE" send --adapter hci1 --to msgpipe-many --json --verbose "$OUT/mib.bin" > "$OUT/t19b_b.json" 2> "$OUT/t19b_b.log" & S1=$!
-	# hci2 starts once hci1's link is up: started together, hci1's Create Connection hung in the emulator (stop 21:
+	# hci2 starts once hci1's link is up: started together, hci1's Create Connection hung in the emulator (one run:
 	# five 20 s connects failed while hci2 finished in 3.3 s, and hci1 stayed wedged through check 20), as two
 	# connects at once did in checks 25, 25f and 33. Both transfers still run at the same time.
 	wait_for "$OUT/t19b_b.log" "link connected"
@@ -438,7 +438,7 @@ fi  # LAB_ONLY (checks 25-28)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = stockbox ]; then
 
-# ================================================================================== stock box (issue 12) ==
+# ======================================================================================== stock box ==
 # A stock Linux box: `dbus-daemon --system` and BlueZ's bluetoothd (Debian's 5.66) own the adapters before
 # anything of ours starts, as on every Raspberry Pi OS, Debian and Ubuntu box. Checks 1-20 bind the kernel's
 # ATT channel themselves and need bluetoothd NOT running, so this section comes last (LAB_ONLY=stockbox runs
@@ -643,9 +643,8 @@ else
 	# 23c. bluetoothd killed (SIGKILL) in the middle of a 1 MiB send and started again a second later: the
 	#      central reconnects (through the new bluetoothd: discovery, Connect, acquire) and resumes its
 	#      Transport session, listen registers again; the message arrives once, byte-identical.
-	#      Runs by default since stop 20 (it passed in all 6 opt-in runs of stops 18 and 19, 4.6-38 s; the slow
-	#      resumes were EATT's one-credit-at-a-time mode, docs/LAB.md; one stall of 300 s in stop 17 is not
-	#      explained, and send --verbose logs Transport's state at every timer). LAB_STOCKBOX_KILL=0 skips it.
+	#      Runs by default (it passed in all 6 earlier opt-in runs, 4.6-38 s; the slow resumes were
+	#      EATT's one-credit-at-a-time mode, docs/LAB.md; one earlier stall of 300 s is not explained, and send --verbose logs Transport's state at every timer). LAB_STOCKBOX_KILL=0 skips it.
 	if [ "${LAB_STOCKBOX_KILL:-1}" = 0 ]; then
 		skip "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 1 MiB arrives once" \
 			"LAB_STOCKBOX_KILL=0"
@@ -683,7 +682,7 @@ else
 	no_links
 fi
 
-# 29. Plain formats into a NUS peripheral made the ordinary way on Linux (issue 12): Tests/lab/nus_peripheral.py
+# 29. Plain formats into a NUS peripheral made the ordinary way on Linux: Tests/lab/nus_peripheral.py
 #     registers the Nordic UART Service and an advertisement with bluetoothd on hci0 through dbus-fast (bleak's
 #     D-Bus library), and bluetoothd hands it every written value through WriteValue. msgpipe send --backend
 #     bluez --adapter hci1 --to NAME --profile nus --format lines|legacy|eom sends 10 B, 1 KiB and 100 KiB: each
@@ -749,7 +748,7 @@ else
 		"$OUT/t29_eom.log" "eom 10 send exit 0" "eom 1024 send exit 0" "eom 102400 send exit 0" "eom all whole"
 fi
 
-# 30. The reverse roles through bluetoothd (issue 13 on the D-Bus backend): send --backend bluez --adapter hci0
+# 30. The reverse roles through bluetoothd (the D-Bus backend): send --backend bluez --adapter hci0
 #     --name pushes 1 MiB by notification to listen --backend bluez --adapter hci1 --to NAME --count 1, which
 #     subscribed through AcquireNotify: byte-identical, both exit 0.
 no_links
@@ -767,7 +766,7 @@ expect "stock box: send --name (peripheral, hci0) -> listen --to (central, hci1)
 	"$OUT/t30.log" "listen exit 0" "send exit 0" "byte-identical"
 no_links
 
-# 30b. The seeds' receiving phone through bluetoothd (issues 12 and 13): send --backend bluez --name on hci0 pushes
+# 30b. The seeds' receiving phone through bluetoothd: send --backend bluez --name on hci0 pushes
 #      4 KiB in the legacy format, seed 000_*'s layout (custom:FFF0:FFF2:FFF1), to bleak on hci1: an independent
 #      central that only subscribes and writes nothing, so bluetoothd acquires only the notify descriptor (before,
 #      that never made a link and send waited for ever). send exit 0, and bleak's notification values (checked by
@@ -847,8 +846,8 @@ expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Ju
 #     hung until killed at 300 s). The lab's btdev fails a Create Connection to a device that does not advertise
 #     at once (a radio would keep it pending), after which bluetoothd 5.66 answered the second send's
 #     Device1.Connect not at all until the kernel cancelled ~40 s later: BlueZCentral asks again (10 s per attempt).
-#     256 KiB each, not 1 MiB (until stop 22): bluetoothd 5.66's EATT bearers carried one 1 MiB in 73 s in a run of
-#     stop 22, while the second send waited for its turn within --connect-timeout; check 23 carries 1 MiB through
+#     256 KiB each, not 1 MiB (as earlier): bluetoothd 5.66's EATT bearers carried one 1 MiB in 73 s in one run,
+#     while the second send waited for its turn within --connect-timeout; check 23 carries 1 MiB through
 #     5.66, check 35 two of them at once through 5.82.
 if [ -z "$C" ]; then
 	skip "stock box: two centrals at once through bluetoothd" "needs a third controller (BLELAB_BTVIRT=-L -l3)"
@@ -864,7 +863,7 @@ else
 		> "$OUT/t33_b.json" 2> "$OUT/t33_b.err" & S1=$!
 	# The second send starts once the first one's link is up (listen has taken its advertisement away): started
 	# together, hci2's Create Connection to an advertiser that stopped at that moment hung in the emulator, and
-	# in one run (stop 20) bluetoothd 5.66 on hci2 never connected again, failing checks 33 and 33b.
+	# in one run bluetoothd 5.66 on hci2 never connected again, failing checks 33 and 33b.
 	wait_for "$OUT/t33_b.err" "link connected"
 	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci2 --to msgpipe-two --connect-timeout 150 --verbose --json "$OUT/kib256b.bin" \
 		> "$OUT/t33_c.json" 2> "$OUT/t33_c.err" & S2=$!
@@ -886,7 +885,7 @@ else
 	no_links
 fi
 
-# 33b. An independent second central takes the turn (issue 12): bleak (Tests/lab/bleak_central.py --hold 12, PyPI,
+# 33b. An independent second central takes the turn: bleak (Tests/lab/bleak_central.py --hold 12, PyPI,
 #      through hci2's bluetoothd) connects to listen --backend bluez on hci0, subscribes and holds its link 12 s
 #      writing nothing, while msgpipe send on hci1 (--connect-timeout 90) waits: listen takes its advertisement
 #      away during bleak's turn and refuses another device's acquire; a connection without a hello is closed

@@ -1,2 +1,1 @@
-/// Backpressure: the isReady-to-update contract as reusable primitives. Pure Swift, no I/O.
-public enum Backpressure {}
+// Backpressure: the isReady-to-update contract as reusable primitives. Pure Swift, no I/O.

@@ -1,2 +1,1 @@
-/// Framing: packets <-> messages for every wire format msgpipe speaks. Pure Swift, no I/O.
-public enum Framing {}
+// Framing: packets <-> messages for every wire format msgpipe speaks. Pure Swift, no I/O.

@@ -74,7 +74,9 @@ struct ScanCommand: AsyncParsableCommand {
                     let management = try ManagementSocket()
                     let adapter = try BluetoothAdapter.resolve(selector, using: management)
                     BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
-                    return try Scanner.scan(adapter: adapter, using: management, duration: timeout, filter: filter, onMatch: onMatch)
+                    return try Scanner.scan(
+                        adapter: adapter, using: management, duration: .milliseconds(Int64(timeout * 1000)), filter: filter,
+                        onMatch: onMatch)
                 }
             }
         } catch {

@@ -80,16 +80,34 @@ struct KernelAddressingTests {
         #expect(DistanceEstimate(attenuation: 0).metres(rssi: -60) == nil)
     }
 
-    @Test func backoffDoublesUpToTheCap() {
+    @Test func defaultBackoffWaitsNothingThenDoublesFromHalfASecondUpToEightSeconds() {
+        let delays = (0...7).map { ReconnectBackoff().delay(afterFailures: $0) }
+        #expect(delays == [.zero, .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(8), .seconds(8)])
+        #expect(ReconnectBackoff().delay(afterFailures: 1000) == .seconds(8))
+        #expect(ReconnectBackoff().delay(afterFailures: .max) == .seconds(8))
+    }
+
+    @Test func backoffCapsAtAMaximumThatIsNotAPowerOfTwoOfTheInitialWait() {
         let backoff = ReconnectBackoff(initial: .milliseconds(500), maximum: .seconds(3), attempts: 6)
         #expect((0...6).map { backoff.delay(afterFailures: $0) }
             == [.zero, .milliseconds(500), .seconds(1), .seconds(2), .seconds(3), .seconds(3), .seconds(3)])
-        #expect(ReconnectBackoff().delay(afterFailures: 1000) == .seconds(8))
+    }
+
+    @Test func negativeFailureCountsWaitNothing() {
+        #expect(ReconnectBackoff().delay(afterFailures: -1) == .zero)
+    }
+
+    @Test func durationsInErrorTextReadAsSeconds() {
+        #expect(Duration.seconds(20).secondsText == "20 s")
+        #expect(Duration.milliseconds(500).secondsText == "0.5 s")
+        #expect(Duration.milliseconds(1250).secondsText == "1.25 s")
+        #expect(Duration.milliseconds(20).secondsText == "0.02 s")
+        #expect(BluetoothError.connectTimedOut(peer: "x", timeout: .seconds(20)).description.contains("within 20 s;"))
     }
 
     @Test func onlyTransientErrorsAreRetried() {
-        #expect(BluetoothError.connectTimedOut(peer: "x", seconds: 1).isTransient)
-        #expect(BluetoothError.peerNotFound(query: "x", seconds: 1).isTransient)
+        #expect(BluetoothError.connectTimedOut(peer: "x", timeout: .seconds(1)).isTransient)
+        #expect(BluetoothError.peerNotFound(query: "x", timeout: .seconds(1)).isTransient)
         #expect(!BluetoothError.kernelWithoutBluetooth.isTransient)
         #expect(!BluetoothError.permissionDenied(operation: "x").isTransient)
         #expect(!BluetoothError.adapterDown(adapter: "hci0").isTransient)

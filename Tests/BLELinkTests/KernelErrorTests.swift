@@ -17,7 +17,7 @@ struct KernelErrorTests {
         }
         #expect(throws: BluetoothError.kernelWithoutBluetooth) {
             _ = try ATTConnector.connect(
-                from: .any, adapterName: "hci0", to: BluetoothPeer(address: .any), timeout: 1)
+                from: .any, adapterName: "hci0", to: BluetoothPeer(address: .any), timeout: .seconds(1))
         }
         #expect(throws: BluetoothError.kernelWithoutBluetooth) {
             try BLECentral(adapter: .firstAvailable)
@@ -53,7 +53,7 @@ struct KernelErrorTests {
         (.adapterDown(adapter: "hci1"), "btmgmt --index 1 power on"),
         (.noAdapter(selector: "hci7"), "no Bluetooth adapter matches 'hci7'"),
         (.lowEnergyDisabled(adapter: "hci0"), "btmgmt --index 0 le on"),
-        (.connectTimedOut(peer: "00:AA:01:00:00:00 (public)", seconds: 5), "advertising connectable"),
+        (.connectTimedOut(peer: "00:AA:01:00:00:00 (public)", timeout: .seconds(5)), "advertising connectable"),
     ])
     func descriptionsCarryTheRemedy(error: BluetoothError, phrase: String) {
         #expect(error.description.contains(phrase))

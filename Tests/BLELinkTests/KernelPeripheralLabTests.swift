@@ -2,7 +2,7 @@ import Glibc
 import Testing
 @testable import BLELink
 
-/// Lab only: runs inside the VM lab (Scripts/lab-test.sh check 20, with three controllers: BLELAB_ADDR_C set),
+/// Lab only: runs inside the VM lab (Scripts/lab-test.sh, with three controllers: BLELAB_ADDR_C set),
 /// skipped everywhere else. BLEPeripheral on hci0 serves the centrals on hci1 and hci2 at once, stops
 /// advertising at its maximum of two and takes a central again once one has left.
 struct KernelPeripheralLabTests {
@@ -15,12 +15,12 @@ struct KernelPeripheralLabTests {
         defer { peripheral.stop() }
         let target = BluetoothPeer(address: peripheral.adapter.address)
 
-        async let accepted1 = Self.accept(peripheral, seconds: 60)
+        async let accepted1 = Self.accept(peripheral, within: .seconds(60))
         let central1 = try await Self.connect(from: "hci1", to: .peer(target))
         let served1 = try #require(try await accepted1)
         try Self.exchange(central: central1.fileDescriptor, peripheral: served1.fileDescriptor, tag: 1)
 
-        async let accepted2 = Self.accept(peripheral, seconds: 60)
+        async let accepted2 = Self.accept(peripheral, within: .seconds(60))
         let central2 = try await Self.connect(from: "hci2", to: .peer(target))
         let served2 = try #require(try await accepted2)
         #expect(served2.peer.address != served1.peer.address)
@@ -30,7 +30,7 @@ struct KernelPeripheralLabTests {
         #expect(peripheral.linkedCentrals == 2)
 
         // At the maximum nothing is advertised: no third central comes.
-        let third = try await Self.accept(peripheral, seconds: 3)
+        let third = try await Self.accept(peripheral, within: .seconds(3))
         #expect(third == nil)
         if let third { close(third.fileDescriptor) }
 
@@ -39,7 +39,7 @@ struct KernelPeripheralLabTests {
         // would reuse the lingering link, on which the peripheral's kernel makes no new ATT channel.)
         close(central1.fileDescriptor)
         close(served1.fileDescriptor)
-        async let accepted3 = Self.accept(peripheral, seconds: 90)
+        async let accepted3 = Self.accept(peripheral, within: .seconds(90))
         let central3 = try await Self.connect(from: "hci1", to: .name("msgpipe-many"))
         let served3 = try #require(try await accepted3)
         #expect(served3.peer.address == served1.peer.address)
@@ -50,9 +50,9 @@ struct KernelPeripheralLabTests {
         }
     }
 
-    static func accept(_ peripheral: BLEPeripheral, seconds: Double) async throws(BluetoothError) -> ConnectedATTSocket? {
+    static func accept(_ peripheral: BLEPeripheral, within timeout: Duration) async throws(BluetoothError) -> ConnectedATTSocket? {
         try await BlockingCall.run { () throws(BluetoothError) in
-            try peripheral.nextConnection(maximumConcurrent: 2, until: .after(seconds: seconds))?.handOver()
+            try peripheral.nextConnection(maximumConcurrent: 2, until: .after(timeout))?.handOver()
         }
     }
 
@@ -78,7 +78,7 @@ struct KernelPeripheralLabTests {
     }
 
     static func receive(on fd: Int32) throws -> [UInt8] {
-        guard try pollDescriptor(fd, events: Int16(POLLIN), until: .after(seconds: 20)) != 0 else { return [] }
+        guard try pollDescriptor(fd, events: Int16(POLLIN), until: .after(.seconds(20))) != 0 else { return [] }
         var buffer = [UInt8](repeating: 0, count: 600)
         let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         return count > 0 ? Array(buffer[..<count]) : []

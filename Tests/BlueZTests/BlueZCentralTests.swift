@@ -185,7 +185,7 @@ struct BlueZCentralTests {
             device.resolvesServices = false
             try await fake.add(device)
             let started = ContinuousClock.now
-            await #expect(throws: BlueZError.servicesNotResolved(device: device.path, seconds: 1)) {
+            await #expect(throws: BlueZError.servicesNotResolved(device: device.path, timeout: .seconds(1))) {
                 try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
                                                timeout: .seconds(1), backoff: Self.quickBackoff)
             }
@@ -212,7 +212,7 @@ struct BlueZCentralTests {
 
     @Test func aTargetNeverSeenIsDeviceNotFound() async throws {
         try await Self.withFake { _, client in
-            await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", seconds: 0.5)) {
+            await #expect(throws: BlueZError.deviceNotFound("name 'nobody'", timeout: .milliseconds(500))) {
                 try await BlueZCentral.connect(bus: client, target: .name("nobody"), profile: .msgpipe, timeout: .milliseconds(500))
             }
         }
@@ -247,7 +247,7 @@ struct BlueZCentralTests {
         }
     }
 
-    /// bluetoothd 5.66 leaves Connected false on the bus when the ATT socket connected first (found in the lab:
+    /// bluetoothd 5.66 leaves Connected false on the bus when the ATT socket connected first (without the fix,
     /// `send --to NAME` failed with "disconnected while the connection was being set up" after acquiring).
     @Test func servicesResolvedWithoutAConnectedSignalIsAConnectionAndConnectedFalseStillEndsIt() async throws {
         try await Self.withFake { fake, client in

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 import Transport
 
-/// Lab only: the stock-box arrangement of Scripts/lab-test.sh (check 22: dbus-daemon and the real bluetoothd
+/// Lab only: the stock-box arrangement of Scripts/lab-test.sh (dbus-daemon and the real bluetoothd
 /// 5.66 own hci0..hci2; BLELAB_STOCKBOX=1), skipped everywhere else. `BlueZPeripheral` registers the msgpipe
 /// service and its advertisement with bluetoothd on hci0; centrals msgpipe did not write (BlueZ's gatttool,
 /// bleak through bluetoothd on hci1) find, write and subscribe to it.

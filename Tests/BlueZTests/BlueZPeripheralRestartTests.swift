@@ -70,7 +70,7 @@ struct BlueZPeripheralRestartTests {
         try await Self.exchange(over: secondEnds, mtu: 185, accepted: &accepted, text: "after the restart")
     }
 
-    /// Also when the adapter's LEAdvertisingManager1 comes after its GattManager1 (bluetoothd 5.66; in the lab
+    /// Also when the adapter's LEAdvertisingManager1 comes after its GattManager1 (bluetoothd 5.66: without the fix
     /// the first RegisterAdvertisement failed with UnknownInterface, reported as "too old", and nothing retried).
     @Test(arguments: [false, true])
     func aBluetoothdWhoseAdapterComesLaterGetsTheApplicationWhenItAppears(advertisingLate: Bool) async throws {

@@ -14,7 +14,7 @@ import Testing
         return sent
     }
 
-    /// The failure an independent implementation found (issue 11, item 7): a sender dies mid-message, the
+    /// The failure an independent implementation found: a sender dies mid-message, the
     /// listener's delayed acknowledgement of it comes due while nobody is connected, and went out on the next
     /// connection before its hello; the next sender (a new session, its own message 1) took it for its own,
     /// never resent the segments it named, and hung once one of them was lost.

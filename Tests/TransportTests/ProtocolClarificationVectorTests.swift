@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import Transport
 
-/// PROTOCOL.md 3.1-3.9 clarifications (issue 11, item 7): each vector written there is produced here by the
+/// PROTOCOL.md 3.1-3.9 clarifications: each vector written there is produced here by the
 /// implementation itself (endpoints talking through a hand-driven link), so spec and code cannot drift.
 @Suite struct ProtocolClarificationVectorTests {
     static let senderSession: UInt64 = 0x0123_4567_89ab_cdef

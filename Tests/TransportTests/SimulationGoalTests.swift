@@ -2,7 +2,7 @@ import Simulator
 import Testing
 @testable import Transport
 
-/// Issue 3's goals for the real Transport (TransportEndpoint) over the BLE air-time simulator.
+/// The throughput and delivery goals for the real Transport (TransportEndpoint) over the BLE air-time simulator.
 @Suite("Simulation goals for Transport")
 struct SimulationGoalTests {
     static let baseline = BLELinkConfiguration(

@@ -72,8 +72,8 @@ async def run(args: argparse.Namespace) -> int:
             enough.set()
 
     # bluetoothd 5.66 (EATT on) now and then logs "Received unexpected ATT response" on an EATT channel and drops
-    # the link during service discovery ("failed to discover services, device disconnected"), and once (a CI run,
-    # stop 21) resolved the services of a peer it had met before without msgpipe's characteristics. Retry, as
+    # the link during service discovery ("failed to discover services, device disconnected"), and once (in a CI
+    # run) resolved the services of a peer it had met before without msgpipe's characteristics. Retry, as
     # applications on bleak do (bleak-retry-connector), at most CONNECT_TRIES times; before a retry after missing
     # characteristics, remove the device (Adapter1.RemoveDevice, bleak's unpair) so that bluetoothd forgets the
     # database it cached and discovers it again, then scan for the peer again.

@@ -12,7 +12,7 @@ dbus-fast (the D-Bus library bleak brings). bluetoothd calls RX's WriteValue for
     write value: 53 74 61 72 74 ...     (hex, the form Tests/lab/legacy_decode.py reads)
 
 It prints "registered" once bluetoothd took both registrations, and runs until SIGTERM/SIGINT. msgpipe wrote
-none of this: it is the other side of `msgpipe send --profile nus --format lines|legacy|eom` (issue 12).
+none of this: it is the other side of `msgpipe send --profile nus --format lines|legacy|eom`.
 """
 import argparse
 import asyncio

@@ -1,6 +1,6 @@
 #!/bin/bash
 # two_centrals.sh - runs INSIDE the blelab VM (three controllers): two centrals (hci1, hci2) connected to one
-# peripheral (hci0) at the same time, first with the C peers only, then msgpipe's case of issue 13.
+# peripheral (hci0) at the same time, first with the C peers only, then msgpipe's listen with two centrals.
 #   Scripts/blelab.sh -o OUT -- Tests/lab/two_centrals.sh
 # Logs to $BLELAB_OUT (btmon.txt, c_*.log, m_*.log); prints the lines that show what happened.
 # BLELAB_STOCK_BTVIRT=1 on the host runs it on Debian's btvirt (both links get HCI handle 42 on hci0).

@@ -41,7 +41,7 @@ final class BearerCore: Sendable {
         do throws(WakePipeError) {
             waker = try WakePipe()
         } catch {
-            throw .io(operation: "pipe", errno: error.errno)
+            throw .system("create the bearer's wake-up pipe", errno: error.errno)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -55,7 +55,7 @@ final class BearerCore: Sendable {
         guard status == 0 else {
             Glibc.close(fd)
             waker.close()
-            throw .io(operation: "pthread_create", errno: status)
+            throw .system("start the bearer's I/O thread", errno: status)
         }
     }
 
@@ -91,7 +91,7 @@ final class BearerCore: Sendable {
         if state.withLock({ $0.closed }) { return .closed }
         if let error = error as? ATTError { return error }
         if error is CancellationError { return .cancelled }
-        return .io(operation: "send", errno: 0)
+        return .io(operation: "send an ATT PDU", errno: 0, message: String(describing: error))
     }
 
     /// One `send(2)`: true if the socket took the PDU, false on EAGAIN (the thread then polls for POLLOUT).
@@ -111,7 +111,7 @@ final class BearerCore: Sendable {
                     let failure = ATTError.disconnected(reason: Self.reason(errno))
                     state.sendFailure = failure
                     throw failure
-                case let code: throw .io(operation: "send", errno: code)
+                case let code: throw .system("send an ATT PDU", errno: code)
                 }
             }
         }

@@ -31,7 +31,7 @@ enum FileDescriptorWaiter {
             var status: Int32
             repeat { status = poll(&fds, 2, -1) } while status < 0 && errno == EINTR
             if status < 0 {
-                finish(.failure(.io(operation: "poll", errno: errno)))
+                finish(.failure(.system("wait for the socket (poll)", errno: errno)))
             } else {
                 finish(fds[1].revents != 0 ? .failure(.cancelled) : .success(()))
             }
@@ -41,7 +41,7 @@ enum FileDescriptorWaiter {
     /// Returns when `fd` is readable; throws ``ATTError/cancelled`` if the task is cancelled first.
     static func readable(_ fd: Int32) async throws(ATTError) {
         var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else { throw .io(operation: "pipe", errno: errno) }
+        guard pipe(&pipeFDs) == 0 else { throw .system("create a cancellation pipe", errno: errno) }
         let wait = Wait(fd: fd, cancelRead: pipeFDs[0], cancelWrite: pipeFDs[1])
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, ATTError>, Never>) in
@@ -57,7 +57,7 @@ enum FileDescriptorWaiter {
                     pthread_detach(thread)
                 } else {
                     Unmanaged<Wait>.fromOpaque(context).release()
-                    wait.finish(.failure(.io(operation: "pthread_create", errno: status)))
+                    wait.finish(.failure(.system("start a waiting thread", errno: status)))
                 }
             }
         } onCancel: {

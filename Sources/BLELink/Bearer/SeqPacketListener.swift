@@ -69,8 +69,8 @@ public final class SeqPacketListener: Sendable {
             let probe = try SeqPacketSocket.connect(path: path)
             Glibc.close(probe)
         } catch {
-            if case let .io(_, code) = error, code == ECONNREFUSED { return }  // stale: nobody accepts there
-            if case let .io(_, code) = error, code == EPROTOTYPE {
+            if case let .io(_, code, _) = error, code == ECONNREFUSED { return }  // stale: nobody accepts there
+            if case let .io(_, code, _) = error, code == EPROTOTYPE {
                 throw Refusal(description: "cannot listen on unix:\(path): another program is listening there")
             }
             return  // anything else: let bind report it

@@ -7,19 +7,20 @@ public enum SeqPacketSocket {
     public static func pair() throws(ATTError) -> (Int32, Int32) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw .io(operation: "socketpair", errno: errno)
+            throw .system("create a socket pair", errno: errno)
         }
         return (fds[0], fds[1])
     }
 
-    /// Connects to the listener at `path`.
+    /// Connects to the listener at `path`. Throws ``ATTError/io(operation:errno:message:)`` with the errno
+    /// (ENOENT: nothing there, ECONNREFUSED: a stale socket file, EPROTOTYPE: not a SEQPACKET listener).
     public static func connect(path: String) throws(ATTError) -> Int32 {
         let fd = try socket()
         let status = withAddress(path) { address, length in Glibc.connect(fd, address, length) }
         guard status == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw .io(operation: "connect to \(path)", errno: code)
+            throw .system("connect to \(path)", errno: code)
         }
         return fd
     }
@@ -32,7 +33,7 @@ public enum SeqPacketSocket {
         guard status == 0, Glibc.listen(fd, backlog) == 0 else {
             let code = errno
             Glibc.close(fd)
-            throw .io(operation: "listen on \(path)", errno: code)
+            throw .system("listen on \(path)", errno: code)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         return fd
@@ -49,14 +50,14 @@ public enum SeqPacketSocket {
             }
             switch errno {
             case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: continue
-            case let code: throw .io(operation: "accept", errno: code)
+            case let code: throw .system("accept a connection", errno: code)
             }
         }
     }
 
     private static func socket() throws(ATTError) -> Int32 {
         let fd = Glibc.socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw .io(operation: "socket", errno: errno) }
+        guard fd >= 0 else { throw .system("create a socket", errno: errno) }
         return fd
     }
 

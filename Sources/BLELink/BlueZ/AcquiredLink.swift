@@ -3,24 +3,15 @@ import GATT
 import Synchronization
 public import Transport
 
-/// Transport's ``Link`` over the two SEQPACKET descriptors BlueZ's `AcquireWrite` / `AcquireNotify` hand
-/// out: one datagram is one characteristic value. The peripheral receives on the write descriptor and sends
-/// on the notify one; a central the other way round. Each descriptor runs on a ``BearerCore`` (its poll
-/// thread, Backpressure's ReadinessGate for sends, a bounded inbox for reads): no second socket loop.
-///
-/// Carries exactly one connection: `.connected` first, then packets, then `.disconnected` when either
-/// descriptor hangs up (or ``disconnect(reason:)`` is called, e.g. on Device1.Connected false), after which
-/// `events` finishes. A peripheral's link may begin with one half (bluetoothd acquires the notify descriptor
-/// when the central subscribes and the write descriptor at its first write; a phone may only subscribe, or
-/// only write): the other is attached when it comes (``attach(sending:)``, ``attach(receiving:)``), and a
-/// send waits until there is a descriptor to send on.
-///
-/// A subscription bluetoothd loses while the device stays connected (BlueZ issue #1452: from 5.78 on, a
-/// central that leaves can close ANOTHER central's notify descriptor) is survived on both sides: a peripheral's
-/// link made with `keepsConnectionWithoutSender` lives on with its write descriptor and waits for the central
-/// to subscribe again (a new notify descriptor is attached), and a central's link made with `resubscribe`
-/// closes its notify descriptor and acquires a new one when Transport finds the peer silent
-/// (``renewIncoming()``), which makes bluetoothd write the peer's CCCD off and on.
+/// Transport's ``Link`` over the two SEQPACKET descriptors BlueZ's `AcquireWrite` / `AcquireNotify` hand out:
+/// one datagram is one characteristic value. A peripheral receives on the write descriptor and sends on the
+/// notify one, a central the other way round; each runs on a ``BearerCore``, so a send waits for readiness.
+/// Carries one connection: `.connected`, packets, then `.disconnected` when a descriptor hangs up or
+/// ``disconnect(reason:)`` is called, after which `events` finishes. A half that comes later is attached with
+/// ``attach(sending:)`` / ``attach(receiving:)``; a send waits until there is a descriptor to send on.
+/// A subscription lost while the device stays connected (BlueZ issue #1452) is survived: a peripheral's link
+/// made with `keepsConnectionWithoutSender` waits for a new notify descriptor, and a central's link made with
+/// `resubscribe` acquires a new one when Transport finds the peer silent (``renewIncoming()``).
 public final class AcquiredLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent, Never>
     public let maximumPacketSize: Int

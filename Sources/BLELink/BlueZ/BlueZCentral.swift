@@ -80,7 +80,7 @@ public enum BlueZCentral {
         do throws(BlueZError) {
             if !wasConnected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
             let state = await watch.wait(until: deadline) { $0.servicesResolved || $0.lost }
-            guard let state else { throw .servicesNotResolved(device: device, seconds: seconds(timeout)) }
+            guard let state else { throw .servicesNotResolved(device: device, timeout: timeout) }
             guard !state.lost else { throw .disconnected(device: device) }
             let properties: [String: DBusValue]
             do throws(DBusError) {
@@ -150,7 +150,7 @@ public enum BlueZCentral {
             return nil
         }
         await discovery.stop()
-        guard let found else { throw .deviceNotFound(target.description, seconds: seconds(timeout)) }
+        guard let found else { throw .deviceNotFound(target.description, timeout: timeout) }
         return (BlueZAdapter.devicePath(adapter: adapter, address: found.peer.address), found)
     }
 
@@ -187,7 +187,7 @@ public enum BlueZCentral {
     /// The connect failures another attempt may fix (bleak retries the same ones), and a Connect that did
     /// not answer in time: bluetoothd keeps an LE connect pending while the peripheral does not advertise (one
     /// that serves another central now, e.g. msgpipe's through a bluetoothd before 5.76), and the kernel may
-    /// hold it after the controller refused (the lab's emulated controller fails at once).
+    /// hold it after the controller refused at once.
     static func isBusyRadio(_ error: DBusError) -> Bool {
         guard case let .remote(name, message) = error else { return false }
         switch name {
@@ -321,9 +321,5 @@ public enum BlueZCentral {
             if call < 3 { _ = await withTimeout(.seconds(1)) { await released.next() } }
         }
         throw BlueZError.dbus(.failed("AcquireNotify on \(notify) was refused, and bluetoothd did not let the old descriptor go"))
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }

@@ -51,7 +51,7 @@ final class BlueZDeviceWatch: Sendable {
             switch error.name {
             case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownInterface",
                  "org.freedesktop.DBus.Error.InvalidArgs":
-                throw .deviceNotFound(BlueZPeripheral.peerAddress(devicePath: device), seconds: 0)
+                throw .deviceNotFound(BlueZPeripheral.peerAddress(devicePath: device), timeout: .zero)
             default:
                 throw BlueZError(error, calling: "reading \(device)")
             }
@@ -100,7 +100,7 @@ final class BlueZDeviceWatch: Sendable {
                     // Resolved services mean a connection, whatever Connected said: bluetoothd 5.66 marks an LE
                     // link connected when its ATT socket connects (src/device.c att_connect_cb) without
                     // emitting Connected, and the mgmt Device Connected that follows finds it "already
-                    // connected" and emits nothing either: Connected stays false on the bus (seen in the lab).
+                    // connected" and emits nothing either: Connected stays false on the bus.
                     if flag { state.snapshot.connected = true }
                 default:
                     continue

@@ -15,11 +15,11 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     /// bluetoothd refused `what` as already in progress (e.g. a second discovery on one D-Bus connection).
     case inProgress(String)
     /// Discovery did not see the target (a name or an address) within the time given.
-    case deviceNotFound(String, seconds: Double)
+    case deviceNotFound(String, timeout: Duration)
     /// `Device1.Connect` kept failing (the last error after every attempt).
     case connectFailed(device: String, attempts: Int, reason: String)
     /// The device connected but `ServicesResolved` did not turn true in time.
-    case servicesNotResolved(device: String, seconds: Double)
+    case servicesNotResolved(device: String, timeout: Duration)
     /// The connected device has no primary service with this UUID.
     case serviceNotFound(uuid: String, device: String)
     /// The peer's service lacks a characteristic with this UUID, or it lacks the properties we need.
@@ -37,7 +37,7 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
             self = .notRunning
         case let name? where name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
             // The bus tried to start bluetoothd through its activation file (dbus-org.bluez.service) and
-            // could not (seen in the lab while bluetoothd was down: Spawn.ChildExited).
+            // could not (e.g. Spawn.ChildExited while bluetoothd is stopped).
             self = .notRunning
         case "org.freedesktop.DBus.Error.AccessDenied", "org.bluez.Error.NotPermitted":
             self = .accessDenied(what)
@@ -64,12 +64,12 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
             "BlueZ over D-Bus: \(error)"
         case let .inProgress(what):
             "bluetoothd says \(what) is already in progress for this client: one discovery or connect at a time per D-Bus connection"
-        case let .deviceNotFound(target, seconds):
-            "no device \(target) seen by bluetoothd's discovery within \(seconds) s: is it advertising and in range?"
+        case let .deviceNotFound(target, timeout):
+            "no device \(target) seen by bluetoothd's discovery within \(timeout.secondsText): is it advertising and in range?"
         case let .connectFailed(device, attempts, reason):
             "connecting \(device) failed \(attempts) times (last: \(reason)): move closer, or retry when the radio is less busy"
-        case let .servicesNotResolved(device, seconds):
-            "\(device) connected but bluetoothd did not resolve its GATT services within \(seconds) s (ServicesResolved stayed false)"
+        case let .servicesNotResolved(device, timeout):
+            "\(device) connected but bluetoothd did not resolve its GATT services within \(timeout.secondsText) (ServicesResolved stayed false)"
         case let .serviceNotFound(uuid, device):
             "\(device) has no GATT service \(uuid): check --profile"
         case let .characteristicNotFound(uuid, service):

@@ -3,25 +3,14 @@ public import GATT
 import Glibc
 import Synchronization
 
-/// A msgpipe peripheral beside bluetoothd: registers a GATT application for `profile`
-/// (`GattManager1.RegisterApplication`) and an advertisement (`LEAdvertisingManager1.RegisterAdvertisement`),
+/// A msgpipe peripheral beside bluetoothd: registers a GATT application for `profile` and an advertisement,
 /// answers `AcquireWrite`/`AcquireNotify` with socketpairs, and yields one ``AcquiredLink`` per connected
 /// device once it holds both descriptors (the notify one says the central subscribed).
-///
-/// bluetoothd restarting: the peripheral watches `NameOwnerChanged` of org.bluez. When bluetoothd leaves the
-/// bus every link it handed out is disconnected (its descriptors are gone with it) and half-acquired ones are
-/// closed; when org.bluez has an owner again, the same exported objects are registered with it again (it reads
-/// GetManagedObjects anew) and ``connections`` goes on: it finishes only at ``stop()``. Each step is reported
-/// as an ``Event``.
-///
-/// One central at a time (`oneCentralAtATime`, for bluetoothd before 5.76, see ``BlueZVersion``): such a
-/// bluetoothd keeps one acquired notify socket per characteristic for every central (and before 5.69 one write
-/// socket), so a second subscribed central would receive the first one's packets and write into its socket.
-/// The peripheral therefore takes the advertisement away as soon as a central connects (before the kernel
-/// advertises the instance again, about a second after a connection) and registers it again when that central
-/// leaves, when its link ends, or when it acquired nothing within a turn timeout (a connection that was not
-/// a central of ours, or one that only browsed). An acquire from another device while a central's link is up
-/// is refused (org.bluez.Error.Failed).
+/// bluetoothd may restart: when it leaves the bus every link it handed out is disconnected, and when it is back
+/// the same objects are registered again; ``connections`` finishes only at ``stop()``. Each step is an ``Event``.
+/// With `oneCentralAtATime` (bluetoothd before 5.76, see ``BlueZVersion``) the advertisement is withdrawn while
+/// a central is served and registered again when it leaves, its link ends or its turn times out; an acquire
+/// from another device meanwhile is refused (org.bluez.Error.Failed).
 public final class BlueZPeripheral: Sendable {
     /// What happened to the registration with bluetoothd after ``start(bus:adapter:profile:info:localName:root:backlog:security:oneCentralAtATime:turnTimeout:onEvent:)``.
     public enum Event: Sendable, Equatable {
@@ -309,21 +298,12 @@ public final class BlueZPeripheral: Sendable {
     // MARK: - Security
 
     /// The flags of the characteristic the central writes (rx) and the one we notify (tx) for `security`.
-    ///
-    /// bluetoothd (src/gatt-database.c `parse_chrc_flags`) turns "encrypt-write" into the Write property
-    /// plus BT_ATT_PERM_WRITE_ENCRYPT on the value attribute, "encrypt-authenticated-write" into
-    /// BT_ATT_PERM_WRITE_AUTHEN; "write-without-response" only adds the property, so the value's permission
-    /// keeps the encryption requirement and bluetoothd accepts the combination (also with WriteAcquired: the
-    /// acquired descriptor is set up on the first write that passed the check). src/shared/gatt-server.c
-    /// `write_cb` checks the same permission for Write Requests and Write Commands, but answers only the
-    /// request (Insufficient Encryption / Authentication, which makes the central pair); a Write Command on a
-    /// link that is not secure enough is DROPPED SILENTLY. That cannot lose a message here: the tx flags
-    /// put the same requirement on the CCC descriptor ("encrypt-notify": BT_ATT_PERM_WRITE_ENCRYPT on the
-    /// CCC's write, BlueZ 5.63 and later; an older bluetoothd refuses the flag and the application), a
-    /// subscription is a Write Request, and this peripheral hands out a link only once the central
-    /// subscribed, so every data write comes after the pairing; Transport retransmits what a central sent
-    /// early anyway. The info characteristic stays plain "read": discovery must never need security
-    /// (Apple's accessory guidelines), only the values do.
+    /// The "encrypt-" prefixes put the requirement on the value's permission; "write-without-response" only
+    /// adds the property. bluetoothd answers a Write Request on a link that is not secure enough (the central
+    /// then pairs) but drops such a Write Command silently. No message is lost to that: tx puts the same
+    /// requirement on the CCC descriptor (BlueZ 5.63 and later), a subscription is a Write Request, and a link is
+    /// handed out only once the central subscribed. The info characteristic stays plain "read": discovery must
+    /// never need security.
     static func characteristicFlags(profile: GATTServiceProfile, security: L2CAPSecurityLevel) -> (rx: [String], tx: [String]) {
         let prefix = switch security {
         case .low: ""

@@ -21,7 +21,7 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
     public static let perCentralSockets = BlueZVersion(major: 5, minor: 76)
     /// The first bluetoothd whose EATT (several ATT bearers per link, `[GATT] Channels`) is off unless asked
     /// for. Before it, values a peer sends over its bearers can arrive out of order, which the plain formats
-    /// cannot repair (docs/LAB.md, check 30b).
+    /// cannot repair.
     public static let eattOffByDefault = BlueZVersion(major: 5, minor: 67)
 
     /// Parses `bluetoothd --version`'s output ("5.66\n"); nil for anything else. At most 32 bytes are looked at.

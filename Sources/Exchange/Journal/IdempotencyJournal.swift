@@ -5,24 +5,14 @@ public import Logging
 /// The record of answered requests in `--state DIR`: which ids were started, and the response of each
 /// completed one, so a retried id gets the same response and its command never runs twice.
 ///
-/// Why an append-only journal written with `fsync`, not SQLite through GRDB: the data is two kinds of
-/// record appended in order and read back once at start, and the guarantee depends on exactly when each
-/// record is durable. Here every append returns only after `fsync`, which is the whole durability story in
-/// ~300 lines with no C library to build, no schema to migrate and nothing to tune (SQLite would need WAL
-/// plus `synchronous=FULL` to give the same guarantee, and GRDB adds a large dependency to every build).
+/// Guarantee (RequestServer appends "started" before running the command and "completed" after; an append
+/// returns only after `fsync`): killed before "started" is durable, nothing ran and a retry runs the command;
+/// killed between the two, a retry does NOT run it again and gets ``ResponseStatus/outcomeUnknown``; killed
+/// after "completed", a retry gets the recorded response byte for byte. So a command runs at most once per id.
 ///
-/// Guarantee (RequestServer writes "started" before running the command and "completed" after):
-/// - killed before "started" is durable: nothing ran, a retry runs the command;
-/// - killed after "started" but before "completed" is durable: the command may or may not have run
-///   (completely or partly); a retry does NOT run it again and gets ``ResponseStatus/outcomeUnknown``;
-/// - killed after "completed" is durable: a retry gets the recorded response, byte for byte.
-/// So a command runs at most once per id, and exactly once unless serve dies while it runs.
-///
-/// File: the header `msgpipe journal 1\n`, then ``JournalRecord``s. A torn or corrupt tail (a crash in the
-/// middle of an append) is cut off with a warning; a corrupt record followed by valid data is refused.
-/// Bounded: responses stay on disk (memory holds ids, digests and offsets), at most
-/// ``ExchangeLimits/retainedRequests`` answered ids are kept, and the file is compacted when it holds twice
-/// that many records. One serve per directory (an exclusive `flock` on `DIR/lock`).
+/// File: the header `msgpipe journal 1\n`, then ``JournalRecord``s; a torn tail is cut off with a warning, a
+/// corrupt record followed by valid data is refused. Responses stay on disk; at most
+/// ``ExchangeLimits/retainedRequests`` ids are kept. One serve per directory (an exclusive `flock` on `DIR/lock`).
 public final class IdempotencyJournal {
     /// What the journal knows about an id.
     public enum Entry: Sendable, Equatable {

@@ -26,8 +26,9 @@ public enum ATTError: Error, Sendable, Equatable, CustomStringConvertible {
     case closed
     /// The waiting task was cancelled; nothing was sent.
     case cancelled
-    /// A system call on the bearer failed.
-    case io(operation: String, errno: Int32)
+    /// A system call on the bearer failed: `operation` says what was attempted, `errno` is the code and
+    /// `message` its text (strerror), filled in by the layer that made the call.
+    case io(operation: String, errno: Int32, message: String)
 
     public var description: String {
         switch self {
@@ -46,7 +47,7 @@ public enum ATTError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .disconnected(reason): "ATT bearer disconnected: \(reason)"
         case .closed: "ATT bearer closed"
         case .cancelled: "ATT operation cancelled"
-        case let .io(operation, errno): "ATT bearer \(operation) failed with errno \(errno)"
+        case let .io(operation, _, message): "cannot \(operation): \(message)"
         }
     }
 }

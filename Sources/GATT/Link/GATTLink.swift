@@ -11,6 +11,13 @@ import Synchronization
 /// value). Sends suspend while the bearer is not ready (its socket said EAGAIN), events are backpressured
 /// down to the socket. One link serves one connection at a time and may be given the next after
 /// `.disconnected` (``serve(_:info:configuration:clock:)`` or ``connect(_:mtu:clock:)``).
+///
+/// ```swift
+/// let link = GATTLink(profile: .msgpipe)
+/// try await link.connect(bearer)     // central; bearer: any ATTConnection, e.g. BLELink's ATTBearer
+/// let transport = Transport(link: link)
+/// try await transport.send(Array("hello".utf8))
+/// ```
 public final class GATTLink: Link, Sendable {
     public let events: BoundedAsyncQueue<LinkEvent, Never>
     public let profile: GATTServiceProfile

@@ -5,6 +5,13 @@ public import Transport
 /// (``initiate(over:credentials:timeout:logger:)`` on the central, ``accept(over:credentials:logger:)`` on
 /// the peripheral), then every message sealed with its own counter. Rejected messages are counted in
 /// ``statistics``; a rejected request is answered with a sealed alert so the peer does not wait.
+///
+/// ```swift
+/// let credentials = SecureCredentials.preSharedKey(try PreSharedKey(text: keyText))
+/// let channel = try await SecureChannel.initiate(over: transport, credentials: credentials, timeout: .seconds(10))
+/// let answer = try await channel.request(Array("ping".utf8), timeout: .seconds(5))
+/// // The other side: SecureChannel.accept(over:credentials:), then receive() and respond(to:with:).
+/// ```
 public actor SecureChannel {
     private let transport: Transport
     private var session: SecureSession

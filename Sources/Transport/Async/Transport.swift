@@ -6,6 +6,13 @@ import Backpressure
 ///
 /// One driver task per link feeds link events into a ``TransportEndpoint``, writes what it produces
 /// (suspending while the link is not ready) and fires its timers on the clock, sleeping in between.
+///
+/// ```swift
+/// let transport = Transport(link: link)           // any Link, e.g. a connected GATTLink
+/// try await transport.send(Array("hello".utf8))   // returns once the peer acknowledged it
+/// for await message in transport.messages { print(message.body) }
+/// await transport.close()
+/// ```
 public actor Transport {
     private var endpoint: TransportEndpoint
     private let options: TransportOptions

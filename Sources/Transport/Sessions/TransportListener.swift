@@ -11,6 +11,12 @@ import Synchronization
 /// Transport of that session: a new ``TransportSession``, published on ``sessions``, or the one an earlier
 /// connection of the same peer left, which resumes. Nothing is shared between sessions but the limits:
 /// each has its own Transport, so a slow peer holds only its own window and buffers.
+///
+/// ```swift
+/// let listener = TransportListener()
+/// Task { for await session in listener.sessions { serve(session.transport) } }
+/// await listener.accept(connection, peer: "00:AA:01:00:00:01")   // per connection, until it ends
+/// ```
 public final class TransportListener: Sendable {
     /// What bounds a listener.
     public struct Limits: Sendable {

@@ -91,27 +91,27 @@ public struct ScanFilter: Sendable, Equatable {
 /// LE discovery through the management interface (active scanning: advertising data and scan response
 /// arrive merged in one Device Found event).
 public enum Scanner {
-    /// Seconds between discovery restarts within one scan.
-    static let refreshInterval = 4.0
+    /// The time between discovery restarts within one scan.
+    static let refreshInterval: Duration = .seconds(4)
 
-    /// Scans `adapter` for `duration` seconds, calling `onMatch` the first time each matching peer is seen
+    /// Scans `adapter` for `duration`, calling `onMatch` the first time each matching peer is seen
     /// (and again never); returns the matching peers sorted by RSSI, strongest first. With `stopAtFirstMatch`
-    /// it returns as soon as one peer matches. Discovery is restarted every ``refreshInterval`` seconds (and
+    /// it returns as soon as one peer matches. Discovery is restarted every ``refreshInterval`` (and
     /// whenever the kernel ends it, after ~10 s) until the duration is over.
     public static func scan(
-        adapter: BluetoothAdapter, using management: ManagementSocket, duration: Double,
+        adapter: BluetoothAdapter, using management: ManagementSocket, duration: Duration,
         filter: ScanFilter = ScanFilter(), stopAtFirstMatch: Bool = false,
         onMatch: (DiscoveredPeer) -> Void = { _ in }
     ) throws(BluetoothError) -> [DiscoveredPeer] {
         try adapter.requireReadyForLowEnergy()
-        let deadline = Deadline.after(seconds: duration)
+        let deadline = Deadline.after(duration)
         var peers: [BluetoothPeer: DiscoveredPeer] = [:]
         var reported: Set<BluetoothPeer> = []
         /// Most distinct peers remembered in one scan: a bound on memory in a crowded room.
         let peerLimit = 4096
         try startDiscovery(adapter, management)
         defer { _ = try? management.execute(.stopDiscovery(adapter.index)) }
-        var refreshAt = Deadline.after(seconds: refreshInterval)
+        var refreshAt = Deadline.after(refreshInterval)
         var ownStops = 0
         scanning: while !deadline.hasPassed {
             if refreshAt.hasPassed {
@@ -119,7 +119,7 @@ public enum Scanner {
                 // without its scan response (so without its name) gets another chance.
                 if (try? management.execute(.stopDiscovery(adapter.index))) != nil { ownStops += 1 }
                 try startDiscovery(adapter, management)
-                refreshAt = .after(seconds: refreshInterval)
+                refreshAt = .after(refreshInterval)
             }
             guard let event = try management.nextEvent(until: min(deadline, refreshAt)) else { continue }
             guard event.controllerIndex == adapter.index else { continue }

@@ -58,15 +58,16 @@ public final class BLECentral {
             return peer
         case let .name(name):
             let found = try Scanner.scan(
-                adapter: adapter, using: management, duration: scanTimeout.secondsValue,
+                adapter: adapter, using: management, duration: scanTimeout,
                 filter: ScanFilter(service: service, name: name), stopAtFirstMatch: true)
-            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", seconds: scanTimeout.secondsValue) }
+            guard let first = found.first else { throw .peerNotFound(query: "name '\(name)'", timeout: scanTimeout) }
             return first.peer
         }
     }
 
     /// Resolves and connects, retrying transient failures (timeouts, peer not found) per ``backoff``;
-    /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once.
+    /// configuration errors (permissions, adapter down, no Bluetooth) are thrown at once. `onRetry` gets each
+    /// retried failure and the wait before the next attempt.
     public func connect(
         to target: CentralTarget, service: AdvertisedServiceUUID? = nil,
         onRetry: (BluetoothError, Duration) -> Void = { _, _ in }
@@ -76,20 +77,15 @@ public final class BLECentral {
             do throws(BluetoothError) {
                 let peer = try resolve(target, service: service)
                 return try ATTConnector.connect(
-                    from: adapter.address, adapterName: adapter.name, to: peer, timeout: connectTimeout.secondsValue,
+                    from: adapter.address, adapterName: adapter.name, to: peer, timeout: connectTimeout,
                     security: security)
             } catch {
                 failures += 1
                 guard error.isTransient, failures < backoff.attempts else { throw error }
                 let delay = backoff.delay(afterFailures: failures)
                 onRetry(error, delay)
-                pause(seconds: delay.secondsValue)
+                pause(for: delay)
             }
         }
     }
-}
-
-extension Duration {
-    /// The duration in seconds, for the kernel calls that take them as a number.
-    var secondsValue: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

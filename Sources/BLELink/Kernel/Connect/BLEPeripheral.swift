@@ -13,7 +13,7 @@ public final class BLEPeripheral: Sendable {
     private let state: Mutex<State>
     /// With one central at a time: how long to wait for the previous central's link to go down before
     /// advertising again anyway (a central may keep an idle link up without ATT).
-    static let disconnectWait = 10.0
+    static let disconnectWait: Duration = .seconds(10)
 
     private struct State: ~Copyable {
         let management: ManagementSocket
@@ -46,7 +46,7 @@ public final class BLEPeripheral: Sendable {
     /// are, it does not advertise and waits for one's link to go down; below it, it advertises (again, after
     /// a connection paused it) and accepts. A central that connected anyway (in the moment before advertising
     /// was removed) is handed out rather than left unanswered in the backlog. With the default of 1 this is the sequential peripheral: it waits
-    /// (at most ``disconnectWait`` seconds) for the previous central's link to drop before advertising again.
+    /// (at most ``disconnectWait``) for the previous central's link to drop before advertising again.
     public func nextConnection(
         maximumConcurrent: Int = 1, until deadline: Deadline? = nil
     ) throws(BluetoothError) -> L2CAPConnection? {
@@ -94,7 +94,7 @@ public final class BLEPeripheral: Sendable {
     /// Frees the slots of centrals whose link went down, then, while `maximum` are linked, waits (on the
     /// management socket's Device Disconnected events and on the listener, never by polling) until one
     /// leaves (`.room`) or a connection is already waiting to be accepted (`.waiting`: a central that got in
-    /// before advertising was removed must not sit unanswered in the backlog, issue 13's 30 s silence).
+    /// before advertising was removed must not sit unanswered in the backlog).
     /// `.timedOut` when `deadline` passed first. (A central reconnecting over its still lingering link gets
     /// no new ATT channel here: the kernel makes the fixed channel once per link.)
     private static func waitForRoom(
@@ -102,10 +102,10 @@ public final class BLEPeripheral: Sendable {
     ) throws(BluetoothError) -> Room {
         guard state.slots.count > 0 else { return .room }
         // Events queued since the last call are older than the list that follows: drop them, then ask.
-        while try state.management.nextEvent(until: .after(seconds: 0)) != nil {}
+        while try state.management.nextEvent(until: .after(.zero)) != nil {}
         let linksUp = try decodeConnectionList(try state.management.execute(.getConnections(adapter.index))[...])
         state.slots.keepOnly(linksUp: linksUp)
-        let giveUp = maximum == 1 ? Deadline.after(seconds: disconnectWait) : nil
+        let giveUp = maximum == 1 ? Deadline.after(disconnectWait) : nil
         let until = [deadline, giveUp].compactMap { $0 }.min()
         while !state.slots.hasRoom(maximum: maximum) {
             if !state.management.hasBufferedEvents {
@@ -125,7 +125,7 @@ public final class BLEPeripheral: Sendable {
                 }
                 if waits[0].revents != 0 { return .waiting }
             }
-            if let event = try state.management.nextEvent(until: .after(seconds: 0)),
+            if let event = try state.management.nextEvent(until: .after(.zero)),
                 event.controllerIndex == adapter.index, case let .deviceDisconnected(gone, _) = event.kind
             {
                 state.slots.linkDown(gone)

@@ -1,6 +1,8 @@
 /// Exponential backoff between connection attempts: `initial`, doubled per failure, capped at `maximum`.
 public struct ReconnectBackoff: Sendable, Equatable {
+    /// The wait after the first failure.
     public var initial: Duration
+    /// The longest wait between two attempts.
     public var maximum: Duration
     /// Attempts in total (the first one included) before giving up.
     public var attempts: Int
@@ -11,7 +13,8 @@ public struct ReconnectBackoff: Sendable, Equatable {
         self.attempts = attempts
     }
 
-    /// The wait after `failures` consecutive failures (0 -> none, 1 -> initial).
+    /// The wait after `failures` consecutive failures: zero for none, `initial` for one, then doubled per
+    /// failure up to `maximum`.
     public func delay(afterFailures failures: Int) -> Duration {
         guard failures > 0 else { return .zero }
         var delay = initial

@@ -14,9 +14,9 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The ATT fixed channel of this adapter is already bound by another process (EADDRINUSE).
     case attChannelInUse(adapter: String)
     /// An LE connection did not complete within the timeout.
-    case connectTimedOut(peer: String, seconds: Double)
+    case connectTimedOut(peer: String, timeout: Duration)
     /// A scan for a peer advertising the given name or service found nothing.
-    case peerNotFound(query: String, seconds: Double)
+    case peerNotFound(query: String, timeout: Duration)
     /// A management command was answered with a non-success status.
     case commandFailed(command: String, status: ManagementStatus)
     /// The management interface did not answer a command in time.
@@ -51,11 +51,11 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .attChannelInUse(adapter):
             "the ATT channel of \(adapter) is already in use by another process (probably bluetoothd); "
                 + "stop bluetoothd ('systemctl stop bluetooth') or the other ATT server, then retry"
-        case let .connectTimedOut(peer, seconds):
-            "LE connection to \(peer) did not complete within \(seconds) s; check that the peer is advertising "
+        case let .connectTimedOut(peer, timeout):
+            "LE connection to \(peer) did not complete within \(timeout.secondsText); check that the peer is advertising "
                 + "connectable and in range, and that this adapter is not advertising itself"
-        case let .peerNotFound(query, seconds):
-            "no peer advertising \(query) was found within \(seconds) s; check that it is advertising "
+        case let .peerNotFound(query, timeout):
+            "no peer advertising \(query) was found within \(timeout.secondsText); check that it is advertising "
                 + "(msgpipe scan) or pass its address with --to"
         case let .commandFailed(command, status):
             "Bluetooth management command \(command) failed: \(status)"

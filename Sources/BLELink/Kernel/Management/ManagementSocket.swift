@@ -27,13 +27,13 @@ public final class ManagementSocket {
     }
 
     /// Sends `command` and returns its return parameters once Command Complete arrives; a failure status
-    /// throws the matching ``BluetoothError``.
+    /// throws the matching ``BluetoothError``, and no reply within `timeout` throws `commandTimedOut`.
     @discardableResult
-    public func execute(_ command: ManagementCommand, timeout: Double = 5) throws(BluetoothError) -> [UInt8] {
+    public func execute(_ command: ManagementCommand, timeout: Duration = .seconds(5)) throws(BluetoothError) -> [UInt8] {
         let packet = command.encoded()
         let written = packet.withUnsafeBytes { write(socket.rawValue, $0.baseAddress, $0.count) }
         guard written == packet.count else { throw bluetoothError("write(\(command.name))", errno: errno) }
-        let deadline = Deadline.after(seconds: timeout)
+        let deadline = Deadline.after(timeout)
         while let event = try readEvent(until: deadline) {
             guard event.controllerIndex == command.controllerIndex else {
                 try keep(event)

@@ -4,9 +4,9 @@ import Glibc
 /// The central side: connects an L2CAP socket on the ATT fixed channel to a peer, with a timeout.
 public enum ATTConnector {
     /// Binds to `local` (the adapter's address), asks for `security`, connects to `peer` without blocking and
-    /// waits up to `timeout` seconds. The peer must be advertising connectable. Returns a blocking socket.
+    /// waits up to `timeout`. The peer must be advertising connectable. Returns a blocking socket.
     public static func connect(
-        from local: BluetoothAddress, adapterName: String, to peer: BluetoothPeer, timeout: Double,
+        from local: BluetoothAddress, adapterName: String, to peer: BluetoothPeer, timeout: Duration,
         security: L2CAPSecurityLevel = .low
     ) throws(BluetoothError) -> L2CAPConnection {
         let socket = try openBluetoothSocket(
@@ -26,15 +26,15 @@ public enum ATTConnector {
             guard code == EINPROGRESS || code == EAGAIN else {
                 throw bluetoothError("connect(\(peer))", errno: code, adapter: adapterName)
             }
-            let events = try pollDescriptor(fd, events: Int16(POLLOUT), until: .after(seconds: timeout))
-            guard events != 0 else { throw .connectTimedOut(peer: peer.description, seconds: timeout) }
+            let events = try pollDescriptor(fd, events: Int16(POLLOUT), until: .after(timeout))
+            guard events != 0 else { throw .connectTimedOut(peer: peer.description, timeout: timeout) }
             var pending: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &pending, &length) == 0 else {
                 throw bluetoothError("getsockopt(SO_ERROR)", errno: errno)
             }
             if pending != 0 {
-                if pending == ETIMEDOUT { throw .connectTimedOut(peer: peer.description, seconds: timeout) }
+                if pending == ETIMEDOUT { throw .connectTimedOut(peer: peer.description, timeout: timeout) }
                 throw bluetoothError("connect(\(peer))", errno: pending, adapter: adapterName)
             }
         }

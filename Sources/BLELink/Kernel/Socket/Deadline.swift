@@ -5,10 +5,10 @@ public struct Deadline: Sendable, Comparable {
     /// Nanoseconds on CLOCK_MONOTONIC.
     let nanoseconds: Int64
 
-    /// Now plus `seconds` (clamped to 0 ... 10^6 s).
-    public static func after(seconds: Double) -> Deadline {
-        let clamped = min(max(seconds, 0), 1_000_000)
-        return Deadline(nanoseconds: now().nanoseconds + Int64(clamped * 1e9))
+    /// Now plus `duration` (clamped to 0 ... 10^6 s).
+    public static func after(_ duration: Duration) -> Deadline {
+        let clamped = min(max(duration, .zero), .seconds(1_000_000))
+        return Deadline(nanoseconds: now().nanoseconds + clamped.wholeNanoseconds)
     }
 
     static func now() -> Deadline {
@@ -41,9 +41,28 @@ func pollDescriptor(_ descriptor: Int32, events: Int16, until deadline: Deadline
     }
 }
 
-/// Blocks the calling thread for `seconds` (used only between reconnect attempts, never to poll state).
-func pause(seconds: Double) {
-    var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
+/// Blocks the calling thread for `duration` (used only between reconnect attempts, never to poll state).
+func pause(for duration: Duration) {
+    let nanoseconds = max(duration, .zero).wholeNanoseconds
+    var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+}
+
+extension Duration {
+    /// Whole nanoseconds (truncated), for the kernel's clocks; the durations here are far below Int64's range.
+    var wholeNanoseconds: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
+    }
+
+    /// "20 s", "0.5 s", "1.25 s": seconds with at most three decimals, for error descriptions.
+    var secondsText: String {
+        let milliseconds = wholeNanoseconds / 1_000_000
+        let whole = milliseconds / 1000, fraction = abs(milliseconds % 1000)
+        guard fraction != 0 else { return "\(whole) s" }
+        var decimals = String(fraction)
+        decimals = String(repeating: "0", count: 3 - decimals.count) + decimals
+        while decimals.hasSuffix("0") { decimals.removeLast() }
+        return "\(whole).\(decimals) s"
+    }
 }

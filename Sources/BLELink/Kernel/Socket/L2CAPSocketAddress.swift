@@ -62,8 +62,8 @@ enum L2CAPCalls {
     }
 
     /// The receive buffer asked for on ATT sockets. The ATT channel has no flow control: when a socket's
-    /// buffer is full the kernel drops incoming Write Commands and Notifications (seen in the lab: a third of a
-    /// burst lost). 2 MiB holds thousands of PDUs; SO_RCVBUFFORCE (CAP_NET_ADMIN) passes rmem_max.
+    /// buffer is full the kernel drops incoming Write Commands and Notifications silently. 2 MiB holds
+    /// thousands of PDUs; SO_RCVBUFFORCE (CAP_NET_ADMIN) passes rmem_max.
     static let receiveBufferBytes: Int32 = 2 << 20
 
     /// Enlarges the receive buffer (best effort: a smaller buffer still works, it just drops sooner).

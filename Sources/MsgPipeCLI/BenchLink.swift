@@ -195,7 +195,7 @@ struct BenchLink {
             connector = try link.connector(try link.pipeOptions(format: .msgpipe, verbose: false))
             peerLink = try await connector.makeLink()
         } catch {
-            result.error = "cannot connect to \(link.displayName): \(error)"
+            result.error = link.connectFailure(error)
             return result
         }
         let packetSize = Mutex<Int?>(nil)
@@ -213,7 +213,7 @@ struct BenchLink {
         do {
             result.peer = try await connector.connect(peerLink, onBearer: { bearer = $0 })
         } catch {
-            result.error = "cannot connect to \(link.displayName): \(error)"
+            result.error = link.connectFailure(error)
             return result
         }
         if let info = peerLink.peerInfo, size > Int(info.maximumMessageSize) {

@@ -49,6 +49,14 @@ struct LinkOptions: ParsableArguments {
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
     var displayName: String { link ?? bluetooth.adapter ?? "the default adapter" }
 
+    /// "cannot connect to LINK: why", without repeating what the error already says about the socket.
+    func connectFailure(_ error: any Error) -> String {
+        if case let .io(operation, _, message)? = error as? ATTError, operation.hasPrefix("connect to") {
+            return "cannot connect to \(displayName): \(message)"
+        }
+        return "cannot connect to \(displayName): \(error)"
+    }
+
     /// The library's options for these arguments. Advice and warnings are printed; reconnects as
     /// `reconnects` says, details with `verbose`.
     func pipeOptions(format: FrameFormat, verbose: Bool, printReconnects: Bool = true) throws -> MessagePipe.Options {

@@ -15,7 +15,7 @@ extension ListenCommand {
         do {
             pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
         } catch {
-            printError("cannot connect to \(link.displayName): \(error)")
+            printError(link.connectFailure(error))
             throw ExitCode(1)
         }
         printError("connected to \(pipe.peer)")

@@ -25,7 +25,7 @@ struct SendSession: Sendable {
             printError("cannot send to \(link.displayName): \(error)")
             return .refused
         } catch {
-            printError("cannot connect to \(link.displayName): \(error)")
+            printError(link.connectFailure(error))
             return .linkFailure
         }
         let results = SendResults(inputs: inputs.paths, json: json)

@@ -199,7 +199,7 @@ let package = Package(
         // The BlueZ D-Bus backend against a private dbus-daemon and a fake org.bluez (skipped without dbus-daemon).
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "msgpipe"],
+            dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe"],
             swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).

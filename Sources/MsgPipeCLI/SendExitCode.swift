@@ -29,18 +29,10 @@ enum SendExitCode: Int32 {
         }
     }
 
-    /// The table printed by `send --help` and in the README.
+    /// The summary printed by `send --help` (docs/CLI.md has the table).
     static let help = """
-        Exit codes:
-          0   every message was acknowledged (plain formats: the last write's Write Response arrived; as \
-        peripheral the last indication's confirmation, or with a notify-only central the last notification \
-        was handed to the link)
-          1   link failure: no listener/peer, cannot listen or advertise, or the link dropped and reconnecting failed
-          2   not acknowledged before --timeout, or the peer stopped answering
-          3   refused by the peer: message too large, or the listener speaks another --format
-          64  usage error
-          65  an input cannot be carried in the format (e.g. a newline with --format lines)
-          66  an input FILE cannot be opened
-          74  reading an input failed
+        Exit codes: 0 every message acknowledged, 1 link failure, 2 not acknowledged before --timeout, 3 refused \
+        by the peer (too large, another --format), 64 usage error, 65 an input the format cannot carry, 66 an \
+        input cannot be opened, 74 reading an input failed.
         """
 }

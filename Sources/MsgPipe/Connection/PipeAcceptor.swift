@@ -61,7 +61,7 @@ public final class PipeAcceptor: Sendable {
     ) async throws {
         let profile = options.profile
         if case .bluetooth = address {
-            let backend = try await ResolvedBackend.resolve(options.backend)
+            let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
             options.note(.detail, backend.summary)
             if case let .bluez(bus) = backend {
                 return try await acceptAcquiredLinks(

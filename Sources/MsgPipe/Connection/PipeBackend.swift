@@ -16,13 +16,18 @@ public enum ResolvedBackend: Sendable {
     /// bluetoothd, reached over this system-bus connection (owned by whoever resolved it).
     case bluez(DBusConnection)
 
-    /// Resolves `choice`: `auto` takes bluez when org.bluez owns a name on the system bus, kernel otherwise;
-    /// `bluez` throws when bluetoothd cannot be reached (the error names the remedy).
-    public static func resolve(_ choice: PipeBackend) async throws(BlueZError) -> ResolvedBackend {
+    /// Resolves `choice`: `auto` takes bluez when org.bluez owns a name on the bus, kernel otherwise; `bluez`
+    /// throws when bluetoothd cannot be reached (the error names the remedy). `busAddress`: the D-Bus address
+    /// where bluetoothd runs (nil: the system bus, which DBUS_SYSTEM_BUS_ADDRESS may name).
+    public static func resolve(_ choice: PipeBackend, busAddress: String? = nil) async throws(BlueZError) -> ResolvedBackend {
         if choice == .kernel { return .kernel }
         let bus: DBusConnection
         do throws(DBusError) {
-            bus = try DBusConnection.system()
+            if let busAddress {
+                bus = try DBusConnection(address: busAddress)
+            } else {
+                bus = try DBusConnection.system()
+            }
         } catch {
             if choice == .auto { return .kernel }
             throw .dbus(error)

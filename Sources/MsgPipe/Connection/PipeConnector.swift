@@ -33,7 +33,7 @@ public struct PipeConnector: Sendable {
     /// receives a plain format, for which bluetoothd's EATT may reorder values (advice only).
     public func makeLink(receivesUnnumbered: Bool = false) async throws -> PeerLink {
         guard case .bluetooth = address else { return .gatt(GATTLink(profile: options.profile)) }
-        let backend = try await ResolvedBackend.resolve(options.backend)
+        let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
         options.note(.detail, backend.summary)
         guard case let .bluez(bus) = backend else { return .gatt(GATTLink(profile: options.profile)) }
         do {

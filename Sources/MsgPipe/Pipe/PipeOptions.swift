@@ -63,6 +63,8 @@ extension MessagePipe {
         public var adapter: String?
         /// The Bluetooth stack (``PipeBackend/auto``: through bluetoothd when it runs).
         public var backend: PipeBackend = .auto
+        /// Where bluetoothd's D-Bus API is (nil: the system bus, which DBUS_SYSTEM_BUS_ADDRESS may name).
+        public var bluetoothdBus: String?
         /// The GATT service and characteristics.
         public var profile: GATTServiceProfile = .msgpipe
         /// The wire format: msgpipe (acknowledged, resumed), or a plain framing for other apps.

@@ -1,0 +1,55 @@
+import BLELink
+import MsgPipe
+import Synchronization
+import Testing
+import Transport
+
+/// The library's peripheral through bluetoothd: `MessagePipe.advertise` against the fake org.bluez on a private
+/// bus, a central that bluetoothd hands the descriptors of, messages both ways.
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .serialized,
+       .timeLimit(.minutes(2)))
+struct MessagePipeBlueZTests {
+    @Test func advertiseThroughBluetoothdServesACentralBothWays() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let notes = Mutex<[PipeNote]>([])
+        var options = MessagePipe.Options()
+        options.backend = .bluez
+        options.adapter = "hci0"
+        options.bluetoothdBus = bus.address
+        options.onNote = { note in notes.withLock { $0.append(note) } }
+        let server = try await MessagePipe.advertise(name: "msgpipe-lib", options: options)
+        #expect(server.description.hasPrefix("advertising 'msgpipe-lib' on hci0 (through bluetoothd)"), "\(server.description)")
+        #expect(fake.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-lib"))
+        #expect(notes.withLock { $0 }.contains { $0.kind == .detail && $0.description.hasPrefix("backend: bluez") })
+
+        let ends = try await fake.acquire(device: BlueZPeripheralTests.device, mtu: 185)
+        let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,
+                                       maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
+        let transport = Transport(link: central)
+        let body = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) }
+        try await transport.send(body, timeout: .seconds(20))
+        var centrals = server.centrals.makeAsyncIterator()
+        let pipe = try #require(await centrals.next())
+        var messages = pipe.messages.makeAsyncIterator()
+        #expect(await messages.next()?.bytes == body)
+        try await pipe.send(Array("receipt".utf8), timeout: .seconds(20))
+        var replies = transport.messages.makeAsyncIterator()
+        #expect(await replies.next()?.body == Array("receipt".utf8))
+        await transport.close()
+        await server.close()
+    }
+
+    @Test func bluezRefusesAtOnceWhereNoBluetoothdRuns() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        var options = MessagePipe.Options()
+        options.backend = .bluez
+        options.bluetoothdBus = bus.address
+        await #expect(throws: BlueZError.self) {
+            _ = try await MessagePipe.advertise(name: "nobody", options: options)
+        }
+    }
+}

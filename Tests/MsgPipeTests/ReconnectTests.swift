@@ -1,6 +1,6 @@
 import BLELink
 import GATT
-import MsgPipe
+@testable import MsgPipe
 import Synchronization
 import Testing
 
@@ -38,5 +38,35 @@ struct ReconnectTests {
         #expect(seen[0] - started >= .milliseconds(250))
         #expect(seen[1] - seen[0] >= .milliseconds(100))
         #expect(seen[2] - seen[1] >= .milliseconds(200))
+    }
+}
+
+/// Which first-connect failures a central tries again within its connect timeout.
+@Suite("the first connect's retries")
+struct FirstConnectRetryTests {
+    @Test func transientBluetoothAndGATTSetupFailuresAreTriedAgain() {
+        #expect(PipeConnector.isTransient(BluetoothError.connectTimedOut(peer: "00:AA:01:00:00:00", timeout: .seconds(5))))
+        #expect(PipeConnector.isTransient(BluetoothError.peerNotFound(query: "name 'kiosk'", timeout: .seconds(5))))
+        #expect(PipeConnector.isTransient(ATTError.transactionTimeout(request: 0x02)))
+        #expect(PipeConnector.isTransient(ATTError.disconnected(reason: "peer left")))
+    }
+
+    @Test func whatOnlyTheUserCanFixIsNot() {
+        #expect(!PipeConnector.isTransient(BluetoothError.permissionDenied(operation: "bind")))
+        #expect(!PipeConnector.isTransient(BluetoothError.kernelWithoutBluetooth))
+        #expect(!PipeConnector.isTransient(ATTError.io(operation: "connect to /x", errno: 2, message: "No such file or directory")))
+        #expect(!PipeConnector.isTransient(MessagePipeError.formatMismatch(.legacy)))
+    }
+
+    /// A socket path that is not there fails at once: nothing to wait for on a UNIX socket.
+    @Test func aMissingSocketFailsWithoutRetrying() async {
+        var options = MessagePipe.Options()
+        options.connectTimeout = .seconds(5)
+        let started = ContinuousClock.now
+        await #expect(throws: ATTError.self) {
+            _ = try await PipeConnector(to: .unix(path: "/nonexistent/mp.sock"), options: options)
+                .connect(.gatt(GATTLink(profile: .msgpipe)))
+        }
+        #expect(ContinuousClock.now - started < .seconds(1))
     }
 }

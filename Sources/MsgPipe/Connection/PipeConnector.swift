@@ -53,10 +53,41 @@ public struct PipeConnector: Sendable {
     }
 
     /// Connects (or reconnects) `link` to the peer: MTU exchange, discovery of the profile, subscription.
-    /// Returns the peer's description. `onBearer` sees the ATT bearer before GATT starts on it (msgpipe's own
-    /// GATT only: a benchmark reads the PHY from it).
+    /// Returns the peer's description. Over Bluetooth a transient failure (the peer not found yet, a Create
+    /// Connection that failed or timed out, the link lost before GATT was set up) is tried again with the
+    /// backoff of ``MessagePipe/Options/reconnect`` while ``MessagePipe/Options/connectTimeout`` lasts, as a
+    /// phone keeps trying; anything else is thrown at once. `onBearer` sees the ATT bearer before GATT starts
+    /// on it (msgpipe's own GATT only: a benchmark reads the PHY from it).
     @discardableResult
     public func connect(_ link: PeerLink, onBearer: (ATTBearer) -> Void = { _ in }) async throws -> String {
+        let deadline = ContinuousClock.now + options.connectTimeout
+        var failures = 0
+        while true {
+            do {
+                return try await connectOnce(link, until: deadline, onBearer: onBearer)
+            } catch {
+                failures += 1
+                let delay = options.reconnect.delay(afterFailures: failures)
+                guard case .bluetooth = address, Self.isTransient(error), ContinuousClock.now + delay < deadline,
+                      !Task.isCancelled else { throw error }
+                options.note(.reconnect, "\(error); trying again in \(delay)")
+                try await Task.sleep(for: delay)
+            }
+        }
+    }
+
+    /// True for a failure another attempt may fix.
+    static func isTransient(_ error: any Error) -> Bool {
+        switch error {
+        case let error as BluetoothError: error.isTransient
+        case ATTError.transactionTimeout, ATTError.disconnected: true
+        default: false
+        }
+    }
+
+    private func connectOnce(
+        _ link: PeerLink, until deadline: ContinuousClock.Instant, onBearer: (ATTBearer) -> Void
+    ) async throws -> String {
         switch (link, address) {
         case let (.gatt(gattLink), .unix(path)):
             let bearer = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
@@ -64,7 +95,7 @@ public struct PipeConnector: Sendable {
             try await gattLink.connect(bearer)
             return "unix:\(path)"
         case let (.gatt(gattLink), .bluetooth(target)):
-            let socket = try await connectedSocket(to: CentralTarget(target))
+            let socket = try await connectedSocket(to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
             onBearer(bearer)
             try await gattLink.connect(bearer)
@@ -102,18 +133,16 @@ public struct PipeConnector: Sendable {
         return false
     }
 
-    /// The kernel backend's connect: resolves `target` (scanning for a name), connects the ATT channel,
-    /// retrying transient failures with backoff; blocking calls run on a thread of their own.
-    private func connectedSocket(to target: CentralTarget) async throws(BluetoothError) -> ConnectedATTSocket {
+    /// The kernel backend's connect, one attempt within `timeout`: resolves `target` (scanning for a name)
+    /// and connects the ATT channel; blocking calls run on a thread of their own.
+    private func connectedSocket(to target: CentralTarget, within timeout: Duration) async throws(BluetoothError) -> ConnectedATTSocket {
         let (options, service) = (options, AdvertisedServiceUUID(options.profile.service.description))
+        let timeout = max(timeout, .seconds(1))
         return try await BlockingCall.run { () throws(BluetoothError) in
             let central = try BLECentral(
                 adapter: try AdapterSelector(options.adapter), security: options.security,
-                connectTimeout: options.connectTimeout, scanTimeout: options.connectTimeout,
-                backoff: ReconnectBackoff(initial: options.reconnect.initial, maximum: options.reconnect.maximum))
-            return try central.connect(to: target, service: service) { error, delay in
-                options.note(.reconnect, "\(error); retrying in \(delay)")
-            }.handOver()
+                connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
+            return try central.connect(to: target, service: service).handOver()
         }
     }
 }

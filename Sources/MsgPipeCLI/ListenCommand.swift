@@ -93,18 +93,33 @@ struct ListenCommand: AsyncParsableCommand {
         options.logger = CLILogging.logger("listen", verbose: verbose)
         options.maximumMessageSize = maximumMessageSize
         options.maximumCentrals = maximumCentrals
+        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
         let acceptor = try link.acceptor(options)
         shutdown.onSignal { acceptor.stop() }
-        let receiver = PeripheralReceiver(
-            acceptor: acceptor, connections: connections, verbose: verbose,
-            onConnectionEnded: { outcomes.continuation.yield(.connectionEnded($0)) })
+        let server: PipeServer
+        do {
+            server = try await PipeServer.serve(acceptor, connections: connections)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        printError(server.description)
         let serving = Task {
-            do {
-                try await receiver.run(sink: sink, onReady: { printError($0) })
-                outcomes.continuation.yield(.served)
-            } catch {
-                outcomes.continuation.yield(.failed(error))
+            // Each central's messages are written as they arrive; the centrals interleave message by message.
+            await withDiscardingTaskGroup { group in
+                for await central in server.centrals {
+                    group.addTask {
+                        for await message in central.messages {
+                            do throws(FileIOError) {
+                                try sink.write(message.bytes, messageID: message.id, connection: central.connections, peer: central.peer)
+                            } catch {
+                                return  // the output is gone or --count was reached: stop receiving from this central
+                            }
+                        }
+                    }
+                }
             }
+            outcomes.continuation.yield(server.failure.map { .failed($0) } ?? .served)
         }
         Task {
             let number = await shutdown.wait()
@@ -122,11 +137,9 @@ struct ListenCommand: AsyncParsableCommand {
                 // Let the centrals take their last acknowledgements (plain formats: the Write Response to the
                 // last packet) and leave (at most 2 s).
                 Task {
-                    try? await Task.sleep(for: .seconds(2))
+                    await server.waitUntilNoCentrals(timeout: .seconds(2))
                     outcomes.continuation.yield(.graceOver)
                 }
-            case let .connectionEnded(remaining):
-                if sink.reachedLimit && remaining == 0 { break loop }
             case .graceOver:
                 break loop
             case let .failed(error):
@@ -139,9 +152,8 @@ struct ListenCommand: AsyncParsableCommand {
                 return
             }
         }
-        serving.cancel()
-        // The socket's accept wait ends on cancellation and removes the socket file (Bluetooth: with the process).
-        if case .unix? = try? link.endpoint() { await serving.value }
+        // The socket file goes; over Bluetooth advertising stops.
+        await server.close()
     }
 
     func fail(_ error: FileIOError) throws -> Never {
@@ -158,8 +170,6 @@ private enum ListenOutcome: Sendable {
     case failedOutput(FileIOError)
     /// `--count` messages written.
     case counted
-    /// A central's connection ended; how many are still connected.
-    case connectionEnded(Int)
     /// The wait for the centrals to leave after `--count` is over.
     case graceOver
     case failed(any Error)

@@ -9,17 +9,28 @@ import Transport
 /// Made by ``MessagePipe/advertise(name:options:)`` and ``MessagePipe/listen(path:options:)``.
 public final class PipeServer: Sendable {
     /// Where it serves: "advertising 'kiosk' on hci0 (...)" or "listening on unix:PATH".
-    public let description: String
+    public var description: String { state.withLock { $0.description } }
     /// One pipe per central, as each subscribes. Ends when the server is closed or fails.
     public let centrals: BoundedAsyncQueue<MessagePipe, Never>
     /// Why serving ended, once it did (nil while serving and after ``close()``).
     public var failure: (any Error)? { state.withLock { $0.failure } }
 
-    private let acceptor: PipeAcceptor
-    private let state = Mutex<(failure: (any Error)?, task: Task<Void, Never>?, listener: TransportListener?)>((nil, nil, nil))
+    /// The centrals connected right now.
+    public var connectedCentrals: Int { state.withLock { $0.connected } }
 
-    private init(description: String, acceptor: PipeAcceptor, centrals: BoundedAsyncQueue<MessagePipe, Never>) {
-        self.description = description
+    private let acceptor: PipeAcceptor
+    private struct State {
+        var description = ""
+        var failure: (any Error)?
+        var task: Task<Void, Never>?
+        var listener: TransportListener?
+        var connected = 0
+        var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    private init(acceptor: PipeAcceptor, centrals: BoundedAsyncQueue<MessagePipe, Never>) {
         self.acceptor = acceptor
         self.centrals = centrals
     }
@@ -31,25 +42,70 @@ public final class PipeServer: Sendable {
         task?.cancel()
         await listener?.close()
         centrals.finish()
-        await task?.value
+        // A kernel accept blocks on a thread of its own until the process ends; a socket's ends on cancellation.
+        if case .unix = acceptor.address { await task?.value }
     }
 
-    /// Serves centrals through `acceptor` (its options say the format, limits and notes). Returns once it
-    /// listens or advertises. `waitingFor` above 1 says the caller needs that many centrals at once: through a
-    /// bluetoothd that serves one at a time (before 5.76) that fails at once, with the remedy.
-    public static func serve(_ acceptor: PipeAcceptor, waitingFor centralsAtOnce: Int = 1) async throws -> PipeServer {
+    /// Returns once no central is connected, or after `timeout`.
+    public func waitUntilNoCentrals(timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let idle = self.state.withLock { state -> Bool in
+                        if state.connected == 0 { return true }
+                        state.idleWaiters.append(continuation)
+                        return false
+                    }
+                    if idle { continuation.resume() }
+                }
+            }
+            group.addTask { try? await Task.sleep(for: timeout) }
+            await group.next()
+            group.cancelAll()
+            // The waiter that lost the race is resumed when the centrals leave, or left to the process's end.
+            self.state.withLock { state in
+                let waiters = state.idleWaiters
+                state.idleWaiters = []
+                return waiters
+            }.forEach { $0.resume() }
+        }
+    }
+
+    private func connectionStarted() { state.withLock { $0.connected += 1 } }
+
+    private func connectionEnded() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.connected -= 1
+            guard state.connected == 0 else { return [] }
+            defer { state.idleWaiters = [] }
+            return state.idleWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Serves centrals through `acceptor` (its options say the format, limits and notes), up to
+    /// ``MessagePipe/Options/maximumCentrals`` at once. Returns once it listens or advertises. `waitingFor`
+    /// above 1 says the caller needs that many centrals at once: through a bluetoothd that serves one at a time
+    /// (before 5.76) that fails at once, with the remedy. After `connections` centrals were served (nil: never)
+    /// it stops accepting, and ``centrals`` ends once their messages were delivered.
+    public static func serve(
+        _ acceptor: PipeAcceptor, waitingFor centralsAtOnce: Int = 1, connections: Int? = nil
+    ) async throws -> PipeServer {
         let options = acceptor.options
         let centrals = BoundedAsyncQueue<MessagePipe, Never>(capacity: max(1, options.maximumCentrals))
         let ready = ReadyOnce()
         let listener = options.format == .msgpipe ? Self.listener(options) : nil
-        let serverBox = Mutex<PipeServer?>(nil)
+        let server = PipeServer(acceptor: acceptor, centrals: centrals)
+        server.state.withLock { $0.listener = listener }
         let plainConnections = Atomic<Int>(0)
         let task = Task {
             do {
                 try await acceptor.acceptLinks(
-                    info: options.serviceInfo(), maximumConcurrent: 2 * max(1, options.maximumCentrals),
+                    info: options.serviceInfo(), connections: connections, maximumConcurrent: max(1, options.maximumCentrals),
                     centralsAtOnce: centralsAtOnce, unnumbered: options.format != .msgpipe, onReady: { ready.resolve(.success($0)) }
                 ) { link, peer in
+                    server.connectionStarted()
+                    defer { server.connectionEnded() }
                     options.note(.detail, "connection from \(peer)")
                     if let listener {
                         let observed = ObservedLink(
@@ -62,10 +118,12 @@ public final class PipeServer: Sendable {
                     options.note(.detail, "connection from \(peer) ended")
                 }
             } catch {
-                if !Task.isCancelled { serverBox.withLock { $0 }?.state.withLock { $0.failure = error } }
+                if !Task.isCancelled { server.state.withLock { $0.failure = error } }
                 ready.resolve(.failure(error))
             }
             ready.resolve(.failure(MessagePipeError.closed))  // ended before it was ready
+            // Every central was served: the sessions end once what they delivered was read.
+            await listener?.close()
             centrals.finish()
         }
         let description: String
@@ -75,12 +133,10 @@ public final class PipeServer: Sendable {
             await task.value
             throw error
         }
-        let server = PipeServer(description: description, acceptor: acceptor, centrals: centrals)
         server.state.withLock {
             $0.task = task
-            $0.listener = listener
+            $0.description = description
         }
-        serverBox.withLock { $0 = server }
         if let listener {
             Task {
                 for await session in listener.sessions {

@@ -25,6 +25,8 @@ struct BenchCommand: AsyncParsableCommand {
             aggregate over the wall time when there are several; "direction" says which way was measured. \
             The negotiated ATT MTU and the PHY are reported where the OS tells them, with the simulator's \
             air-time limit for them.
+
+            Reference: docs/CLI.md.
             """)
 
     @Option(help: "The link to measure over: sim (the BLE air-time simulator) or unix:PATH (a running listen).")

@@ -17,6 +17,8 @@ struct RequestCommand: AsyncParsableCommand {
             server answers from its journal. The response body goes to stdout.
 
             \(RequestExitCode.helpText)
+
+            Reference: docs/CLI.md.
             """)
 
     @OptionGroup var link: LinkOptions

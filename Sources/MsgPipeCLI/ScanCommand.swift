@@ -10,6 +10,8 @@ struct ScanCommand: AsyncParsableCommand {
         discussion: """
             Distance is the estimate d = 10^((|RSSI| - A) / (10 n)) metres, rough at best.
             Exit status: 0 when at least one peer matched, 1 when none did, 2 on a Bluetooth error.
+
+            Reference: docs/CLI.md.
             """)
 
     @Option(help: "The Bluetooth adapter: hciN or its address (default: the first powered LE adapter).")

@@ -22,6 +22,8 @@ struct ServeCommand: AsyncParsableCommand {
             also across a kill -9 of serve (a request whose command was running when serve died is answered \
             outcome-unknown, not run again). Up to --max-centrals centrals are served at once: their handshakes and \
             transfers run in parallel, their commands one at a time in arrival order. SIGTERM kills a running command's process group and stops.
+
+            Reference: docs/CLI.md.
             """)
 
     @OptionGroup var link: LinkOptions

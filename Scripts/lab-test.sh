@@ -680,6 +680,42 @@ else
 	expect "stock box: bluetoothd restarts under listen: it registers again and takes another 1 MiB byte-identical" \
 		"$OUT/t23b.log" "bluetoothd left the bus" "registered again" "send exit 0" "byte-identical" "listen exit 0"
 	no_links
+
+	# 23d. Day two on a stock box, as a normal user (nobody, no groups, Debian's D-Bus policy): one listen on hci0,
+	#      six sends in a row from hci1 without waiting for links to go, alternately --to NAME and --to ADDRESS,
+	#      100 KiB and 1 KiB, --connect-timeout 15 --reconnects 2. Each must arrive, once: a central ends the link it
+	#      made, and a peripheral serving one central at a time advertises again when that central's session ends.
+	AS_USER=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+	rm -rf /tmp/day2 && mkdir -p /tmp/day2/inbox && chown -R 65534:65534 /tmp/day2
+	head -c 102400 /dev/urandom > /tmp/day2/big.bin; head -c 1024 /dev/urandom > /tmp/day2/small.bin
+	chmod 644 /tmp/day2/*.bin
+	"${AS_USER[@]}" "$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-day2 --verbose --out-dir /tmp/day2/inbox \
+		> /dev/null 2> "$OUT/t23d_listen.log" & DAY2=$!
+	wait_for "$OUT/t23d_listen.log" "advertising"
+	t_day2=$(up)
+	for i in 1 2 3 4 5 6; do
+		if [ $((i % 2)) = 1 ]; then to=msgpipe-day2; file=/tmp/day2/big.bin; else to=$A; file=/tmp/day2/small.bin; fi
+		t_send=$(up)
+		timeout 120 "${AS_USER[@]}" "$MSGPIPE" send --backend bluez --adapter hci1 --to "$to" --connect-timeout 15 \
+			--reconnects 2 --json --verbose "$file" > "$OUT/t23d_$i.json" 2> "$OUT/t23d_$i.err"
+		echo "send $i (--to $to) exit $? after $(sb_secs "$t_send" "$(up)")" >> "$OUT/t23d.log"
+	done
+	echo "six sends done after $(sb_secs "$t_day2" "$(up)")" >> "$OUT/t23d.log"
+	sleep 1
+	stop $DAY2; echo "listen exit $?" >> "$OUT/t23d.log"
+	echo "messages in the inbox: $(ls /tmp/day2/inbox | grep -c '\.msg$')" >> "$OUT/t23d.log"
+	for f in big small; do
+		sum=$(sha256sum < "/tmp/day2/$f.bin")
+		n=0; for m in /tmp/day2/inbox/*.msg; do [ "$(sha256sum < "$m")" = "$sum" ] && n=$((n + 1)); done
+		echo "$f arrived $n time(s)" >> "$OUT/t23d.log"
+	done
+	grep -h "exit\|done" "$OUT/t23d.log" | sed 's/^/   day two: /' | tee -a "$OUT/results.txt" > /dev/null
+	for i in 1 2 3 4 5 6; do cat "$OUT/t23d_$i.err" >> "$OUT/t23d.log"; done
+	cat "$OUT/t23d_listen.log" >> "$OUT/t23d.log"
+	expect "stock box, day two as a normal user: six sends in a row into one listen, by name and by address, each arrives once" \
+		"$OUT/t23d.log" "send 1 .* exit 0" "send 2 .* exit 0" "send 3 .* exit 0" "send 4 .* exit 0" "send 5 .* exit 0" \
+		"send 6 .* exit 0" "messages in the inbox: 6" "big arrived 3 time" "small arrived 3 time" "listen exit 0"
+	no_links
 fi
 
 # 29. Plain formats into a NUS peripheral made the ordinary way on Linux: Tests/lab/nus_peripheral.py

@@ -202,13 +202,14 @@ build_btvirt() {
 	src=$d/src
 	mkdir -p "$src/lib/bluetooth" && cp "$src"/lib/*.h "$src/lib/bluetooth/"
 	printf '#define VERSION "%s"\n#define PACKAGE "bluez"\n' "${v%%-*}" > "$src/config.h"
-	(cd "$src" && gcc -O2 -w -include config.h -I. -Ilib -o "$LAB/bin/btvirt" \
+	# Built beside and renamed over: a VM running the old one keeps it.
+	(cd "$src" && gcc -O2 -w -include config.h -I. -Ilib -o "$LAB/bin/btvirt.new" \
 		emulator/main.c emulator/serial.c emulator/server.c emulator/vhci.c emulator/btdev.c \
 		emulator/bthost.c emulator/smp.c emulator/phy.c emulator/amp.c emulator/le.c \
 		src/shared/io-mainloop.c src/shared/timeout-mainloop.c src/shared/mainloop.c \
 		src/shared/mainloop-notify.c src/shared/queue.c src/shared/util.c src/shared/crypto.c \
 		src/shared/ecc.c src/shared/hci.c src/shared/hci-crypto.c src/shared/ringbuf.c src/shared/log.c \
-		lib/bluetooth.c lib/hci.c) || { log "building btvirt failed"; return 1; }
+		lib/bluetooth.c lib/hci.c) && mv -f "$LAB/bin/btvirt.new" "$LAB/bin/btvirt" || { log "building btvirt failed"; return 1; }
 	log "built $LAB/bin/btvirt (bluez $v with Tests/lab/btvirt-lab.patch)"
 }
 

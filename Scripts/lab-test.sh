@@ -411,6 +411,32 @@ else
 	expect "two msgpipe sends (hci1, hci2) of 1 MiB each at once into one listen: both files intact" "$OUT/t19b.log" \
 		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
 	no_links
+
+	# 19c. Two centrals started at the same instant (both Create Connections in flight at once): the lab's btvirt
+	#      keeps a Create Connection pending until its target advertises, as a radio does, and a central tries a
+	#      failed first connect again within --connect-timeout; both are served.
+	head -c 262144 "$OUT/mib.bin" > "$OUT/kib256_b.bin"; head -c 262144 "$OUT/mib_c.bin" > "$OUT/kib256_c.bin"
+	rm -rf "$OUT/same_out"; mkdir -p "$OUT/same_out"
+	"$MSGPIPE" listen --adapter hci0 --name msgpipe-same --max-centrals 2 --connections 2 --out-dir "$OUT/same_out" --verbose \
+		> /dev/null 2> "$OUT/same_listen.log" & LST=$!
+	wait_for "$OUT/same_listen.log" "advertising"
+	t19c=$(up)
+	timeout 120 "$MSGPIPE" send --adapter hci1 --to msgpipe-same --json --verbose "$OUT/kib256_b.bin" > "$OUT/t19c_b.json" 2> "$OUT/t19c_b.log" & S1=$!
+	timeout 120 "$MSGPIPE" send --adapter hci2 --to msgpipe-same --json --verbose "$OUT/kib256_c.bin" > "$OUT/t19c_c.json" 2> "$OUT/t19c_c.log" & S2=$!
+	wait $S1; echo "send B exit $?" > "$OUT/t19c.log"
+	wait $S2; echo "send C exit $?" >> "$OUT/t19c.log"
+	echo "both done after $(awk "BEGIN{printf \"%.1f s\", $(up)-$t19c}")" >> "$OUT/t19c.log"
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t19c.log"
+	for f in "$OUT"/same_out/*; do
+		cmp -s "$f" "$OUT/kib256_b.bin" && echo "B's file intact" >> "$OUT/t19c.log"
+		cmp -s "$f" "$OUT/kib256_c.bin" && echo "C's file intact" >> "$OUT/t19c.log"
+	done
+	grep -h "trying again\|connected to" "$OUT/t19c_b.log" "$OUT/t19c_c.log" | sed 's/^/   19c: /' >> "$OUT/t19c.log"
+	cat "$OUT/t19c_b.json" "$OUT/t19c_c.json" "$OUT/t19c_b.log" "$OUT/t19c_c.log" "$OUT/same_listen.log" >> "$OUT/t19c.log"
+	echo "   two sends started at the same instant: $(grep '^both done' "$OUT/t19c.log"); retries: $(grep -c 'trying again' "$OUT/t19c.log")" | tee -a "$OUT/results.txt"
+	expect "two msgpipe sends (hci1, hci2) started at the same instant into one listen: both served, both files intact" "$OUT/t19c.log" \
+		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
+	no_links
 fi
 
 # 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the

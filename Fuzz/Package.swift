@@ -29,6 +29,11 @@ let package = Package(
             name: "MsgPipeFuzzer",
             dependencies: ["FuzzSupport", .product(name: "Framing", package: "msgpipe")],
             swiftSettings: strict),
+        // The stream deframer (packet boundaries on an L2CAP channel's byte stream).
+        .executableTarget(
+            name: "StreamFramesFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "Framing", package: "msgpipe")],
+            swiftSettings: strict),
         // The legacy Start/End, EOM and lines decoders.
         .executableTarget(
             name: "TextFormatsFuzzer",

@@ -5,6 +5,7 @@
 #   ATTFuzzer          ATT PDU decoder and the GATT server (module GATT)
 #   MsgPipeFuzzer      msgpipe packet, message header and control packet decoder; MsgPipeReassembler
 #   TextFormatsFuzzer  legacy Start/End, EOM and lines decoders
+#   StreamFramesFuzzer the stream deframer (packet boundaries on an L2CAP channel)
 #   TransportFuzzer    Transport control packets; a TransportEndpoint fed a peer's packets
 #   SecureFuzzer       Secure handshake messages and sealed records
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
@@ -21,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 # A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
-all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer BlueZFuzzer)
+all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer BlueZFuzzer)
 seconds=${1:-60}
 shift || true
 targets=()

@@ -50,6 +50,8 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
     case valueOutsideMessage(format: String, size: Int)
     /// A packet is longer than the configured packet size.
     case packetTooLarge(size: Int, limit: Int)
+    /// A frame on a byte stream announces `length` bytes, outside 1...`limit`: the stream cannot be trusted.
+    case invalidFrameLength(length: Int, limit: Int)
 
     // Encoding.
     /// The packet size cannot carry this format's headers or markers.
@@ -103,6 +105,7 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
             "input ended inside \(Self.name(id, channel)) after \(received) bytes"
         case let .valueOutsideMessage(format, size): "\(format) value of \(size) bytes outside a message dropped"
         case let .packetTooLarge(size, limit): "packet of \(size) bytes exceeds the packet size of \(limit)"
+        case let .invalidFrameLength(length, limit): "a stream frame announces \(length) bytes, outside 1...\(limit)"
         case let .packetSizeTooSmall(format, packetSize, minimum):
             "packet size \(packetSize) too small for the \(format) format (minimum \(minimum), MTU \(minimum + 3))"
         case let .payloadTooLarge(size, limit): "payload of \(size) bytes exceeds the format's limit of \(limit)"

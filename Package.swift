@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "BLELink",
             dependencies: [
-                "GATT", "Transport", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
+                "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "BLELinkTests",
             dependencies: [
-                "GATT", "BLELink", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
+                "GATT", "BLELink", "Framing", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 

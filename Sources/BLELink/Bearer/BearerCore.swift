@@ -24,8 +24,11 @@ final class BearerCore: Sendable {
         var resumes = 0
     }
 
-    /// The largest PDU kept: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
-    static let receiveBufferSize = ATTOpcode.maximumMTU + 1
+    /// The largest PDU kept by default: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
+    static let attReceiveBufferSize = ATTOpcode.maximumMTU + 1
+
+    /// The largest datagram read whole.
+    let receiveBufferSize: Int
 
     /// The isReady contract on the live path: a send refused with EAGAIN waits here until POLLOUT signals it;
     /// a disconnect or close fails it, waking every waiting sender.
@@ -37,7 +40,8 @@ final class BearerCore: Sendable {
     private let waker: WakePipe
     private let state: Mutex<State>
 
-    init(fd: Int32, receiveCapacity: Int) throws(ATTError) {
+    init(fd: Int32, receiveCapacity: Int, receiveBufferSize: Int = BearerCore.attReceiveBufferSize) throws(ATTError) {
+        self.receiveBufferSize = receiveBufferSize
         do throws(WakePipeError) {
             waker = try WakePipe()
         } catch {
@@ -165,7 +169,7 @@ final class BearerCore: Sendable {
     // MARK: - The poll thread
 
     private func run() {
-        var buffer = [UInt8](repeating: 0, count: Self.receiveBufferSize)
+        var buffer = [UInt8](repeating: 0, count: receiveBufferSize)
         while true {
             let (wantRead, wantWrite, closed) = state.withLock { state in
                 (!state.ended && !state.parked && !state.marks.isPaused, state.wantWrite, state.closed)

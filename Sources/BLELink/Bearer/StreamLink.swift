@@ -1,0 +1,97 @@
+public import Backpressure
+import Framing
+public import GATT
+import Synchronization
+public import Transport
+
+/// Transport's ``Link`` over one connected SOCK_SEQPACKET socket that carries a byte stream: an LE credit-based
+/// L2CAP channel (or a UNIX socket in tests). Each packet goes as one frame of PROTOCOL.md 7.1 in one SDU;
+/// what arrives is deframed whatever SDUs the peer cut the stream into (phones write a stream).
+///
+/// Sends never block a thread: a channel out of credits (or a full socket) refuses with EAGAIN and the send
+/// waits for POLLOUT through Backpressure's `ReadinessGate`, in call order; nothing is queued in msgpipe.
+/// Receiving is backpressured through ``events``. One connection: after `.disconnected` it does not come back
+/// (a central wraps it in a `RelayLink` to reconnect).
+///
+/// ```swift
+/// let link = try StreamLink(adopting: fd, sendUnit: 2048)
+/// let transport = Transport(link: link)
+/// ```
+public final class StreamLink: Link {
+    public let events: BoundedAsyncQueue<LinkEvent, Never>
+    /// The largest packet sent or accepted: one SDU of `sendUnit` bytes less the frame's 2-byte length.
+    public let maximumPacketSize: Int
+    private let core: BearerCore
+    private let pump = Mutex<Task<Void, Never>?>(nil)
+
+    /// Takes ownership of `fd`. `sendUnit`: the largest SDU the socket sends (the channel's send MTU);
+    /// `receiveUnit`: the largest SDU it receives (its receive MTU). Both at most 65535.
+    public init(adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16) throws(ATTError) {
+        maximumPacketSize = max(1, min(sendUnit, StreamFrames.maximumFrameSize + StreamFrames.headerSize) - StreamFrames.headerSize)
+        core = try BearerCore(fd: fd, receiveCapacity: max(1, receiveCapacity), receiveBufferSize: max(3, min(receiveUnit, 65535)) + 1)
+        events = BoundedAsyncQueue(capacity: max(2, receiveCapacity))
+        try core.start()
+        try? events.pushIgnoringCapacity(.connected(maximumPacketSize: maximumPacketSize))
+        let (core, events) = (core, events)
+        pump.withLock {
+            $0 = Task {
+                var deframer = StreamDeframer(maximumFrameSize: StreamFrames.maximumFrameSize)
+                while let event = await core.receive() {
+                    switch event {
+                    case let .pdu(bytes):
+                        // The packets one SDU completes (bounded by the SDU), handed on with backpressure:
+                        // a consumer that stops reading stops this task, the bearer, and the peer's credits.
+                        var packets: [[UInt8]] = []
+                        do {
+                            try deframer.receive(bytes[...]) { packets.append($0) }
+                        } catch {
+                            for packet in packets { try? await events.push(.packet(packet)) }
+                            // A stream that breaks its framing cannot be read further: end the connection.
+                            core.close()
+                            try? events.pushIgnoringCapacity(.disconnected(reason: "\(error)"))
+                            events.finish()
+                            return
+                        }
+                        for packet in packets {
+                            try? await events.push(.packet(packet))
+                        }
+                    case let .disconnected(reason):
+                        try? events.pushIgnoringCapacity(.disconnected(reason: reason))
+                        events.finish()
+                        return
+                    }
+                }
+                events.finish()
+            }
+        }
+    }
+
+    deinit { core.close() }
+
+    /// Sends `packet` as one frame in one SDU, suspending while the channel has no credits.
+    public func send(_ packet: [UInt8]) async throws {
+        guard packet.count <= maximumPacketSize else {
+            throw LinkError.packetTooLarge(size: packet.count, limit: maximumPacketSize)
+        }
+        var frame: [UInt8] = []
+        frame.reserveCapacity(packet.count + StreamFrames.headerSize)
+        try StreamFrames.append(packet, to: &frame)
+        do {
+            try await core.send(frame[...])
+        } catch {
+            switch error {
+            case .closed: throw LinkError.closed
+            case let .disconnected(reason): throw LinkError.disconnected(reason: reason)
+            case .cancelled: throw CancellationError()
+            default: throw LinkError.io("\(error)")
+            }
+        }
+    }
+
+    public func close() async {
+        core.close()
+        let task = pump.withLock { $0 }
+        await task?.value
+        events.finish()
+    }
+}

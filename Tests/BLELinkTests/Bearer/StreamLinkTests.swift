@@ -1,0 +1,94 @@
+import BLELink
+import Framing
+import Glibc
+import Testing
+import Transport
+
+/// StreamLink over a UNIX SEQPACKET socketpair: the same code as on an L2CAP credit-based channel, where a
+/// full socket stands for a channel out of credits.
+@Suite("StreamLink")
+struct StreamLinkTests {
+    static func pair(sendBuffer: Int32? = nil) throws -> (Int32, Int32) {
+        let (a, b) = try SeqPacketSocket.pair()
+        if var size = sendBuffer {
+            setsockopt(a, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+        return (a, b)
+    }
+
+    static func packets(_ link: StreamLink, count: Int) async -> [[UInt8]] {
+        var received: [[UInt8]] = []
+        for await event in link.events {
+            if case let .packet(packet) = event { received.append(packet) }
+            if received.count == count { break }
+        }
+        return received
+    }
+
+    @Test func aStarvedSenderWaitsAndNeitherLosesNorReordersAPacket() async throws {
+        let (a, b) = try Self.pair(sendBuffer: 4096)
+        let sender = try StreamLink(adopting: a, sendUnit: 1024)
+        let receiver = try StreamLink(adopting: b, sendUnit: 1024)
+        let sent = (0 ..< 2000).map { index in (0 ..< 1 + index % 1000).map { UInt8(truncatingIfNeeded: $0 &+ index) } }
+        let sending = Task {
+            for packet in sent { try await sender.send(packet) }
+        }
+        var received: [[UInt8]] = []
+        for await event in receiver.events {
+            guard case let .packet(packet) = event else { continue }
+            received.append(packet)
+            if received.count % 100 == 0 { try await Task.sleep(for: .milliseconds(5)) }  // a slow consumer
+            if received.count == sent.count { break }
+        }
+        try await sending.value
+        #expect(received == sent)
+        await sender.close()
+        await receiver.close()
+    }
+
+    /// A phone writes a byte stream: frames split and joined across SDUs arrive as the same packets.
+    @Test func framesCutAcrossSDUsArriveWhole() async throws {
+        let (a, b) = try Self.pair()
+        let receiver = try StreamLink(adopting: b, sendUnit: 512)
+        let packets: [[UInt8]] = [[1], [2, 3], Array(repeating: 9, count: 700), [4, 5, 6]]
+        var stream: [UInt8] = []
+        for packet in packets { try StreamFrames.append(packet, to: &stream) }
+        var offset = 0
+        for size in [1, 2, 5, 300, 1, 400, 1000] where offset < stream.count {
+            let end = min(stream.count, offset + size)
+            _ = stream[offset ..< end].withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) }
+            offset = end
+        }
+        #expect(await Self.packets(receiver, count: packets.count) == packets)
+        close(a)
+        await receiver.close()
+    }
+
+    @Test func aBrokenFrameEndsTheConnection() async throws {
+        let (a, b) = try Self.pair()
+        let receiver = try StreamLink(adopting: b, sendUnit: 512)
+        let bad: [UInt8] = [0x01, 0x00, 0x41, 0x00, 0x00]
+        _ = bad.withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) }
+        var seen: [LinkEvent] = []
+        for await event in receiver.events { seen.append(event) }
+        #expect(seen.first == .connected(maximumPacketSize: 510))
+        #expect(seen.dropFirst().first == .packet([0x41]))
+        guard case .disconnected? = seen.last else {
+            Issue.record("no disconnect: \(seen)")
+            return
+        }
+        close(a)
+    }
+
+    @Test func transportCarriesAMessageOverIt() async throws {
+        let (a, b) = try Self.pair()
+        let left = Transport(link: try StreamLink(adopting: a, sendUnit: 2048))
+        let right = Transport(link: try StreamLink(adopting: b, sendUnit: 2048))
+        let body = (0 ..< 300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        try await left.send(body, timeout: .seconds(20))
+        var messages = right.messages.makeAsyncIterator()
+        #expect(await messages.next()?.body == body)
+        await left.close()
+        await right.close()
+    }
+}

@@ -128,7 +128,7 @@ let package = Package(
         .executableTarget(
             name: "msgpipe-lab",
             dependencies: [
-                "MsgPipeCLI", "MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange",
+                "MsgPipeCLI", "MsgPipe", "Framing", "GATT", "BLELink", "Transport", "Secure", "Exchange",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -439,6 +439,38 @@ else
 	no_links
 fi
 
+# 19d. An LE credit-based L2CAP channel (the phones' fast path): msgpipe-lab's coc-serve on hci0 (a dynamic PSM)
+#      takes Transport over StreamLink (PROTOCOL.md 7.1 frames) from coc-send on hci1: 1 MiB acknowledged, the
+#      CRC-32 the same on both sides; l2test's raw LE channel between the same controllers is the baseline.
+if [ "${LAB_COC:-1}" = 0 ]; then
+	skip "1 MiB through Transport over an LE credit-based channel (StreamLink)" "LAB_COC=0"
+else
+	no_links
+	"$MSGPIPE_LAB" lab-probe coc-serve --adapter hci0 > "$OUT/coc_serve.log" 2>&1 & COC=$!
+	wait_for "$OUT/coc_serve.log" "listening on hci0 PSM"
+	PSM=$(sed -n 's/.*PSM \(0x[0-9a-f]*\).*/\1/p' "$OUT/coc_serve.log" | head -1)
+	timeout 300 "$MSGPIPE_LAB" lab-probe coc-send --adapter hci1 --to "$A" --psm "$((PSM))" --bytes 1048576 \
+		> "$OUT/coc_send.log" 2>&1; echo "coc-send exit $?" > "$OUT/t19d.log"
+	wait_bounded $COC 30; echo "coc-serve exit $?" >> "$OUT/t19d.log"
+	SENT_CRC=$(sed -n 's/.*acknowledged.*crc32 \([0-9a-f]*\).*/\1/p' "$OUT/coc_send.log")
+	grep -q "crc32 ${SENT_CRC:-none}\$" "$OUT/coc_serve.log" && echo "same crc32 on both sides" >> "$OUT/t19d.log"
+	grep -c "LE Connection-oriented\|LE Credit Based Connection" "$OUT/btmon.txt" | sed 's/^/LE credit-based PDUs in btmon: /' >> "$OUT/t19d.log"
+	cat "$OUT/coc_serve.log" "$OUT/coc_send.log" >> "$OUT/t19d.log"
+	COC_RATE=$(sed -n 's/.* s, \([0-9]*\) B\/s.*/\1/p' "$OUT/coc_send.log")
+	no_links
+	# The raw baseline: l2test's LE channel, 1 MiB in 512-byte SDUs.
+	l2test -r -V le_public -P 0x85 -i hci0 > "$OUT/l2test_r.log" 2>&1 & L2R=$!
+	sleep 1
+	t_l2=$(up)
+	timeout 120 l2test -s -V le_public -P 0x85 -i hci1 -b 512 -N 2048 "$A" > "$OUT/l2test_s.log" 2>&1
+	L2_SECS=$(awk "BEGIN{printf \"%.2f\", $(up)-$t_l2}")
+	stop $L2R
+	echo "   LE credit-based channel: Transport over StreamLink ${COC_RATE:-?} B/s for 1 MiB; l2test raw 1 MiB sent in ${L2_SECS} s ($(awk "BEGIN{printf \"%d\", 1048576/$L2_SECS}") B/s, connect included)" | tee -a "$OUT/results.txt"
+	expect "1 MiB through Transport over an LE credit-based channel (StreamLink), acknowledged, same CRC-32" "$OUT/t19d.log" \
+		"coc-send exit 0" "coc-serve exit 0" "same crc32 on both sides"
+	no_links
+fi
+
 # 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the
 #     lab): BLEPeripheral on hci0 hands out the centrals on hci1 and hci2 at once (both links carry their own
 #     PDUs), advertises nothing at its maximum of two (a third accept times out), and takes hci1 again after

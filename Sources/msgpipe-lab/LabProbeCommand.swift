@@ -10,7 +10,7 @@ struct LabProbeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lab-probe",
         abstract: "Lab only: a minimal ATT peer on the kernel's L2CAP ATT channel.",
-        subcommands: [Serve.self, Connect.self, LabGATTServe.self, LabGATTSend.self])
+        subcommands: [Serve.self, Connect.self, LabGATTServe.self, LabGATTSend.self, LabChannelServe.self, LabChannelSend.self])
 
     /// Peripheral: advertise, accept `connections` centrals, answer Exchange MTU and Read of handle 3.
     struct Serve: ParsableCommand {

@@ -39,9 +39,10 @@ public final class PipeServer: Sendable {
     public func close() async {
         acceptor.stop()
         let (task, listener) = state.withLock { ($0.task, $0.listener) }
-        task?.cancel()
+        // The sessions first, while their connections are still served; then the accept loop.
         await listener?.close()
         centrals.finish()
+        task?.cancel()
         // A kernel accept blocks on a thread of its own until the process ends; a socket's ends on cancellation.
         if case .unix = acceptor.address { await task?.value }
     }

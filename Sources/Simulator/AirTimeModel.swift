@@ -3,8 +3,10 @@ import Transport
 ///
 /// A data PDU takes (preamble + access address 4 + header 2 + payload + MIC 4 if encrypted and the payload is
 /// not empty + CRC 3) × 8 bits at the PHY rate. PDUs alternate central → peripheral → central with T_IFS
-/// (150 µs) between them. An application packet of `n` bytes is an ATT notification/write command (3-byte ATT
-/// header) in an L2CAP frame (4-byte header), `n + 7` bytes cut into LL PDUs of at most the LL payload.
+/// (150 µs) between them. On GATT an application packet of `n` bytes is an ATT notification/write command (3-byte
+/// ATT header) in an L2CAP frame (4-byte header), `n + 7` bytes cut into LL PDUs of at most the LL payload; on
+/// an LE credit-based channel it is an SDU of `n + 2` bytes (PROTOCOL.md 7.1), with its 2-byte SDU length cut
+/// into K-frames of at most MPS bytes, each with a 4-byte L2CAP header and cut into LL PDUs.
 public struct AirTimeModel: Sendable {
     /// The inter-frame space between two PDUs, 150 µs.
     public static let interFrameSpaceNanoseconds: Int64 = 150_000
@@ -35,9 +37,30 @@ public struct AirTimeModel: Sendable {
         nanoseconds(configuration.connectionInterval) - nanoseconds(configuration.eventEndMargin)
     }
 
+    /// L2CAP header of a K-frame, and the SDU length the first K-frame of an SDU carries.
+    public static let kFrameHeaderBytes = 4
+    public static let sduLengthBytes = 2
+
     /// LL PDU payload sizes that carry one application packet of `packetSize` bytes.
     public func fragments(ofPacketSize packetSize: Int) -> [Int] {
-        var remaining = packetSize + Self.attAndL2CAPHeaderBytes
+        switch configuration.bearer {
+        case .gatt:
+            return linkLayerFragments(of: packetSize + Self.attAndL2CAPHeaderBytes)
+        case let .channel(_, mps):
+            var remaining = packetSize + 2 + Self.sduLengthBytes
+            var sizes: [Int] = []
+            while remaining > 0 {
+                let kFrame = min(remaining, mps)
+                sizes += linkLayerFragments(of: kFrame + Self.kFrameHeaderBytes)
+                remaining -= kFrame
+            }
+            return sizes
+        }
+    }
+
+    /// One L2CAP PDU of `bytes` cut into LL PDUs of at most the LL payload.
+    private func linkLayerFragments(of bytes: Int) -> [Int] {
+        var remaining = bytes
         var sizes: [Int] = []
         while remaining > 0 {
             let size = min(remaining, configuration.linkLayerPayload)
@@ -47,7 +70,7 @@ public struct AirTimeModel: Sendable {
         return sizes
     }
 
-    /// The most application (ATT value) bits per second one direction can carry when it always has full
+    /// The most application (packet) bits per second one direction can carry when it always has full
     /// packets and the other direction answers each PDU with an empty one, honouring the interval, the
     /// per-event cap and the event end rule.
     public var applicationThroughputLimit: Double {

@@ -1,7 +1,19 @@
 import GATT
 import Transport
+/// How application packets ride the L2CAP layer in the model.
+public enum SimulatedBearer: Sendable, Equatable {
+    /// GATT: each packet an ATT notification / Write Command value (3-byte ATT header) in one L2CAP frame
+    /// (4-byte header).
+    case gatt
+    /// An LE credit-based channel: each packet one frame of PROTOCOL.md 7.1 (2-byte length) as one SDU of at
+    /// most `mtu` bytes; the SDU (with its 2-byte SDU length) cut into K-frames of at most `mps` bytes, each
+    /// with a 4-byte L2CAP header. Credits come back in PDUs the receiver sends anyway (the model's empty
+    /// ones), so a sender with the kernel's initial credits never waits for them.
+    case channel(mtu: Int, mps: Int)
+}
+
 /// The connection a ``BLESimulator`` models: PHY, Data Length Extension, ATT MTU, connection interval, the
-/// per-event packet cap some stacks impose, and LE encryption.
+/// per-event packet cap some stacks impose, LE encryption, and GATT or an L2CAP channel.
 public struct BLELinkConfiguration: Sendable, Equatable {
     /// The physical layer.
     public var phy: BLEPhy
@@ -22,6 +34,8 @@ public struct BLELinkConfiguration: Sendable, Equatable {
     /// When set, each connection starts at this ATT MTU and switches to `attMTU` after its first event, as an
     /// ATT MTU exchange does (endpoints see `maximumPacketSizeChanged`).
     public var initialATTMTU: Int?
+    /// GATT (default) or an LE credit-based channel.
+    public var bearer: SimulatedBearer = .gatt
 
     /// A configuration; the defaults are the BLE 4.0 baseline (1M, LL 27, MTU 23), 30 ms interval.
     public init(
@@ -40,8 +54,14 @@ public struct BLELinkConfiguration: Sendable, Equatable {
         self.initialATTMTU = initialATTMTU
     }
 
-    /// Largest msgpipe packet: the ATT value of a notification or write command, min(`attMTU` - 3, 512).
-    public var maximumPacketSize: Int { ATTOpcode.maximumValueLength(mtu: attMTU) }
+    /// Largest msgpipe packet: on GATT the ATT value of a notification or write command, min(`attMTU` - 3,
+    /// 512); on a channel its SDU less the frame's 2-byte length.
+    public var maximumPacketSize: Int {
+        switch bearer {
+        case .gatt: ATTOpcode.maximumValueLength(mtu: attMTU)
+        case let .channel(mtu, _): mtu - 2
+        }
+    }
 
     /// Checks every value against what BLE allows and the simulator needs.
     public func validate() throws(SimulationError) {
@@ -49,6 +69,11 @@ public struct BLELinkConfiguration: Sendable, Equatable {
             throw .invalidConfiguration("LL payload \(linkLayerPayload) is outside 27...251")
         }
         guard (23...517).contains(attMTU) else { throw .invalidConfiguration("ATT MTU \(attMTU) is outside 23...517") }
+        if case let .channel(mtu, mps) = bearer {
+            guard (23...65535).contains(mtu), (23...65533).contains(mps) else {
+                throw .invalidConfiguration("channel MTU \(mtu) / MPS \(mps) outside 23...65535 / 23...65533")
+            }
+        }
         if let initialATTMTU, !(23...attMTU).contains(initialATTMTU) {
             throw .invalidConfiguration("initial ATT MTU \(initialATTMTU) is outside 23...\(attMTU)")
         }

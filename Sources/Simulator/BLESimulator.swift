@@ -104,7 +104,6 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
     private mutating func runConnectionEvent(at anchor: Int64) throws(SimulationError) {
         statistics.connectionEvents += 1
         let end = anchor + airTime.usableEventNanoseconds
-        let payloadLimit = configuration.linkLayerPayload
         var pairs = 0
         while true {
             if pairs > 0 {
@@ -117,19 +116,19 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
                 if transmitQueues[0].isEmpty && transmitQueues[1].isEmpty { break }
             }
             if let cap = configuration.packetsPerEvent, pairs >= cap { break }
-            let centralPayload = transmitQueues[0].nextPayload(linkLayerPayload: payloadLimit)
-            let peripheralPayload = transmitQueues[1].nextPayload(linkLayerPayload: payloadLimit)
+            let centralPayload = transmitQueues[0].nextPayload()
+            let peripheralPayload = transmitQueues[1].nextPayload()
             let pair = airTime.pairNanoseconds(centralPayload: centralPayload, peripheralPayload: peripheralPayload)
             if pairs > 0 && clock + pair > end { break }
 
             clock += airTime.pduNanoseconds(payload: centralPayload)
             count(payload: centralPayload, direction: 0)
-            if let packet = transmitQueues[0].transmitPDU(linkLayerPayload: payloadLimit) {
+            if let packet = transmitQueues[0].transmitPDU() {
                 deliver(packet, direction: 0)
             }
             clock += AirTimeModel.interFrameSpaceNanoseconds + airTime.pduNanoseconds(payload: peripheralPayload)
             count(payload: peripheralPayload, direction: 1)
-            if let packet = transmitQueues[1].transmitPDU(linkLayerPayload: payloadLimit) {
+            if let packet = transmitQueues[1].transmitPDU() {
                 deliver(packet, direction: 1)
             }
             clock += AirTimeModel.interFrameSpaceNanoseconds
@@ -169,7 +168,7 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         guard scratch.count <= maximumPacketSize else {
             throw .packetTooLarge(size: scratch.count, limit: maximumPacketSize)
         }
-        transmitQueues[direction].append(scratch)
+        transmitQueues[direction].append(scratch, fragments: airTime.fragments(ofPacketSize: scratch.count))
         statistics.packetsSent[direction] += 1
     }
 
@@ -220,7 +219,9 @@ public struct BLESimulator<Central: PacketEndpoint, Peripheral: PacketEndpoint> 
         isConnected = true
         nextAnchor = clock
         disconnectAt = faults.disconnectEvery.map { clock + nanoseconds($0) }
-        maximumPacketSize = ATTOpcode.maximumValueLength(mtu: configuration.initialATTMTU ?? configuration.attMTU)
+        maximumPacketSize = configuration.bearer == .gatt
+            ? ATTOpcode.maximumValueLength(mtu: configuration.initialATTMTU ?? configuration.attMTU)
+            : configuration.maximumPacketSize
         central.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
         peripheral.linkConnected(maximumPacketSize: maximumPacketSize, now: now)
     }

@@ -75,7 +75,8 @@ for mtu in 23 185 517; do
 	bumble_central_into_listen "c$mtu" "$BUMBLE_LEGACY" legacy "$mtu" "$file" FFF0 FFF2 FFF1
 	bumble_numbers "$OUT/tbumble_c$mtu.log" "central -> listen, legacy, asked MTU $mtu"
 	expect "bumble central (random address, MTU $mtu) writes legacy Start/End into msgpipe listen custom:FFF0:FFF2:FFF1: byte-identical" \
-		"$OUT/tbumble_c$mtu.log" "bumble exit 0" "listen exit 0" "byte-identical" "^ATT_MTU [0-9]+ \\(asked for $mtu\\)"
+		"$OUT/tbumble_c$mtu.log" "bumble exit 0" "listen exit 0" "byte-identical" "^own address .* \\(random static\\)" \
+		"^ATT_MTU $mtu \\(asked for $mtu\\)"
 done
 
 # bumble 2: Nordic UART Service, lines (Bumble writes to NUS RX 6E400002, subscribes to TX 6E400003).
@@ -107,7 +108,8 @@ cmp "$OUT/bumble_kib64.bin" "$OUT/bumble_inbox_p/00000001.msg" >> "$OUT/tbumble_
 cat "$OUT/tbumble_p_bumble.log" "$OUT/tbumble_p_listen.log" >> "$OUT/tbumble_p.log"
 bumble_numbers "$OUT/tbumble_p.log" "peripheral -> listen --to, legacy"
 expect "bumble peripheral (random address, FFF0 layout) pushes legacy to msgpipe listen --to NAME: byte-identical" \
-	"$OUT/tbumble_p.log" "listen exit 0" "bumble exit 0" "byte-identical" "^subscribed by"
+	"$OUT/tbumble_p.log" "listen exit 0" "bumble exit 0" "byte-identical" "^subscribed by" \
+	"^msgpipe: connected to .* \\(random\\)"
 
 # bumble 5: msgpipe send as the notifying peripheral, the Bumble central subscribes and decodes (legacy, lines).
 for format in legacy lines; do
@@ -130,5 +132,7 @@ done
 
 # Give the controller back to the kernel (powered, LE) for whatever runs next.
 btmgmt --index "$BUMBLE_INDEX" le on > /dev/null 2>&1; btmgmt --index "$BUMBLE_INDEX" power on > /dev/null 2>&1
+hciconfig "hci$BUMBLE_INDEX" 2>/dev/null | grep -q "UP RUNNING" ||
+	echo "   bumble: hci$BUMBLE_INDEX did not come back up after Bumble ($(hciconfig "hci$BUMBLE_INDEX" 2>&1 | sed -n 3p))"
 echo "   bumble: the section took $((SECONDS - T_BUMBLE)) s" | tee -a "$OUT/results.txt"
 fi

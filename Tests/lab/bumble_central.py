@@ -28,7 +28,7 @@ Output, one line each (the lab parses it):
     ATT_MTU M (asked for N)
     subscribed NOTIFY (notify|indicate)
     wrote V values, B bytes in S s (legacy|eom|lines)
-    received V values, message B bytes in S s
+    received V values, message B bytes in S s after subscribing (first value after S s)
     done: MTU M, B bytes, S s
 Exit status 0 when done, 1 on a timeout or a missing service/characteristic, 2 on a Bumble or HCI error.
 """
@@ -218,6 +218,7 @@ async def run(args: argparse.Namespace) -> int:
             if decoder.message is not None:
                 arrived.set()
 
+        t_subscribed = time.monotonic()  # the CCCD write: the peer may notify before its response is in
         await peer.subscribe(notifies[0], on_value)
         say(f"subscribed {args.notify} (notify)")
         if args.send:
@@ -245,10 +246,13 @@ async def run(args: argparse.Namespace) -> int:
             except asyncio.TimeoutError:
                 say(f"timeout: {decoder.values} values, no whole message after {args.timeout} s")
                 return 1
-            secs = time.monotonic() - t_first[0]
+            # From the subscription (the peer may start at once) to the whole message; the first value came
+            # `first` s after the subscription.
+            secs = time.monotonic() - t_subscribed
             with open(args.receive, "wb") as f:
                 f.write(decoder.message)
             say(f"received {decoder.values} values, message {len(decoder.message)} bytes in {secs:.2f} s"
+                f" after subscribing (first value after {t_first[0] - t_subscribed:.2f} s)"
                 + (f", {decoder.outside} values outside a message" if decoder.outside else ""))
             say(f"done: MTU {mtu}, {len(decoder.message)} bytes, {secs:.2f} s")
         if not disconnected.is_set():

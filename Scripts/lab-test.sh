@@ -435,9 +435,9 @@ if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
 . "$PWD/Scripts/lab-roles.sh"
 fi  # LAB_ONLY (checks 25-28)
 
-# Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend): LAB_ONLY=bumble runs only it; LAB_BUMBLE=1
-# adds it to the full run (opt-in, docs/LAB.md says why).
-if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-0}" = 1 ]; } || [ "${LAB_ONLY:-}" = bumble ]; then
+# Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend, about 1.5-2.5 minutes): part of the full run
+# (LAB_BUMBLE=0 leaves it out); LAB_ONLY=bumble runs only it.
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bumble ]; then
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
 

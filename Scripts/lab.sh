@@ -4,7 +4,7 @@
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
-# bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), LAB_BUMBLE=0|1 (the Bumble section in the full run),
+# bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), LAB_BUMBLE=0 (the full run without the Bumble section),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug).
 set -uo pipefail

@@ -6,8 +6,9 @@ The seeds' phones advertise a service and push a file to whoever subscribes, in 
 bumble_central.py): it advertises NAME from a random static address (connectable, the name and a 16-bit service
 in the advertising data; a 128-bit service goes into the scan response), serves a GATT service with WRITE
 (write, write without response) and NOTIFY (notify), waits for a central to subscribe to NOTIFY, then notifies
-FILE framed as --format with values of ATT_MTU-3 bytes (at most 512, the longest attribute value), paced by Bumble's own ACL flow control (Number of
-Completed Packets), and exits once the central left (or LINGER seconds after the last value). What this proves
+FILE framed as --format with values of ATT_MTU-3 bytes (at most 512, the longest attribute value), paced by
+Bumble's own ACL flow control (Number of Completed Packets), and exits once the central left (or disconnects
+--linger seconds after the last value). What this proves
 about msgpipe: its central (`listen --to NAME`) finds a phone by name on a random address, subscribes, and takes
 a plain-format message from a host that is not BlueZ.
 

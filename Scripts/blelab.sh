@@ -10,11 +10,12 @@
 # own build of it, see build_btvirt, unless BLELAB_STOCK_BTVIRT=1),
 #   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B"), hci2 ("C") and hci3 ("D"): powered, LE.
 #   env: BLELAB_ADDR_A / _B / _C / _D, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_HCI_D=hci3, BLELAB_OUT=OUTDIR,
-#   BLELAB_DIR (the lab's directory: its python/ holds bleak)
+#   BLELAB_DIR (the lab's directory: its python/ holds bleak, its bumble/ a venv with Bumble)
 #
 # Usage:
 #   Scripts/blelab.sh --setup                     apt packages, kernel, initramfs, pairing agent, bleak
 #   Scripts/blelab.sh --setup-bleak               bleak from PyPI into $BLELAB_DIR/python (the stock-box checks)
+#   Scripts/blelab.sh --setup-bumble              a venv of Debian's python3 with Bumble (PyPI) in $BLELAB_DIR/bumble
 #   Scripts/blelab.sh [-o OUTDIR] [-t SECS] [--] CMD [ARGS...]
 #       runs CMD with bash in the guest, in the current directory; exits with CMD's status (125: VM failed)
 # Environment:
@@ -260,6 +261,26 @@ setup_bleak() {
 	log "installed bleak into $target"
 }
 
+# Bumble (PyPI `bumble`, Google's BLE host in Python), the lab's phone (Tests/lab/bumble_*.py, Scripts/lab-bumble.sh):
+# a venv of Debian's /usr/bin/python3 in $LAB/bumble, which has socket.AF_BLUETOOTH for Bumble's HCI user channel
+# (a pyenv or other python on PATH may lack it). Idempotent: redone when `import bumble` fails. The guest runs
+# $LAB/bumble/bin/python (the host's files over 9p). Without it the lab skips its Bumble checks and says why.
+setup_bumble() {
+	local py=/usr/bin/python3 venv=$LAB/bumble
+	"$venv/bin/python" -c 'import bumble, socket; socket.AF_BLUETOOTH' > /dev/null 2>&1 && return 0
+	if ! "$py" -c 'import ensurepip, venv' > /dev/null 2>&1; then
+		log "installing python3-venv (for Bumble)"
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3-venv; } > /dev/null ||
+			{ log "cannot install python3-venv: the lab's Bumble checks will be skipped"; return 1; }
+	fi
+	rm -rf "$venv"
+	"$py" -m venv "$venv" || { log "python3 -m venv $venv failed: the lab's Bumble checks will be skipped"; return 1; }
+	PIP_ROOT_USER_ACTION=ignore "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-warn-script-location bumble ||
+		{ log "pip could not install bumble: the lab's Bumble checks will be skipped"; return 1; }
+	"$venv/bin/python" -c 'import bumble, socket; socket.AF_BLUETOOTH' || return 1
+	log "installed bumble $("$venv/bin/python" -m pip show bumble 2>/dev/null | sed -n 's/^Version: //p') into $venv"
+}
+
 build_agent() {
 	mkdir -p "$LAB/bin"
 	gcc -O2 -Wall -o "$LAB/bin/mgmt_autoconfirm" "$ROOT/Tests/lab/mgmt_autoconfirm.c" -lbluetooth
@@ -292,6 +313,7 @@ setup() {
 	build_btvirt || log "no lab btvirt: the stock one cannot carry two links on one controller (docs/LAB.md)"
 	build_bluetoothd_new || log "no newer bluetoothd: the lab's checks through it will be skipped"
 	setup_bleak || true
+	setup_bumble || true
 	build_initramfs
 }
 
@@ -311,6 +333,7 @@ main() {
 		case "$1" in
 		--setup) setup; exit $? ;;
 		--setup-bleak) setup_bleak; exit $? ;;
+		--setup-bumble) setup_bumble; exit $? ;;
 		-o) OUT=$2; shift 2 ;;
 		-t) TMO=$2; shift 2 ;;
 		--) shift; break ;;

@@ -33,7 +33,7 @@ no_links() {
 	local i h busy
 	for i in $(seq 1 100); do
 		busy=0
-		for h in hci0 hci1 ${C:+hci2} ${D:+hci3}; do [ "$(hcitool -i $h con | grep -c LE)" = 0 ] || busy=1; done
+		for h in hci0 hci1 ${C:+hci2} ${D:+hci3}; do [ "$(hcitool -i $h con 2>/dev/null | grep -c LE)" = 0 ] || busy=1; done
 		[ $busy = 0 ] && return 0
 		sleep 0.2
 	done
@@ -67,6 +67,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # the end: quicker while working on the D-Bus backend. (Checks 1-20 are deliberately not re-indented.)
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
+# LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
 if [ -n "${LAB_ONLY:-}" ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
@@ -493,6 +494,12 @@ fi  # LAB_ONLY (checks 1-20)
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
 . "$PWD/Scripts/lab-roles.sh"
 fi  # LAB_ONLY (checks 25-28)
+
+# Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend, about 1.5-2.5 minutes): part of the full run
+# (LAB_BUMBLE=0 leaves it out); LAB_ONLY=bumble runs only it.
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bumble ]; then
+. "$PWD/Scripts/lab-bumble.sh"
+fi  # LAB_ONLY (Bumble)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = stockbox ]; then
 

@@ -4,6 +4,7 @@
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
+# bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), LAB_BUMBLE=0 (the full run without the Bumble section),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug).
 set -uo pipefail
@@ -24,6 +25,9 @@ fi
 # without it.
 PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Scripts/blelab.sh --setup-bleak ||
 	echo "lab: bleak could not be installed: the stock-box bleak checks will be skipped"
+# Bumble (the Bumble checks' phone, a venv of Debian's python3) likewise; without it they are skipped.
+"$LAB/bumble/bin/python" -c 'import bumble' > /dev/null 2>&1 || Scripts/blelab.sh --setup-bumble ||
+	echo "lab: Bumble could not be installed: the Bumble checks will be skipped"
 t1=$(now)
 CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
 for product in msgpipe msgpipe-lab; do
@@ -36,7 +40,7 @@ done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-1500}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
 	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

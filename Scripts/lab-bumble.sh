@@ -1,0 +1,138 @@
+# lab-bumble.sh - the guest suite's Bumble section: Google's Bumble (PyPI `bumble`, a whole BLE host in Python with
+# its own HCI, L2CAP, ATT, GATT and SMP) plays the phone, msgpipe the Linux box, kernel backend (bluetoothd not
+# running). Sourced by Scripts/lab-test.sh (LAB_ONLY=bumble alone; in the full run after checks 25-28 unless
+# LAB_BUMBLE=0). Uses lab-test.sh's helpers (expect, skip, result, wait_for, wait_bounded, wait_file, no_links, stop,
+# up) and its A/B/D/OUT/MSGPIPE. Bumble takes one controller away from the kernel (hci3 = D, else hci1 = B):
+# powered off through mgmt, then opened with Bumble's HCI user channel (`hci-socket:N`); msgpipe runs on hci0.
+# Bumble runs in $BLELAB_DIR/bumble, a venv of Debian's python3 (Scripts/blelab.sh --setup-bumble).
+#   bumble 1. Tests/lab/bumble_central.py (random static address, connects by name) writes a file as Write
+#      Commands in the legacy Start/End format into `msgpipe listen --profile custom:FFF0:FFF2:FFF1 --format legacy`
+#      at ATT_MTU 23, 185 and 517 (it asks for that MTU): the file arrives byte-identical each time.
+#   bumble 2. The same into `listen --profile nus --format lines` (text without a newline, ATT_MTU 185).
+#   bumble 3. The same into a 128-bit custom service (`--profile custom:UUID:UUID:UUID --format eom`).
+#   bumble 4. Tests/lab/bumble_peripheral.py advertises the seeds' FFF0 layout from a random static address and
+#      notifies a file in legacy once subscribed; `msgpipe listen --to NAME --count 1` (the central, finding it by
+#      name) takes it byte-identical.
+#   bumble 5. bumble_central.py subscribes to `msgpipe send --name NAME --profile custom:FFF0:FFF2:FFF1` (msgpipe
+#      the notifying peripheral) in legacy and in lines: the decoded message is the file, send exits 0.
+# Each check's MTU, bytes and seconds (Bumble's "done:" line) go into results.txt.
+
+BUMBLE_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
+BKB=(--backend kernel)
+BUMBLE_LEGACY=custom:FFF0:FFF2:FFF1   # seed 000_*'s layout: service FFF0, the central writes FFF2, notify FFF1
+BUMBLE_SVC128=4d500101-8c5d-4e2b-9f1a-6d7367706970
+BUMBLE_WR128=4d500102-8c5d-4e2b-9f1a-6d7367706970
+BUMBLE_NT128=4d500103-8c5d-4e2b-9f1a-6d7367706970
+if [ -n "$D" ]; then BUMBLE_INDEX=3; else BUMBLE_INDEX=1; fi
+
+# bumble_numbers LOG WHAT: the "done: MTU M, B bytes, S s" line of a Bumble peer into results.txt
+bumble_numbers() {
+	local done_line
+	done_line=$(sed -n 's/^done: //p' "$1" | tail -1)
+	echo "   bumble: $2: ${done_line:-no numbers (see $1)}" | tee -a "$OUT/results.txt"
+}
+# bumble_controller_free: hciN powered off through mgmt (the kernel keeps it down), so Bumble's user channel can bind it
+bumble_controller_free() {
+	local i
+	btmgmt --index "$BUMBLE_INDEX" power off > /dev/null 2>&1
+	for i in $(seq 1 50); do hciconfig "hci$BUMBLE_INDEX" 2>/dev/null | grep -q "DOWN" && return 0; sleep 0.1; done
+	hciconfig "hci$BUMBLE_INDEX" down
+}
+# bumble_central_into_listen NAME PROFILE FORMAT MTU FILE SERVICE WRITE NOTIFY: listen on hci0 (--count 1), the
+# Bumble central writes FILE into it; the log $OUT/tbumble_NAME.log holds both sides and the verdict lines.
+bumble_central_into_listen() {
+	local tag=$1 profile=$2 format=$3 mtu=$4 file=$5 service=$6 write=$7 notify=$8 log=$OUT/tbumble_$1.log LS
+	no_links
+	rm -rf "$OUT/bumble_inbox_$tag"
+	"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name "msgpipe-bb$tag" --profile "$profile" --format "$format" \
+		--count 1 --out-dir "$OUT/bumble_inbox_$tag" > /dev/null 2> "$OUT/tbumble_${tag}_listen.log" & LS=$!
+	wait_for "$OUT/tbumble_${tag}_listen.log" "advertising"
+	timeout 180 "$BUMBLE_PY" Tests/lab/bumble_central.py --transport "hci-socket:$BUMBLE_INDEX" --to "msgpipe-bb$tag" \
+		--mtu "$mtu" --service "$service" --write "$write" --notify "$notify" --format "$format" --send "$file" \
+		> "$OUT/tbumble_${tag}_bumble.log" 2>&1
+	echo "bumble exit $?" > "$log"
+	wait_bounded $LS 30; echo "listen exit $?" >> "$log"
+	cmp "$file" "$OUT/bumble_inbox_$tag/00000001.msg" >> "$log" 2>&1 && echo "byte-identical" >> "$log"
+	cat "$OUT/tbumble_${tag}_bumble.log" "$OUT/tbumble_${tag}_listen.log" >> "$log"
+}
+
+if ! [ -x "$BUMBLE_PY" ] || ! "$BUMBLE_PY" -c 'import bumble' > /dev/null 2>&1; then
+	skip "bumble: Google's Bumble as the phone" "no Bumble in $BUMBLE_PY (Scripts/blelab.sh --setup-bumble)"
+else
+echo "== [$(up)] Bumble $("$BUMBLE_PY" -m pip show bumble 2>/dev/null | sed -n 's/^Version: //p') as the phone on hci$BUMBLE_INDEX (HCI user channel), msgpipe on hci0"
+T_BUMBLE=$SECONDS
+btmgmt --index 0 advertising off > /dev/null 2>&1
+no_links
+bumble_controller_free
+[ -e "$OUT/bumble_kib32.bin" ] || head -c 32768 /dev/urandom > "$OUT/bumble_kib32.bin"
+[ -e "$OUT/bumble_kib64.bin" ] || head -c 65536 /dev/urandom > "$OUT/bumble_kib64.bin"
+# lines carries text without a newline: base64 of random bytes, one line
+[ -e "$OUT/bumble_text.txt" ] || head -c 49152 /dev/urandom | base64 -w0 > "$OUT/bumble_text.txt"
+
+# bumble 1: a phone central writes legacy Start/End into msgpipe's GATT server at three ATT MTUs.
+for mtu in 23 185 517; do
+	file=$OUT/bumble_kib64.bin; [ "$mtu" = 23 ] && file=$OUT/bumble_kib32.bin
+	bumble_central_into_listen "c$mtu" "$BUMBLE_LEGACY" legacy "$mtu" "$file" FFF0 FFF2 FFF1
+	bumble_numbers "$OUT/tbumble_c$mtu.log" "central -> listen, legacy, asked MTU $mtu"
+	expect "bumble central (random address, MTU $mtu) writes legacy Start/End into msgpipe listen custom:FFF0:FFF2:FFF1: byte-identical" \
+		"$OUT/tbumble_c$mtu.log" "bumble exit 0" "listen exit 0" "byte-identical" "^own address .* \\(random static\\)" \
+		"^ATT_MTU $mtu \\(asked for $mtu\\)"
+done
+
+# bumble 2: Nordic UART Service, lines (Bumble writes to NUS RX 6E400002, subscribes to TX 6E400003).
+bumble_central_into_listen nus nus lines 185 "$OUT/bumble_text.txt" \
+	6E400001-B5A3-F393-E0A9-E50E24DCCA9E 6E400002-B5A3-F393-E0A9-E50E24DCCA9E 6E400003-B5A3-F393-E0A9-E50E24DCCA9E
+bumble_numbers "$OUT/tbumble_nus.log" "central -> listen, nus lines, asked MTU 185"
+expect "bumble central writes lines into msgpipe listen --profile nus: the line byte-identical" \
+	"$OUT/tbumble_nus.log" "bumble exit 0" "listen exit 0" "byte-identical"
+
+# bumble 3: a 128-bit custom service, eom.
+bumble_central_into_listen u128 "custom:$BUMBLE_SVC128:$BUMBLE_WR128:$BUMBLE_NT128" eom 247 "$OUT/bumble_kib64.bin" \
+	"$BUMBLE_SVC128" "$BUMBLE_WR128" "$BUMBLE_NT128"
+bumble_numbers "$OUT/tbumble_u128.log" "central -> listen, 128-bit custom service, eom, asked MTU 247"
+expect "bumble central writes eom into msgpipe listen with a 128-bit custom service: byte-identical" \
+	"$OUT/tbumble_u128.log" "bumble exit 0" "listen exit 0" "byte-identical"
+
+# bumble 4: a phone peripheral (random static address) pushes legacy to msgpipe's central, found by name.
+no_links
+rm -rf "$OUT/bumble_inbox_p"
+"$BUMBLE_PY" Tests/lab/bumble_peripheral.py --transport "hci-socket:$BUMBLE_INDEX" --name bumble-phone \
+	--service FFF0 --write FFF2 --notify FFF1 --format legacy --send "$OUT/bumble_kib64.bin" --timeout 90 \
+	> "$OUT/tbumble_p_bumble.log" 2>&1 & BPH=$!
+wait_for "$OUT/tbumble_p_bumble.log" "^advertising"
+timeout 150 "$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --to bumble-phone --format legacy --profile "$BUMBLE_LEGACY" \
+	--count 1 --out-dir "$OUT/bumble_inbox_p" > /dev/null 2> "$OUT/tbumble_p_listen.log"
+echo "listen exit $?" > "$OUT/tbumble_p.log"
+wait_bounded $BPH 60; echo "bumble exit $?" >> "$OUT/tbumble_p.log"
+cmp "$OUT/bumble_kib64.bin" "$OUT/bumble_inbox_p/00000001.msg" >> "$OUT/tbumble_p.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_p.log"
+cat "$OUT/tbumble_p_bumble.log" "$OUT/tbumble_p_listen.log" >> "$OUT/tbumble_p.log"
+bumble_numbers "$OUT/tbumble_p.log" "peripheral -> listen --to, legacy"
+expect "bumble peripheral (random address, FFF0 layout) pushes legacy to msgpipe listen --to NAME: byte-identical" \
+	"$OUT/tbumble_p.log" "listen exit 0" "bumble exit 0" "byte-identical" "^subscribed by" \
+	"^msgpipe: connected to .* \\(random\\)"
+
+# bumble 5: msgpipe send as the notifying peripheral, the Bumble central subscribes and decodes (legacy, lines).
+for format in legacy lines; do
+	file=$OUT/bumble_kib64.bin; [ "$format" = lines ] && file=$OUT/bumble_text.txt
+	no_links
+	"$MSGPIPE" send "${BKB[@]}" --adapter hci0 --name "msgpipe-bbs$format" --format "$format" --profile "$BUMBLE_LEGACY" \
+		"$file" > /dev/null 2> "$OUT/tbumble_s${format}_send.log" & SND=$!
+	wait_for "$OUT/tbumble_s${format}_send.log" "advertising"
+	timeout 180 "$BUMBLE_PY" Tests/lab/bumble_central.py --transport "hci-socket:$BUMBLE_INDEX" --to "msgpipe-bbs$format" \
+		--mtu 517 --service FFF0 --write FFF2 --notify FFF1 --format "$format" --receive "$OUT/bumble_got_$format" \
+		--timeout 120 > "$OUT/tbumble_s${format}_bumble.log" 2>&1
+	echo "bumble exit $?" > "$OUT/tbumble_s$format.log"
+	wait_bounded $SND 30; echo "send exit $?" >> "$OUT/tbumble_s$format.log"
+	cmp "$file" "$OUT/bumble_got_$format" >> "$OUT/tbumble_s$format.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_s$format.log"
+	cat "$OUT/tbumble_s${format}_bumble.log" "$OUT/tbumble_s${format}_send.log" >> "$OUT/tbumble_s$format.log"
+	bumble_numbers "$OUT/tbumble_s$format.log" "send --name -> central, $format, asked MTU 517"
+	expect "bumble central subscribes to msgpipe send --name ($format, custom:FFF0:FFF2:FFF1): the message byte-identical" \
+		"$OUT/tbumble_s$format.log" "bumble exit 0" "send exit 0" "byte-identical"
+done
+
+# Give the controller back to the kernel (powered, LE) for whatever runs next.
+btmgmt --index "$BUMBLE_INDEX" le on > /dev/null 2>&1; btmgmt --index "$BUMBLE_INDEX" power on > /dev/null 2>&1
+hciconfig "hci$BUMBLE_INDEX" 2>/dev/null | grep -q "UP RUNNING" ||
+	echo "   bumble: hci$BUMBLE_INDEX did not come back up after Bumble ($(hciconfig "hci$BUMBLE_INDEX" 2>&1 | sed -n 3p))"
+echo "   bumble: the section took $((SECONDS - T_BUMBLE)) s" | tee -a "$OUT/results.txt"
+fi

@@ -47,6 +47,12 @@ struct BenchCommand: AsyncParsableCommand {
     var linkLayerPayload = 27
     @Option(help: "ATT MTU, 23 to 517 (a packet carries MTU - 3 bytes).")
     var mtu = 23
+    @Option(help: "Simulator: gatt (ATT values, default) or channel (an LE credit-based L2CAP channel).")
+    var bearer = "gatt"
+    @Option(name: .customLong("channel-mtu"), help: "Simulator, --bearer channel: the SDU size (a packet carries 2 bytes less).")
+    var channelMTU = 2050
+    @Option(name: .customLong("channel-mps"), help: "Simulator, --bearer channel: the K-frame payload (MPS).")
+    var channelMPS = 247
     @Option(name: .customLong("interval-ms"), help: "Connection interval in milliseconds, 7.5 to 4000.")
     var intervalMilliseconds = 30.0
     @Option(name: .customLong("packets-per-event"), help: "Cap on PDU exchanges per connection event.")
@@ -162,10 +168,15 @@ struct BenchCommand: AsyncParsableCommand {
         guard intervalMilliseconds.isFinite, intervalMilliseconds > 0 else {
             throw ValidationError("--interval-ms must be positive")
         }
-        let link = BLELinkConfiguration(
+        var link = BLELinkConfiguration(
             phy: phy, linkLayerPayload: linkLayerPayload, attMTU: mtu,
             connectionInterval: .microseconds(Int64((intervalMilliseconds * 1_000).rounded())),
             packetsPerEvent: packetsPerEvent, encrypted: encrypted)
+        switch bearer {
+        case "gatt": break
+        case "channel": link.bearer = .channel(mtu: channelMTU, mps: channelMPS)
+        default: throw ValidationError("--bearer must be gatt or channel, not '\(bearer)'")
+        }
         var faults = SimulatedFaults(loss: loss, duplicate: duplicate, reorder: reorder, corrupt: corrupt)
         if let disconnectEvery {
             guard disconnectEvery.isFinite, disconnectEvery > 0 else {

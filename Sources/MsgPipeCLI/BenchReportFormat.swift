@@ -34,6 +34,13 @@ enum BenchReportFormat {
         }
     }
 
+    /// The limit GATT has on the same air (PHY, data length, interval, cap), to set a channel's beside.
+    static func gattLimitKbps(_ link: BLELinkConfiguration) -> Double {
+        var gatt = link
+        gatt.bearer = .gatt
+        return AirTimeModel(configuration: gatt).applicationThroughputLimit / 1000
+    }
+
     static func fields(_ report: TransferReport, scenario: TransferScenario) -> [(String, Value)] {
         let link = scenario.link
         return [
@@ -54,6 +61,8 @@ enum BenchReportFormat {
             ("seconds", number(report.seconds)),
             ("goodput_kbps", number(report.goodputKbps)),
             ("limit_kbps", number(report.limitKbps)),
+            ("bearer", .text(link.bearer == .gatt ? "gatt" : "channel")),
+            ("gatt_limit_kbps", number(Self.gattLimitKbps(link))),
             ("efficiency", number(report.efficiency)),
             ("packets_sent", .integer(report.link.packetsSent[0])),
             ("packets_lost", .integer(report.link.packetsLost)),

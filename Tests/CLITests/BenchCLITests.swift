@@ -29,6 +29,21 @@ struct BenchCLITests {
         #expect(efficiency >= 0.9 && efficiency <= 1)
     }
 
+    @Test("--bearer channel simulates an LE credit-based channel and reports GATT's limit on the same air beside its own")
+    func channelBesideGATT() throws {
+        let air = ["--phy", "1m", "--ll-payload", "27", "--mtu", "23", "--size", "65536"]
+        let (status, report, _) = try bench(air + ["--bearer", "channel", "--channel-mps", "23"])
+        #expect(status == 0)
+        #expect(report["bearer"] as? String == "channel")
+        #expect(report["messages_delivered"] as? Int == 1)
+        let limit = try #require(report["limit_kbps"] as? Double)
+        let gatt = try #require(report["gatt_limit_kbps"] as? Double)
+        #expect(limit > 1.1 * gatt, "a channel whose K-frames fill 27-byte LL PDUs beats 20-byte ATT values")
+        let bad = try MsgPipeProcess.run(["bench", "--link", "sim", "--bearer", "radio"])
+        #expect(bad.status == 64)
+        #expect(bad.stderr.contains("--bearer must be gatt or channel"), "\(bad.stderr)")
+    }
+
     @Test("the fault mix delivers every message exactly once, and the same seed gives the same report")
     func faultsDeterministic() throws {
         let arguments = Self.fastLink + ["--size", "20000", "--messages", "3", "--loss", "0.05", "--duplicate", "0.02",

@@ -1,3 +1,5 @@
+import BLELink
+import GATT
 import Glibc
 import MsgPipe
 import Synchronization
@@ -159,4 +161,45 @@ struct MessagePipeTests {
 final class DropCounters: Sendable {
     let dropped = Atomic<Bool>(false)
     let received = Atomic<Int>(0)
+}
+
+/// Phones as centrals do not always subscribe: one that only writes (sending to the box) is served too.
+@Suite("plain-format centrals that only write")
+struct WriteOnlyCentralTests {
+    @Test func aCentralThatWritesWithoutSubscribingGetsItsMessageThrough() async throws {
+        let path = MessagePipeTests.socketPath("write-only")
+        var options = MessagePipe.Options()
+        options.format = .lines
+        let server = try await MessagePipe.listen(path: path, options: options)
+        let client = GATTClient(bearer: try ATTBearer(adopting: try SeqPacketSocket.connect(path: path)))
+        _ = try await client.exchangeMTU(23)
+        let service = try await client.discoverPrimaryService(GATTServiceProfile.msgpipe.service)
+        let rx = try await client.characteristic(GATTServiceProfile.msgpipe.rx, of: service)
+        try await client.write(Array("hi\n".utf8), to: rx.valueHandle)
+        var centrals = server.centrals.makeAsyncIterator()
+        let central = try #require(await centrals.next())
+        var messages = central.messages.makeAsyncIterator()
+        #expect(await messages.next()?.bytes == Array("hi".utf8))
+        client.close()
+        await server.close()
+    }
+
+    /// A central that only looks at the services and leaves is not handed out as a pipe.
+    @Test func aCentralThatOnlyBrowsesIsNoPipe() async throws {
+        let path = MessagePipeTests.socketPath("browse")
+        var options = MessagePipe.Options()
+        options.format = .legacy
+        let server = try await MessagePipe.listen(path: path, options: options)
+        let browser = GATTClient(bearer: try ATTBearer(adopting: try SeqPacketSocket.connect(path: path)))
+        _ = try await browser.discoverPrimaryServices()
+        browser.close()
+        let subscriber = try await MessagePipe.connect(to: "unix:\(path)", options: options)
+        var centrals = server.centrals.makeAsyncIterator()
+        let first = try #require(await centrals.next())
+        try await first.send(Array("ticket".utf8))
+        var messages = subscriber.messages.makeAsyncIterator()
+        #expect(await messages.next()?.bytes == Array("ticket".utf8))
+        await subscriber.close()
+        await server.close()
+    }
 }

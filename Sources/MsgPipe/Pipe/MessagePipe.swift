@@ -40,17 +40,65 @@ public final class MessagePipe: Sendable {
 
     /// The plain formats' receiving side and the packet size for sending.
     private final class PlainState: Sendable {
+        private struct Connection {
+            /// The packet size while connected (as peripheral: once the central subscribed).
+            var packetSize: Int?
+            /// Why the link went down, while it is down.
+            var disconnected: String?
+            /// Sends waiting for the central to subscribe.
+            var waiters: [CheckedContinuation<Void, Never>] = []
+        }
+
         let inbox: BoundedAsyncQueue<PipeMessage, Never>
-        let packetSize: Atomic<Int>
         let sending = CreditPool(capacity: 1)
-        let disconnected = Mutex<String?>(nil)
         let task = Mutex<Task<Void, Never>?>(nil)
         let onSent: @Sendable (Int) -> Void
+        private let connection: Mutex<Connection>
 
-        init(packetSize: Int, onSent: @escaping @Sendable (Int) -> Void) {
+        init(packetSize: Int?, onSent: @escaping @Sendable (Int) -> Void) {
             inbox = BoundedAsyncQueue(capacity: 16)
-            self.packetSize = Atomic(packetSize)
+            connection = Mutex(Connection(packetSize: packetSize))
             self.onSent = onSent
+        }
+
+        func connected(packetSize: Int) {
+            let waiters = connection.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.packetSize = packetSize
+                state.disconnected = nil
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        func disconnected(_ reason: String) {
+            let waiters = connection.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.packetSize = nil
+                state.disconnected = reason
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+
+        /// Why the link is down, if it is.
+        var disconnectReason: String? { connection.withLock { $0.disconnected } }
+
+        /// The packet size once the link is up (a peripheral's central subscribed); throws when it went down.
+        func packetSize() async throws -> Int {
+            while true {
+                let state = connection.withLock { ($0.packetSize, $0.disconnected) }
+                if let size = state.0 { return size }
+                if let reason = state.1 { throw MessagePipeError.disconnected(reason) }
+                await withCheckedContinuation { continuation in
+                    let ready = connection.withLock { state -> Bool in
+                        if state.packetSize != nil || state.disconnected != nil { return true }
+                        state.waiters.append(continuation)
+                        return false
+                    }
+                    if ready { continuation.resume() }
+                }
+            }
         }
     }
 
@@ -69,10 +117,11 @@ public final class MessagePipe: Sendable {
         plain = nil
     }
 
-    /// A plain-format pipe over a connected `link` whose packets carry at most `packetSize` bytes; `events`
-    /// are the link's events after its first `.connected`.
+    /// A plain-format pipe over `link`, whose packets carry at most `packetSize` bytes (nil: not known until
+    /// the next `.connected`, as for a peripheral's central that wrote before it subscribed); `events` are the
+    /// link's events from here on.
     init<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
-        peer: String, format: FrameFormat, link: PeerLink, events: Events, packetSize: Int, reconnector: Reconnector?,
+        peer: String, format: FrameFormat, link: PeerLink, events: Events, packetSize: Int?, reconnector: Reconnector?,
         options: MessagePipe.Options, connections: @escaping @Sendable () -> Int
     ) {
         connectionCount = connections
@@ -89,10 +138,9 @@ public final class MessagePipe: Sendable {
             options.onLinkEvent(event, link)
             switch event {
             case let .connected(size), let .maximumPacketSizeChanged(size):
-                state.packetSize.store(size, ordering: .relaxed)
-                state.disconnected.withLock { $0 = nil }
+                state.connected(packetSize: size)
             case let .disconnected(reason):
-                state.disconnected.withLock { $0 = reason }
+                state.disconnected(reason)
                 reconnector?.dropped(reason)
             case .packet:
                 break
@@ -131,25 +179,24 @@ public final class MessagePipe: Sendable {
         guard let plain, let link else { throw MessagePipeError.closed }
         try await plain.sending.acquire()
         defer { plain.sending.release() }
-        if let reason = plain.disconnected.withLock({ $0 }) { throw MessagePipeError.disconnected(reason) }
         let timedOut = OnceFlag()
         let watchdog = timeout.map { timeout in
             Task {
                 do { try await Task.sleep(for: timeout) } catch { return }
                 timedOut.set()
+                plain.disconnected("timed out")
                 await link.close()
             }
         }
         defer { watchdog?.cancel() }
         do {
-            try await PlainSending.send(
-                bytes, format: format, packetSize: plain.packetSize.load(ordering: .relaxed), over: link,
-                onSent: plain.onSent)
+            let packetSize = try await plain.packetSize()
+            try await PlainSending.send(bytes, format: format, packetSize: packetSize, over: link, onSent: plain.onSent)
         } catch let error as FramingError {
             throw error
         } catch {
             if timedOut.isSet { throw MessagePipeError.timedOut }
-            if let reason = plain.disconnected.withLock({ $0 }) { throw MessagePipeError.disconnected(reason) }
+            if let reason = plain.disconnectReason { throw MessagePipeError.disconnected(reason) }
             throw error
         }
     }
@@ -174,6 +221,7 @@ public final class MessagePipe: Sendable {
             await transport.close()
         }
         if let link { await link.close() }
+        plain?.disconnected("closed")
         plain?.task.withLock { $0 }?.cancel()
         plain?.inbox.finish()
     }

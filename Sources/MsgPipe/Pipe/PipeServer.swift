@@ -159,23 +159,33 @@ public final class PipeServer: Sendable {
         return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
     }
 
-    /// A plain-format central: its pipe once it subscribed (the link's first `.connected`), served until its
-    /// link's events end.
+    /// A plain-format central: its pipe once it subscribed (the link's first `.connected`) or wrote (a central
+    /// that only writes, as a phone sending does), served until its link's events end. A central that only
+    /// looks at the services and leaves gets none.
     private static func servePlain(
         _ link: PeerLink, peer: String, number: Int, options: MessagePipe.Options,
         into centrals: BoundedAsyncQueue<MessagePipe, Never>
     ) async {
         var events = link.events.makeAsyncIterator()
         var packetSize: Int?
-        while let event = await events.next() {
-            if case let .connected(size) = event {
+        var written: [UInt8]?
+        wait: while let event = await events.next() {
+            switch event {
+            case let .connected(size):
                 packetSize = size
-                break
+                break wait
+            case let .packet(packet):
+                written = packet
+                break wait
+            case .maximumPacketSizeChanged, .disconnected:
+                continue
             }
         }
-        guard let packetSize else { return }
+        guard packetSize != nil || written != nil else { return }
         let ended = AsyncStream<Void>.makeStream()
-        let tracked = EndTracking(base: link.events, onEnd: { ended.continuation.finish() })
+        let tracked = EndTracking(base: link.events, first: written.map { [.packet($0)] } ?? [], onEnd: {
+            ended.continuation.finish()
+        })
         let pipe = MessagePipe(
             peer: peer, format: options.format, link: link, events: tracked, packetSize: packetSize, reconnector: nil,
             options: options, connections: { number })
@@ -211,23 +221,28 @@ private final class ReadyOnce: Sendable {
     }
 }
 
-/// A link's events that say when they end (the central left).
+/// A link's events, after `first` (events already taken from it), that say when they end (the central left).
 struct EndTracking<Base: AsyncSequence<LinkEvent, Never> & Sendable>: AsyncSequence, Sendable {
     typealias Element = LinkEvent
     typealias Failure = Never
     let base: Base
+    let first: [LinkEvent]
     let onEnd: @Sendable () -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator
+        var first: [LinkEvent]
         let onEnd: @Sendable () -> Void
 
         mutating func next() async -> LinkEvent? {
+            if !first.isEmpty { return first.removeFirst() }
             let event = await base.next(isolation: nil)
             if event == nil { onEnd() }
             return event
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: base.makeAsyncIterator(), onEnd: onEnd) }
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), first: first, onEnd: onEnd)
+    }
 }

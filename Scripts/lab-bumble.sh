@@ -9,7 +9,7 @@
 #      Commands in the legacy Start/End format into `msgpipe listen --profile custom:FFF0:FFF2:FFF1 --format legacy`
 #      at ATT_MTU 23, 185 and 517 (it asks for that MTU): the file arrives byte-identical each time.
 #   bumble 2. The same into `listen --profile nus --format lines` (text without a newline, ATT_MTU 185).
-#   bumble 3. The same into a 128-bit custom service (`--profile custom:UUID:UUID:UUID --format eom`).
+#   bumble 3. The same into seed 003's 128-bit QX layout (`--profile custom:UUID:UUID:UUID --format eom`).
 #   bumble 4. Tests/lab/bumble_peripheral.py advertises the seeds' FFF0 layout from a random static address and
 #      notifies a file in legacy once subscribed; `msgpipe listen --to NAME --count 1` (the central, finding it by
 #      name) takes it byte-identical.
@@ -20,9 +20,10 @@
 BUMBLE_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
 BKB=(--backend kernel)
 BUMBLE_LEGACY=custom:FFF0:FFF2:FFF1   # seed 000_*'s layout: service FFF0, the central writes FFF2, notify FFF1
-BUMBLE_SVC128=4d500101-8c5d-4e2b-9f1a-6d7367706970
-BUMBLE_WR128=4d500102-8c5d-4e2b-9f1a-6d7367706970
-BUMBLE_NT128=4d500103-8c5d-4e2b-9f1a-6d7367706970
+# seed 003_*'s QX layout (QXMacro.h): the service, the characteristic the central writes, the one it reads/subscribes
+BUMBLE_SVC128=68753a44-4d6f-1226-9c60-0050e4c00000
+BUMBLE_WR128=68753a44-4d6f-1226-9c60-0050e4c22222
+BUMBLE_NT128=68753a44-4d6f-1226-9c60-0050e4c11111
 if [ -n "$D" ]; then BUMBLE_INDEX=3; else BUMBLE_INDEX=1; fi
 
 # bumble_numbers LOG WHAT: the "done: MTU M, B bytes, S s" line of a Bumble peer into results.txt

@@ -447,6 +447,8 @@ if [ "${LAB_COC:-1}" = 0 ]; then
 	skip "1 MiB through Transport over an LE credit-based channel (StreamLink)" "LAB_COC=0"
 else
 	no_links
+	# A channel rides an LE link, which the central creates to a connectable advertiser: hci0's own advertising.
+	btmgmt --index 0 connectable on > /dev/null 2>&1; btmgmt --index 0 advertising on > /dev/null 2>&1
 	"$MSGPIPE_LAB" lab-probe coc-serve --adapter hci0 > "$OUT/coc_serve.log" 2>&1 & COC=$!
 	wait_for "$OUT/coc_serve.log" "listening on hci0 PSM"
 	PSM=$(sed -n 's/.*PSM \(0x[0-9a-f]*\).*/\1/p' "$OUT/coc_serve.log" | head -1)
@@ -460,12 +462,14 @@ else
 	COC_RATE=$(sed -n 's/.* s, \([0-9]*\) B\/s.*/\1/p' "$OUT/coc_send.log")
 	no_links
 	# The raw baseline: l2test's LE channel, 1 MiB in 512-byte SDUs.
-	l2test -r -V le_public -P 0x85 -i hci0 > "$OUT/l2test_r.log" 2>&1 & L2R=$!
+	l2test -r -V le_public -P 133 -i hci0 > "$OUT/l2test_r.log" 2>&1 & L2R=$!
 	sleep 1
 	t_l2=$(up)
-	timeout 120 l2test -s -V le_public -P 0x85 -i hci1 -b 512 -N 2048 "$A" > "$OUT/l2test_s.log" 2>&1
+	timeout 120 l2test -s -V le_public -P 133 -i hci1 -b 512 -N 2048 "$A" > "$OUT/l2test_s.log" 2>&1
+	echo "l2test send exit $?" >> "$OUT/l2test_s.log"
 	L2_SECS=$(awk "BEGIN{printf \"%.2f\", $(up)-$t_l2}")
 	stop $L2R
+	btmgmt --index 0 advertising off > /dev/null 2>&1
 	echo "   LE credit-based channel: Transport over StreamLink ${COC_RATE:-?} B/s for 1 MiB; l2test raw 1 MiB sent in ${L2_SECS} s ($(awk "BEGIN{printf \"%d\", 1048576/$L2_SECS}") B/s, connect included)" | tee -a "$OUT/results.txt"
 	expect "1 MiB through Transport over an LE credit-based channel (StreamLink), acknowledged, same CRC-32" "$OUT/t19d.log" \
 		"coc-send exit 0" "coc-serve exit 0" "same crc32 on both sides"

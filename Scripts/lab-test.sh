@@ -457,7 +457,8 @@ else
 	wait_bounded $COC 30; echo "coc-serve exit $?" >> "$OUT/t19d.log"
 	SENT_CRC=$(sed -n 's/.*acknowledged.*crc32 \([0-9a-f]*\).*/\1/p' "$OUT/coc_send.log")
 	grep -q "crc32 ${SENT_CRC:-none}\$" "$OUT/coc_serve.log" && echo "same crc32 on both sides" >> "$OUT/t19d.log"
-	grep -c "LE Connection-oriented\|LE Credit Based Connection" "$OUT/btmon.txt" | sed 's/^/LE credit-based PDUs in btmon: /' >> "$OUT/t19d.log"
+	grep -c "LE Connection Request\|LE Credit Based Connection\|LE Flow Control Credit" "$OUT/btmon.txt" |
+		sed 's/^/LE credit-based signalling in btmon: /' >> "$OUT/t19d.log"
 	cat "$OUT/coc_serve.log" "$OUT/coc_send.log" >> "$OUT/t19d.log"
 	COC_RATE=$(sed -n 's/.* s, \([0-9]*\) B\/s.*/\1/p' "$OUT/coc_send.log")
 	no_links

@@ -90,4 +90,28 @@ struct PairingPolicyTests {
         let quiet = policy.handle(try Self.event(ordinary))
         #expect(quiet.isEmpty)
     }
+
+    /// Device Connected of the peer on hci0 (flags 0, no EIR).
+    static let connected: [UInt8] = [0x0B, 0x00, 0x00, 0x00, 0x0D, 0x00] + peerBytes + [0, 0, 0, 0, 0, 0]
+    static let disconnected: [UInt8] = [0x0C, 0x00, 0x00, 0x00, 0x08, 0x00] + peerBytes + [0x03]
+
+    @Test func aCentralWithoutABondHereThatLeavesWithoutPairingGetsAWarning() throws {
+        var policy = PairingPolicy(adapterIndex: 0, bonds: BondFile())
+        _ = policy.handle(try Self.event(Self.connected))
+        let left = policy.handle(try Self.event(Self.disconnected))
+        guard case let .note(note) = left.first else { Issue.record("no warning"); return }
+        #expect(note.kind == .warning && note.description.contains("without pairing"))
+        // One that paired on its link leaves quietly.
+        _ = policy.handle(try Self.event(Self.connected))
+        _ = policy.handle(try Self.event(Self.justWorks))
+        _ = policy.handle(try Self.event(Self.newLTK))
+        let quiet = policy.handle(try Self.event(Self.disconnected))
+        #expect(quiet.isEmpty)
+        // A bonded one that comes back (encrypting with its key, no event) leaves quietly too.
+        let back = policy.handle(try Self.event(Self.connected))
+        let gone = policy.handle(try Self.event(Self.disconnected))
+        #expect(gone.isEmpty)
+        guard case let .note(detail) = back.first else { Issue.record("no detail"); return }
+        #expect(detail.description.contains("bonded"))
+    }
 }

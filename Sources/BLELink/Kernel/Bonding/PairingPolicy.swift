@@ -56,6 +56,10 @@ public struct PairingPolicy: Sendable {
     public let adapterName: String
     /// The bonds kept, or nil when no bond store is used (keys then live in the kernel only, until it restarts).
     public private(set) var bonds: BondFile?
+    /// Peers linked now that have no bond here and have not paired on this link yet (tracked with a store).
+    private var unpairedLinks: Set<BluetoothPeer> = []
+    /// The most links tracked (more are not warned about).
+    static let trackedLinks = 64
 
     /// Device Disconnected's reason for a link ended by an authentication failure.
     static let disconnectedForAuthenticationFailure: UInt8 = 0x04
@@ -76,6 +80,7 @@ public struct PairingPolicy: Sendable {
         guard event.controllerIndex == adapterIndex else { return [] }
         switch event.kind {
         case let .userConfirmationRequest(request):
+            unpairedLinks.remove(request.peer)
             guard request.confirmHint else {
                 return [
                     .reply(UserConfirmationReply(peer: request.peer, accept: false)),
@@ -90,23 +95,35 @@ public struct PairingPolicy: Sendable {
                 .note(PairingNote(.detail, "\(request.peer) pairs with \(adapterName) (Just Works): accepted")),
             ]
         case let .newLongTermKey(event):
+            unpairedLinks.remove(event.key.peer)
             return keep(event.storeHint, "LTK (\(event.key.keyType))", event.key.peer, .longTerm(event.key))
         case let .newIdentityResolvingKey(event):
             return keep(event.storeHint, "IRK", event.key.peer, .identityResolving(event.key))
         case let .newSignatureResolvingKey(event):
             return keep(event.storeHint, "CSRK", event.key.peer, .signatureResolving(event.key))
         case let .authenticationFailed(failure):
+            unpairedLinks.remove(failure.peer)
             return [.note(PairingNote(.warning, """
                 pairing or encryption with \(failure.peer) on \(adapterName) failed: \(failure.statusDescription). \
                 \(lostBondAdvice(failure.peer))
                 """))]
         case let .deviceDisconnected(peer, reason) where reason == Self.disconnectedForAuthenticationFailure:
+            unpairedLinks.remove(peer)
             return [.note(PairingNote(.warning, """
                 \(peer) was disconnected from \(adapterName) for an authentication failure. \(lostBondAdvice(peer))
+                """))]
+        case let .deviceDisconnected(peer, _):
+            // A central that neither paired nor had a bond here: it encrypted with a key this box does not
+            // have (the kernel refuses that silently), or gave up. Either way no message could arrive.
+            guard unpairedLinks.remove(peer) != nil else { return [] }
+            return [.note(PairingNote(.warning, """
+                \(peer) left \(adapterName) without pairing, and this box holds no bond for it, so its link was \
+                never encrypted and it could not write. \(lostBondAdvice(peer))
                 """))]
         case let .deviceConnected(peer):
             guard let bonds else { return [] }
             let bonded = bonds.longTermKeys.contains { $0.peer == peer }
+            if !bonded, unpairedLinks.count < Self.trackedLinks { unpairedLinks.insert(peer) }
             return [.note(PairingNote(.detail, bonded
                 ? "\(peer) connected to \(adapterName): bonded, it encrypts with the stored key"
                 : "\(peer) connected to \(adapterName): not bonded here, it has to pair"))]

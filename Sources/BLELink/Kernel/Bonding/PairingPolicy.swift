@@ -148,7 +148,11 @@ public struct PairingPolicy: Sendable {
     }
 
     private func lostBondAdvice(_ peer: BluetoothPeer) -> String {
-        let known = bonds?.peers.contains { $0.address == peer.address } ?? false
+        guard let bonds else {
+            return "If the phone was bonded before, remove the bond on the phone and pair again "
+                + "(msgpipe keeps bonds across restarts with --bonds DIR)."
+        }
+        let known = bonds.peers.contains { $0.address == peer.address }
         return known
             ? "This box holds a bond for it: the phone may have forgotten it; remove the bond on both sides and pair again."
             : "This box holds no bond for it: if the phone was bonded before, the box lost its keys; "

@@ -53,6 +53,12 @@ public final class BLEPeripheral: Sendable {
         try adapter.requireReadyForLowEnergy()
         let listener = try ATTListener(adapter: adapter, security: security)
         var agent: PairingAgent?
+        if security != .medium, let directory = pairing?.bondDirectory {
+            pairing?.onNote(PairingNote(.warning, """
+                bonds in \(directory) are kept with security medium only; with \(security.rawValue) no pairing \
+                agent runs and no bond is loaded or kept
+                """))
+        }
         if security == .medium, let pairing {
             agent = try PairingAgent(
                 adapter: adapter, store: pairing.bondDirectory.map { BondStore(directory: $0, adapter: adapter.address) },

@@ -15,7 +15,7 @@
 
 BOND_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
 BOND_PHONE=C0:5B:0D:00:00:01
-BONDS=$OUT/bonds
+BONDS=/run/msgpipe-lab/bonds   # the guest's tmpfs: file modes and rename as on a box's disk (OUT is a 9p share)
 BOND_KEYS=$OUT/bumble_keys.json
 if [ -n "$D" ]; then BOND_INDEX=3; else BOND_INDEX=1; fi
 
@@ -56,7 +56,7 @@ no_links
 btmgmt --index "$BOND_INDEX" power off > /dev/null 2>&1
 for i in $(seq 1 50); do hciconfig "hci$BOND_INDEX" 2>/dev/null | grep -q DOWN && break; sleep 0.1; done
 hciconfig "hci$BOND_INDEX" down 2> /dev/null
-rm -rf "$BONDS" "$BOND_KEYS" "$OUT"/tbond_*
+rm -rf /run/msgpipe-lab "$BOND_KEYS" "$OUT"/tbond_*
 head -c 3072 /dev/urandom | base64 -w0 > "$OUT/bond_text.txt"
 
 # bond 1: first contact, pairing with bonding.
@@ -67,6 +67,7 @@ bond_finish 1
 	echo "dir mode $(stat -c %a "$BONDS" 2>&1)"
 	echo "file mode $(stat -c %a "$BONDS/$BLELAB_ADDR_A.bonds" 2>&1)"
 	"$MSGPIPE" bonds list --bonds "$BONDS" | sed 's/^/bonds list: /'
+	sed 's/value=.*/value=.../' "$BONDS/$BLELAB_ADDR_A.bonds" | sed 's/^/bond file: /'
 } >> "$OUT/tbond_1.log" 2>&1
 bond_time 1 "first pairing (LE SC Just Works, bonding)"
 expect "bond 1: a Bumble phone pairs with bonding (LE SC, Just Works) with listen --security medium --bonds; msgpipe's agent accepts, the message arrives, the bond is kept 0600 in a 0700 directory" \

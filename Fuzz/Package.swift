@@ -68,5 +68,10 @@ let package = Package(
                 "FuzzSupport", .product(name: "BLELink", package: "msgpipe"), .product(name: "GATT", package: "msgpipe"),
             ],
             swiftSettings: strict),
+        // The bond store's file (BondFile, BondStore.load) and the mgmt key events it keeps (module BLELink).
+        .executableTarget(
+            name: "BondStoreFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "BLELink", package: "msgpipe")],
+            swiftSettings: strict),
     ]
 )

@@ -23,6 +23,12 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         """)
     public var security: String = "low"
 
+    @Option(name: .customLong("bonds"), help: ArgumentHelp("""
+        Kernel backend, peripheral with --security medium: keep the keys of bonded phones in DIR (created 0700, \
+        one file per adapter), so they reconnect encrypted after a restart. Without it no bond outlives the kernel.
+        """, valueName: "DIR"))
+    public var bondDirectory: String?
+
     @Option(help: "Seconds a connect attempt (and a scan for --to NAME) may take.")
     public var connectTimeout: Double = 20
 

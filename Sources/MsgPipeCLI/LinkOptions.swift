@@ -66,6 +66,7 @@ struct LinkOptions: ParsableArguments {
         options.profile = try gattProfile()
         options.format = format
         options.security = try bluetooth.securityLevel()
+        options.bondDirectory = bluetooth.bondDirectory
         options.connectTimeout = .milliseconds(Int64(bluetooth.connectTimeout * 1000))
         options.onNote = { note in
             switch note.kind {

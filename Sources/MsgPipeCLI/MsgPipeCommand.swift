@@ -10,6 +10,7 @@ public struct MsgPipeCommand: AsyncParsableCommand {
             ListenCommand.self,
             SendCommand.self,
             ScanCommand.self,
+            BondsCommand.self,
             RequestCommand.self,
             ServeCommand.self,
             KeygenCommand.self,

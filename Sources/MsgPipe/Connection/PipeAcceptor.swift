@@ -216,7 +216,10 @@ public final class PipeAcceptor: Sendable {
                 adapter: try AdapterSelector(options.adapter),
                 advertisement: Advertisement(
                     localName: localName, service: AdvertisedServiceUUID(options.profile.service.description)),
-                security: options.security)
+                security: options.security,
+                pairing: BLEPeripheral.Pairing(bondDirectory: options.bondDirectory) { note in
+                    options.note(note.kind == .warning ? .warning : .detail, note.description)
+                })
         }
         // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
         let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)

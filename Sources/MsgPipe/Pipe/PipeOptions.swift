@@ -71,6 +71,10 @@ extension MessagePipe {
         public var format: FrameFormat = .msgpipe
         /// Link security: low (none), medium (encrypted, Just Works), high (authenticated pairing).
         public var security: L2CAPSecurityLevel = .low
+        /// Where a kernel-backend peripheral with security medium keeps the keys of bonded centrals, one file
+        /// per adapter (nil: none kept; a bond then lasts until the kernel restarts). Through bluetoothd,
+        /// bluetoothd keeps them.
+        public var bondDirectory: String?
         /// How long one connect (a scan for a name included) may take; transient failures within it are
         /// retried with ``reconnect``'s backoff.
         public var connectTimeout: Duration = .seconds(20)

@@ -10,6 +10,8 @@ import Synchronization
 public final class BLEPeripheral: Sendable {
     public let adapter: BluetoothAdapter
     public let advertisement: Advertisement
+    /// The pairing agent while serving with security medium and a ``Pairing`` (nil otherwise).
+    public let pairingAgent: PairingAgent?
     private let state: Mutex<State>
     /// With one central at a time: how long to wait for the previous central's link to go down before
     /// advertising again anyway (a central may keep an idle link up without ATT).
@@ -25,20 +27,56 @@ public final class BLEPeripheral: Sendable {
         var advertising: Bool
     }
 
+    /// How the peripheral pairs with security medium: where bonds are kept, and who hears about pairing.
+    public struct Pairing: Sendable {
+        /// The bond store's directory (nil: keys stay in the kernel only, until it restarts).
+        public var bondDirectory: String?
+        public var onNote: @Sendable (PairingNote) -> Void
+
+        public init(bondDirectory: String? = nil, onNote: @escaping @Sendable (PairingNote) -> Void = { _ in }) {
+            self.bondDirectory = bondDirectory
+            self.onNote = onNote
+        }
+    }
+
     /// Resolves the adapter, checks it is powered with LE, binds the ATT channel (so a busy channel fails
-    /// before anything is advertised) and starts advertising.
+    /// before anything is advertised) and starts advertising. With security medium and `pairing`, first starts
+    /// a ``PairingAgent`` on the adapter (bondable, NoInputNoOutput, the stored bonds loaded), which answers
+    /// Just Works pairing until this peripheral goes away; a corrupt bond file throws
+    /// ``BluetoothError/bondStore(_:)`` before anything is advertised.
     public init(
-        adapter selector: AdapterSelector, advertisement: Advertisement, security: L2CAPSecurityLevel = .low
+        adapter selector: AdapterSelector, advertisement: Advertisement, security: L2CAPSecurityLevel = .low,
+        pairing: Pairing? = nil
     ) throws(BluetoothError) {
         let management = try ManagementSocket()
         let adapter = try BluetoothAdapter.resolve(selector, using: management)
         try adapter.requireReadyForLowEnergy()
         let listener = try ATTListener(adapter: adapter, security: security)
-        try Advertiser.start(advertisement, on: adapter, using: management)
+        var agent: PairingAgent?
+        if security != .medium, let directory = pairing?.bondDirectory {
+            pairing?.onNote(PairingNote(.warning, """
+                bonds in \(directory) are kept with security medium only; with \(security.rawValue) no pairing \
+                agent runs and no bond is loaded or kept
+                """))
+        }
+        if security == .medium, let pairing {
+            agent = try PairingAgent(
+                adapter: adapter, store: pairing.bondDirectory.map { BondStore(directory: $0, adapter: adapter.address) },
+                onNote: pairing.onNote)
+        }
+        do {
+            try Advertiser.start(advertisement, on: adapter, using: management)
+        } catch {
+            agent?.stop()
+            throw error
+        }
         self.adapter = adapter
         self.advertisement = advertisement
+        self.pairingAgent = agent
         self.state = Mutex(State(management: management, listener: listener, advertising: true))
     }
+
+    deinit { pairingAgent?.stop() }
 
     /// Waits for the next central (nil deadline: forever); nil when the deadline passes first.
     ///

@@ -31,6 +31,8 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
     case malformedAdvertisingData(String)
     /// A user-supplied value (address, UUID, adapter name, security level) is not valid.
     case invalidArgument(String)
+    /// The bond store could not be read or written (a corrupt file is left untouched).
+    case bondStore(BondStoreError)
 
     public var description: String {
         switch self {
@@ -71,6 +73,8 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
             "malformed advertising data: \(reason)"
         case let .invalidArgument(reason):
             reason
+        case let .bondStore(error):
+            error.description
         }
     }
 }

@@ -6,6 +6,7 @@ public struct ControllerSettings: OptionSet, Sendable, Hashable {
     public static let powered = ControllerSettings(rawValue: 1 << 0)
     public static let connectable = ControllerSettings(rawValue: 1 << 1)
     public static let discoverable = ControllerSettings(rawValue: 1 << 3)
+    public static let bondable = ControllerSettings(rawValue: 1 << 4)
     public static let bredr = ControllerSettings(rawValue: 1 << 7)
     public static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
     public static let advertising = ControllerSettings(rawValue: 1 << 10)

@@ -28,6 +28,16 @@ public struct ManagementEvent: Equatable, Sendable {
         /// 0x0023 / 0x0024: an advertising instance was added or removed.
         case advertisingAdded(instance: UInt8)
         case advertisingRemoved(instance: UInt8)
+        /// 0x000A: pairing produced a Long Term Key.
+        case newLongTermKey(NewLongTermKey)
+        /// 0x000F: pairing waits for a yes/no or a number comparison.
+        case userConfirmationRequest(UserConfirmationRequest)
+        /// 0x0011: pairing or encryption with a peer failed.
+        case authenticationFailed(AuthenticationFailed)
+        /// 0x0018: the peer distributed its Identity Resolving Key.
+        case newIdentityResolvingKey(NewIdentityResolvingKey)
+        /// 0x0019: pairing produced a Signature Resolving Key.
+        case newSignatureResolvingKey(NewSignatureResolvingKey)
         case other(code: UInt16, parameters: [UInt8])
     }
 
@@ -66,6 +76,14 @@ public struct ManagementEvent: Equatable, Sendable {
         case 0x000C:
             let peer = try Self.peer(&reader)
             kind = .deviceDisconnected(peer, reason: try reader.uint8())
+        case NewLongTermKey.code: kind = .newLongTermKey(try NewLongTermKey(decoding: reader.rest()))
+        case UserConfirmationRequest.code:
+            kind = .userConfirmationRequest(try UserConfirmationRequest(decoding: reader.rest()))
+        case AuthenticationFailed.code: kind = .authenticationFailed(try AuthenticationFailed(decoding: reader.rest()))
+        case NewIdentityResolvingKey.code:
+            kind = .newIdentityResolvingKey(try NewIdentityResolvingKey(decoding: reader.rest()))
+        case NewSignatureResolvingKey.code:
+            kind = .newSignatureResolvingKey(try NewSignatureResolvingKey(decoding: reader.rest()))
         case 0x0012:
             kind = .deviceFound(try DeviceFound(decoding: &reader))
         case 0x0013:

@@ -4,6 +4,8 @@ public struct ManagementStatus: RawRepresentable, Hashable, Sendable, CustomStri
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     public static let success = ManagementStatus(rawValue: 0x00)
+    public static let notConnected = ManagementStatus(rawValue: 0x02)
+    public static let notPaired = ManagementStatus(rawValue: 0x06)
     public static let busy = ManagementStatus(rawValue: 0x0A)
     public static let rejected = ManagementStatus(rawValue: 0x0B)
     public static let notSupported = ManagementStatus(rawValue: 0x0C)

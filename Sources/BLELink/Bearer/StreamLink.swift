@@ -19,15 +19,22 @@ public import Transport
 /// ```
 public final class StreamLink: Link {
     public let events: BoundedAsyncQueue<LinkEvent, Never>
-    /// The largest packet sent or accepted: one SDU of `sendUnit` bytes less the frame's 2-byte length.
+    /// The largest packet sent: one SDU of at most `sendUnit` and ``preferredUnit`` bytes, less the frame's
+    /// 2-byte length. Packets of any size up to 65535 are received.
     public let maximumPacketSize: Int
+
+    /// The SDU msgpipe sends on a channel: 2050 bytes, a 2048-byte packet in about eight K-frames of 251 bytes:
+    /// large enough that headers are noise, small enough that a lost or refused one is cheap to send again and
+    /// that a send buffer holds many.
+    public static let preferredUnit = 2050
     private let core: BearerCore
     private let pump = Mutex<Task<Void, Never>?>(nil)
 
     /// Takes ownership of `fd`. `sendUnit`: the largest SDU the socket sends (the channel's send MTU);
-    /// `receiveUnit`: the largest SDU it receives (its receive MTU). Both at most 65535.
+    /// `receiveUnit`: the largest SDU it receives (its receive MTU). Both at most 65535. The socket's send
+    /// buffer must hold a whole SDU, or a send waits for ever (``L2CAPChannel`` enlarges it).
     public init(adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16) throws(ATTError) {
-        maximumPacketSize = max(1, min(sendUnit, StreamFrames.maximumFrameSize + StreamFrames.headerSize) - StreamFrames.headerSize)
+        maximumPacketSize = max(1, min(sendUnit, Self.preferredUnit) - StreamFrames.headerSize)
         core = try BearerCore(fd: fd, receiveCapacity: max(1, receiveCapacity), receiveBufferSize: max(3, min(receiveUnit, 65535)) + 1)
         events = BoundedAsyncQueue(capacity: max(2, receiveCapacity))
         try core.start()

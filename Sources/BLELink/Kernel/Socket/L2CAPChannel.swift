@@ -52,6 +52,7 @@ public enum L2CAPChannel {
                     throw bluetoothError("accept(L2CAP channel on \(adapterName))", errno: errno, adapter: adapterName)
                 }
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+                L2CAPChannel.setReceiveUnit(fd)
                 return L2CAPConnection(socket: SocketDescriptor(adopting: fd), peer: L2CAPSocketAddress.peer(of: peerAddress))
             }
         }
@@ -108,9 +109,17 @@ public enum L2CAPChannel {
         return result
     }
 
-    /// Asks to receive SDUs up to ``receiveUnit`` (best effort: the kernel's default is smaller, and works).
+    /// Asks to receive SDUs up to ``receiveUnit`` (best effort: the kernel's default is smaller, and works),
+    /// and for a send buffer of ``sendBufferBytes``: an SDU that does not fit the free send buffer is refused
+    /// with EAGAIN as if the channel had no credits, so a too small buffer would stall a large SDU for good.
     static func setReceiveUnit(_ fd: Int32) {
         var unit = UInt16(receiveUnit)
         _ = setsockopt(fd, SOL_BLUETOOTH, BT_RCVMTU, &unit, socklen_t(MemoryLayout<UInt16>.size))
+        var size = sendBufferBytes
+        _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        L2CAPCalls.enlargeReceiveBuffer(fd)
     }
+
+    /// The send buffer asked for on a channel socket: room for dozens of msgpipe's SDUs.
+    static let sendBufferBytes: Int32 = 256 << 10
 }

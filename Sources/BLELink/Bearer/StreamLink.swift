@@ -4,15 +4,10 @@ public import GATT
 import Synchronization
 public import Transport
 
-/// Transport's ``Link`` over one connected SOCK_SEQPACKET socket that carries a byte stream: an LE credit-based
-/// L2CAP channel (or a UNIX socket in tests). Each packet goes as one frame of PROTOCOL.md 7.1 in one SDU;
-/// what arrives is deframed whatever SDUs the peer cut the stream into (phones write a stream).
-///
-/// Sends never block a thread: a channel out of credits (or a full socket) refuses with EAGAIN and the send
-/// waits for POLLOUT through Backpressure's `ReadinessGate`, in call order; nothing is queued in msgpipe.
-/// Receiving is backpressured through ``events``. One connection: after `.disconnected` it does not come back
-/// (a central wraps it in a `RelayLink` to reconnect).
-///
+/// Transport's ``Link`` over one connected SOCK_SEQPACKET socket carrying a byte stream (an LE credit-based
+/// channel): each packet one frame of PROTOCOL.md 7.1 in one SDU; what arrives is deframed however the peer cut
+/// it. No credits (a full socket) makes a send wait for POLLOUT through the `ReadinessGate`, in call order;
+/// receiving is backpressured. One connection: after `.disconnected` it does not come back.
 /// ```swift
 /// let link = try StreamLink(adopting: fd, sendUnit: 2048)
 /// let transport = Transport(link: link)

@@ -6,13 +6,9 @@ import Logging
 import Synchronization
 public import Transport
 
-/// A two-way message channel with one peer over BLE (or a UNIX socket): whole messages of any size, in
-/// order. With the msgpipe format (the default) every message is acknowledged, retransmitted where lost and
-/// resumed after a reconnect; with a plain format (legacy, eom, lines) it is framed for apps that speak it.
-///
-/// A central gets its pipe from ``connect(to:options:)``; a peripheral gets one pipe per central from
-/// ``PipeServer/centrals``.
-///
+/// A two-way channel of whole messages with one peer over BLE (or a UNIX socket), in order: acknowledged and
+/// resumed with the msgpipe format, framed for other apps with a plain one. A central gets its pipe from
+/// ``connect(to:options:)``, a peripheral one per central from ``PipeServer/centrals``.
 /// ```swift
 /// let pipe = try await MessagePipe.connect(to: "kiosk")   // scans, connects, subscribes; reconnects
 /// try await pipe.send(Array(json.utf8))                     // returns once acknowledged

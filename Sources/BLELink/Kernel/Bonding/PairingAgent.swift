@@ -1,15 +1,10 @@
 import Glibc
 import Synchronization
 
-/// The kernel backend's pairing agent for one adapter, while a peripheral serves with security medium.
-///
-/// At start it declares the IO capability NoInputNoOutput, makes the adapter bondable, and loads the bond
-/// store's keys into the kernel (Load Long Term Keys, Load Identity Resolving Keys), so a phone bonded before
-/// encrypts with its key again. Then a thread of its own answers the kernel's User Confirmation Requests for
-/// that adapter (Just Works only; ``PairingPolicy``) and writes each key the kernel hands over with a store
-/// hint into the bond store. ``stop()`` ends the thread and makes the adapter not bondable again if it was
-/// not before. Needs CAP_NET_ADMIN, as every management command.
-///
+/// The kernel backend's pairing agent for one adapter while a peripheral serves with security medium: sets
+/// NoInputNoOutput and bondable, loads the stored keys (a bonded phone encrypts again), answers Just Works
+/// confirmations (``PairingPolicy``) and stores the keys the kernel hands over. ``stop()`` undoes bondable.
+/// Needs CAP_NET_ADMIN.
 /// ```swift
 /// let agent = try PairingAgent(adapter: adapter, store: BondStore(directory: dir, adapter: adapter.address)) { print($0) }
 /// defer { agent.stop() }

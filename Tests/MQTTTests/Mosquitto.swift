@@ -15,6 +15,8 @@ final class Mosquitto: @unchecked Sendable {
     init(users: [(String, String)] = [], acl: [String]? = nil) throws {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mqtt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        // Started as root, mosquitto runs as the user mosquitto: its store and log must be writable for it.
+        _ = chmod(directory.path, 0o777)
         port = try Self.freePort()
         var config = [
             "listener \(port) 127.0.0.1",
@@ -76,10 +78,17 @@ final class Mosquitto: @unchecked Sendable {
         self.process = nil
     }
 
-    /// Waits up to 5 s for `process` to exit (polling `isRunning`), then kills it.
+    /// Waits up to 5 s for `process` to exit, then kills it. Reads /proc: Foundation notices an exit late.
     static func awaitExit(_ process: Process) {
-        for _ in 0 ..< 250 where process.isRunning { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let pid = process.processIdentifier
+        for _ in 0 ..< 250 where isAlive(pid) { usleep(10_000) }
+        if isAlive(pid) { kill(pid, SIGKILL) }
+    }
+
+    /// True while `pid` runs (not gone, not a zombie).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        return !status.contains("State:\tZ")
     }
 
     var log: String { (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? "" }

@@ -169,17 +169,18 @@ final class Consumer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let handle = out.fileHandleForReading
-        Thread { [self] in
+        // Weak: the consumer process is killed when the test drops its Consumer.
+        Thread { [weak self] in
             while true {
                 let data = handle.availableData
-                if data.isEmpty { return }
+                guard !data.isEmpty, let self else { return }
                 let now = ContinuousClock.now
-                lock.lock()
+                self.lock.lock()
                 let chunk = String(decoding: data, as: UTF8.self)
-                text += chunk
-                arrivals += Array(repeating: now, count: chunk.count(where: { $0 == "\n" }))
-                lock.broadcast()
-                lock.unlock()
+                self.text += chunk
+                self.arrivals += Array(repeating: now, count: chunk.count(where: { $0 == "\n" }))
+                self.lock.broadcast()
+                self.lock.unlock()
             }
         }.start()
     }

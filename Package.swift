@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
+        .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -29,6 +30,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.27.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -39,6 +41,10 @@ let package = Package(
         // where Swift cannot reach (sd-bus vtables are C macros).
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .target(name: "CSDBusShim", dependencies: ["CSystemd"]),
+        // paho.mqtt.c's MQTTAsync (libpaho-mqtt-dev, EPL-2.0/EDL-1.0; no pkg-config file, the module map links
+        // paho-mqtt3as), and the C that fills its option structs (C initializer macros).
+        .systemLibrary(name: "CPahoMQTT", providers: [.apt(["libpaho-mqtt-dev"])]),
+        .target(name: "CMQTTShim", dependencies: ["CPahoMQTT"]),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
@@ -114,12 +120,23 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // A gateway on an MQTT broker, over the connection library: publishes what centrals send and
+        // acknowledges it to them only after the broker's PUBACK. The only module that links paho.
+        .target(
+            name: "MsgPipeMQTT",
+            dependencies: [
+                "MsgPipe", "Framing", "Transport", "CMQTTShim", "CPahoMQTT",
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict),
+
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
         // run them: the product, and the lab tool that adds probes and fault injection (never installed).
         .target(
             name: "MsgPipeCLI",
             dependencies: [
-                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "Simulator", "Secure", "Exchange",
+                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "Simulator", "Secure", "Exchange",
+                "CSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -150,6 +167,11 @@ let package = Package(
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
                 "Central", "Peripheral", "Push",
             ],
+            swiftSettings: strict),
+        // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).
+        .testTarget(
+            name: "MQTTTests",
+            dependencies: ["MsgPipeMQTT", "MsgPipe", "Transport", "msgpipe"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",

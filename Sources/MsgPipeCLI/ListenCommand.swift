@@ -4,6 +4,7 @@ import Framing
 import Glibc
 import Logging
 import MsgPipe
+import MsgPipeMQTT
 import Transport
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
@@ -27,8 +28,13 @@ struct ListenCommand: AsyncParsableCommand {
               msgpipe listen --name kitchen --out-dir inbox/
               msgpipe listen --to kiosk --format legacy --profile custom:FFF0:FFF2:FFF1 --count 1
 
-            Exit codes: 0 done or interrupted, 1 link failure, 64 usage error, 73 --out-dir cannot be written, \
-            74 standard output cannot be written. Reference: docs/CLI.md.
+            With --mqtt mqtt://[USER[:PASS]@]HOST[:PORT]/PREFIX (peripheral, msgpipe format) each message is \
+            published to PREFIX/ID/up (MQTT 5, QoS 1) and acknowledged to its central only after the broker's \
+            PUBACK; PREFIX/ID/status says online/offline (retained).
+
+            Exit codes: 0 done or interrupted, 1 link failure, 64 usage error (a bad --mqtt URL too), 69 the \
+            broker cannot be reached, 73 --out-dir cannot be written, 74 standard output cannot be written, 77 \
+            the broker refused the credentials or a publish. Reference: docs/CLI.md.
             """)
 
     @OptionGroup var link: LinkOptions
@@ -60,6 +66,15 @@ struct ListenCommand: AsyncParsableCommand {
     @Flag(help: "Log connections and Transport events on standard error.")
     var verbose = false
 
+    @Option(help: "Publish every message to this MQTT broker: mqtt://[USER[:PASS]@]HOST[:PORT]/PREFIX or mqtts://...")
+    var mqtt: String?
+
+    @Option(help: "The gateway id in the MQTT topics PREFIX/ID/... (default: the host name).")
+    var gateway: String?
+
+    @Option(name: .customLong("metrics-interval"), help: "Seconds between metrics lines on PREFIX/ID/metrics (0: none).")
+    var metricsInterval: Int = 60
+
     func validate() throws {
         if outDirectory != nil && json { throw ValidationError("--out-dir and --json exclude each other") }
         guard (0...Int(UInt32.max - 4)).contains(maximumMessageSize) else {
@@ -68,6 +83,15 @@ struct ListenCommand: AsyncParsableCommand {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1") }
         guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        if mqtt != nil {
+            if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
+            if try link.role(role, default: .peripheral) == .central {
+                throw ValidationError("--mqtt serves centrals: not with --to or --role central")
+            }
+            if metricsInterval < 0 { throw ValidationError("--metrics-interval must be 0 or more") }
+        } else if gateway != nil {
+            throw ValidationError("--gateway names the gateway on --mqtt's broker: give --mqtt too")
+        }
         if try link.role(role, default: .peripheral) == .central, connections != nil {
             throw ValidationError("--connections counts the centrals a peripheral serves: not with --to or --role central")
         }
@@ -94,22 +118,35 @@ struct ListenCommand: AsyncParsableCommand {
         options.maximumMessageSize = maximumMessageSize
         options.maximumCentrals = maximumCentrals
         options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
+        let broker = try await connectGateway()
+        options.holdsAcknowledgements = broker != nil
         let acceptor = try link.acceptor(options)
         shutdown.onSignal { acceptor.stop() }
         let server: PipeServer
         do {
             server = try await PipeServer.serve(acceptor, connections: connections)
         } catch {
+            await broker?.close()
             printError("\(error)")
             throw ExitCode(1)
         }
         printError(server.description)
+        if let broker { printError("publishing to \(broker.url) as gateway \(broker.gatewayID)") }
+        SystemdNotify.ready()
         let serving = Task {
             // Each central's messages are written as they arrive; the centrals interleave message by message.
             await withDiscardingTaskGroup { group in
                 for await central in server.centrals {
                     group.addTask {
                         for await message in central.messages {
+                            if let broker {
+                                do throws(MQTTGatewayError) {
+                                    try await broker.forward(message, from: central.peer)
+                                } catch {
+                                    outcomes.continuation.yield(.failedBroker(error))
+                                    return
+                                }
+                            }
                             do throws(FileIOError) {
                                 try sink.write(message.bytes, messageID: message.id, connection: central.connections, peer: central.peer)
                             } catch {
@@ -128,10 +165,18 @@ struct ListenCommand: AsyncParsableCommand {
         loop: for await outcome in outcomes.stream {
             switch outcome {
             case .served:
+                await broker?.close()
                 if let error = sink.failure { try fail(error) }
                 return
+            case let .failedBroker(error):
+                serving.cancel()
+                await server.close()
+                await broker?.close()
+                printError("\(error)")
+                throw ExitCode(Self.exitCode(error))
             case let .failedOutput(error):
                 serving.cancel()
+                await broker?.close()
                 try fail(error)
             case .counted:
                 // Let the centrals take their last acknowledgements (plain formats: the Write Response to the
@@ -144,16 +189,44 @@ struct ListenCommand: AsyncParsableCommand {
                 break loop
             case let .failed(error):
                 serving.cancel()
+                await broker?.close()
                 printError("\(error)")
                 throw ExitCode(1)
             case .signal:
                 // Whole messages were written as they arrived; a partial one is dropped with the process.
+                await broker?.close()
                 if let error = sink.failure { try fail(error) }
                 return
             }
         }
         // The socket file goes; over Bluetooth advertising stops.
         await server.close()
+        await broker?.close()
+    }
+
+    /// With --mqtt: the gateway, connected to its broker; nil without.
+    private func connectGateway() async throws -> MQTTGateway? {
+        guard let mqtt else { return nil }
+        do throws(MQTTGatewayError) {
+            let url = try MQTTBrokerURL(mqtt)
+            var options = MQTTGateway.Options()
+            options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
+            options.onNote = { printError("\($0)") }
+            return try await MQTTGateway.connect(to: url, gatewayID: gateway ?? hostName(), options: options)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(Self.exitCode(error))
+        }
+    }
+
+    /// The exit code for a broker failure (docs/CLI.md).
+    static func exitCode(_ error: MQTTGatewayError) -> Int32 {
+        switch error {
+        case .badURL, .badGatewayID: 64
+        case .unreachable, .client, .closed: 69
+        case .journal: 73
+        case .connectionRefused, .publishRefused, .subscribeRefused: 77
+        }
     }
 
     func fail(_ error: FileIOError) throws -> Never {
@@ -173,5 +246,7 @@ private enum ListenOutcome: Sendable {
     /// The wait for the centrals to leave after `--count` is over.
     case graceOver
     case failed(any Error)
+    /// The broker refused a publish (--mqtt).
+    case failedBroker(MQTTGatewayError)
     case signal(Int32)
 }

@@ -57,6 +57,15 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "Files to send, one message each ('-' or none: standard input).")
     var files: [String] = []
 
+    @Option(help: "Send what arrives on this MQTT broker's PREFIX/ID/down instead of files, until SIGINT/SIGTERM.")
+    var mqtt: String?
+
+    @Option(help: "The gateway id in the MQTT topics PREFIX/ID/... (default: the host name).")
+    var gateway: String?
+
+    @Option(help: "With --mqtt: the directory of the downlink journal (messages not yet acknowledged by a central).")
+    var state: String?
+
     func validate() throws {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
@@ -64,9 +73,17 @@ struct SendCommand: AsyncParsableCommand {
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
         if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
+        if mqtt != nil {
+            if !files.isEmpty { throw ValidationError("--mqtt sends what arrives from the broker: no FILE arguments") }
+            if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
+            if state == nil { throw ValidationError("--mqtt needs --state DIR for its journal") }
+        } else if gateway != nil || state != nil {
+            throw ValidationError("--gateway and --state go with --mqtt")
+        }
     }
 
     func run() async throws {
+        if let mqtt, let state { return try await runDownlink(url: mqtt, journal: state) }
         let inputs = files.isEmpty ? ["-"] : files
         // Every input must open before anything is sent, so a typo does not leave a half-done batch.
         var sizes: [Int] = []

@@ -5,6 +5,7 @@ import Exchange
 import Glibc
 import Logging
 import MsgPipe
+import MsgPipeMQTT
 import Secure
 import Synchronization
 import Transport
@@ -22,6 +23,10 @@ struct ServeCommand: AsyncParsableCommand {
             also across a kill -9 of serve (a request whose command was running when serve died is answered \
             outcome-unknown, not run again). Up to --max-centrals centrals are served at once: their handshakes and \
             transfers run in parallel, their commands one at a time in arrival order. SIGTERM kills a running command's process group and stops.
+
+            With --mqtt mqtt://[USER[:PASS]@]HOST[:PORT]/PREFIX each request's outcome line (as --json prints \
+            it) is published to PREFIX/ID/served (QoS 1); request bodies stay end-to-end encrypted. Exit 64 on \
+            a bad URL, 69 when the broker cannot be reached, 77 when it refuses the credentials.
 
             Reference: docs/CLI.md.
             """)
@@ -62,6 +67,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Log connections, handshakes and requests to stderr.")
     var verbose = false
 
+    @Option(help: "Publish each request's outcome line to this MQTT broker: mqtt://[USER[:PASS]@]HOST[:PORT]/PREFIX.")
+    var mqtt: String?
+
+    @Option(help: "The gateway id in the MQTT topic PREFIX/ID/served (default: the host name).")
+    var gateway: String?
+
     func validate() throws {
         guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
         guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
@@ -87,6 +98,7 @@ struct ServeCommand: AsyncParsableCommand {
         let info = MsgPipeServiceInfo(
             maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
         let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
+        let broker = try await connectBroker()
         let idle = Duration.seconds(idleTimeout)
         let lifecycle = ServeLifecycle()
         let shutdown = ShutdownSignal()
@@ -112,7 +124,13 @@ struct ServeCommand: AsyncParsableCommand {
                         try await SecureChannel.accept(
                             over: transport, credentials: credentials, limits: secureLimits, logger: logger)
                     }
-                    await server.serve(channel, idleTimeout: idle) { event in ServeEvent.report(event, json: json) }
+                    await server.serve(channel, idleTimeout: idle) { event in
+                        ServeEvent.report(event, json: json)
+                        if let broker, case let .handled(request) = event {
+                            let line = JSONLine.text(ServeEvent.RequestLine(request))
+                            Task { try? await broker.publishServed(line) }
+                        }
+                    }
                 } catch {
                     printError("connection from \(peer): \(error)")
                     if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
@@ -135,6 +153,20 @@ struct ServeCommand: AsyncParsableCommand {
             try await serving.value
         } catch where serving.isCancelled {
             return  // a termination signal: ServeLifecycle exits once the connection in progress ended
+        }
+    }
+
+    /// With --mqtt: the broker connection for the outcome lines.
+    private func connectBroker() async throws -> MQTTGateway? {
+        guard let mqtt else { return nil }
+        do throws(MQTTGatewayError) {
+            var options = MQTTGateway.Options()
+            options.metricsInterval = nil
+            options.onNote = { printError("\($0)") }
+            return try await MQTTGateway.connect(to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? hostName(), options: options)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ListenCommand.exitCode(error))
         }
     }
 

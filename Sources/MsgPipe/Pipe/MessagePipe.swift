@@ -29,6 +29,8 @@ public final class MessagePipe: Sendable {
     private let reconnector: Reconnector?
     private let plain: PlainState?
     private let connectionCount: @Sendable () -> Int
+    /// Messages are acknowledged only by ``PipeMessage/accept()`` (``Options/holdsAcknowledgements``).
+    private var holdsAcknowledgements: Bool { transport?.holdsAcknowledgements ?? false }
 
     /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
     /// peripheral). A message arrived on the latest.
@@ -200,7 +202,8 @@ public final class MessagePipe: Sendable {
     /// The messages the peer sends, whole and in order; ends when the pipe is closed. Backpressured: a
     /// consumer that stops reading stops the peer's sending, nothing is dropped.
     public var messages: PipeMessages {
-        if let transport { PipeMessages(.transport(transport.messages)) } else { PipeMessages(.queue(plain!.inbox)) }
+        if let transport { PipeMessages(.transport(transport.messages, holdsAcknowledgements ? transport : nil)) }
+        else { PipeMessages(.queue(plain!.inbox)) }
     }
 
     /// Ends the pipe: stops reconnecting, closes Transport (messages already delivered stay readable) or the
@@ -229,7 +232,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     enum Source: Sendable {
-        case transport(Transport.Messages)
+        case transport(Transport.Messages, Transport?)
         case queue(BoundedAsyncQueue<PipeMessage, Never>)
     }
 
@@ -239,7 +242,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         enum Base {
-            case transport(Transport.Messages.AsyncIterator)
+            case transport(Transport.Messages.AsyncIterator, Transport?)
             case queue(BoundedAsyncQueue<PipeMessage, Never>.AsyncIterator)
         }
 
@@ -247,9 +250,9 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
         public mutating func next() async -> PipeMessage? {
             switch base {
-            case var .transport(iterator):
-                defer { base = .transport(iterator) }
-                return await iterator.next().map { PipeMessage(bytes: $0.body, id: $0.messageID) }
+            case .transport(var iterator, let holder):
+                defer { base = .transport(iterator, holder) }
+                return await iterator.next().map { PipeMessage($0, heldBy: holder) }
             case var .queue(iterator):
                 defer { base = .queue(iterator) }
                 return await iterator.next()
@@ -259,7 +262,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         switch source {
-        case let .transport(messages): AsyncIterator(base: .transport(messages.makeAsyncIterator()))
+        case let .transport(messages, holder): AsyncIterator(base: .transport(messages.makeAsyncIterator(), holder))
         case let .queue(queue): AsyncIterator(base: .queue(queue.makeAsyncIterator()))
         }
     }

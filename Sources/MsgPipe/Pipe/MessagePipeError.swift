@@ -1,3 +1,4 @@
+import Transport
 public import Framing
 
 /// Why a pipe could not be made or a message not delivered. Transport's, GATT's and BLELink's own errors
@@ -34,9 +35,41 @@ public struct PipeMessage: Sendable, Equatable {
     public var bytes: [UInt8]
     /// Transport's message id (msgpipe format; nil for the plain formats).
     public var id: UInt32?
+    /// The Transport session of the peer's sender (msgpipe format; nil for the plain formats): with ``id`` it
+    /// names this message across the peer's reconnects and resends.
+    public var senderSession: UInt64?
+    /// With ``MessagePipe/Options/holdsAcknowledgements``: the Transport message to accept.
+    let held: Held?
+
+    struct Held: Sendable {
+        let transport: Transport
+        let message: ReceivedMessage
+    }
 
     public init(bytes: [UInt8], id: UInt32? = nil) {
         self.bytes = bytes
         self.id = id
+        senderSession = nil
+        held = nil
+    }
+
+    init(_ message: ReceivedMessage, heldBy transport: Transport?) {
+        bytes = message.body
+        id = message.messageID
+        senderSession = message.senderSession
+        held = transport.map { Held(transport: $0, message: message) }
+    }
+
+    /// With ``MessagePipe/Options/holdsAcknowledgements``: the peer's `send` of this message completes only
+    /// now. Call it once the message is safe (e.g. the broker acknowledged it); a message never accepted is
+    /// never acknowledged, so the peer sends it again to the next receiver. Without the option, and for the
+    /// plain formats, it does nothing.
+    public func accept() async {
+        guard let held else { return }
+        await held.transport.accept(held.message)
+    }
+
+    public static func == (a: PipeMessage, b: PipeMessage) -> Bool {
+        a.bytes == b.bytes && a.id == b.id && a.senderSession == b.senderSession
     }
 }

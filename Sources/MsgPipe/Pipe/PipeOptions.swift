@@ -81,6 +81,9 @@ extension MessagePipe {
         /// The central's backoff after a drop; `attempts` failures in a row end the pipe
         /// (``MessagePipeError/linkLost(attempts:)``). `Int.max`: keep trying.
         public var reconnect = ReconnectBackoff(attempts: 5)
+        /// msgpipe format: a received message is acknowledged to its sender only once the application called
+        /// ``PipeMessage/accept()``; until then the sender waits (bounded by the receive limits).
+        public var holdsAcknowledgements = false
         /// The largest message accepted or sent.
         public var maximumMessageSize: Int = 16 << 20
         /// A peripheral serves this many centrals at once; more wait until one leaves.
@@ -106,6 +109,7 @@ extension MessagePipe {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = max(maximumMessageSize, largestToSend)
             options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
+            options.endpoint.holdsAcknowledgements = holdsAcknowledgements
             return options
         }
 

@@ -215,6 +215,31 @@ public actor Transport {
 
     // MARK: Receiving
 
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: `message` (from ``messages``) is accepted, so
+    /// the peer's `send` of it completes now. Until then the peer waits, and this side holds the message
+    /// within its receive limits. A message never accepted is never acknowledged: if this side goes away,
+    /// the peer's sender sends it again to the next receiver.
+    ///
+    /// ```swift
+    /// var options = TransportOptions()
+    /// options.endpoint.holdsAcknowledgements = true
+    /// let transport = Transport(link: link, options: options)
+    /// for await message in transport.messages {
+    ///     try await store(message.body)          // e.g. publish and wait for the broker's PUBACK
+    ///     await transport.accept(message)        // the peer learns `complete` only now
+    /// }
+    /// ```
+    public func accept(_ message: ReceivedMessage) {
+        endpoint.accept(message)
+        afterChange()
+    }
+
+    /// True when messages are acknowledged only by ``accept(_:)`` (``EndpointConfiguration/holdsAcknowledgements``).
+    public nonisolated var holdsAcknowledgements: Bool { options.endpoint.holdsAcknowledgements }
+
+    /// Delivered messages waiting for ``accept(_:)``.
+    public var messagesAwaitingAcceptance: Int { endpoint.messagesAwaitingAcceptance }
+
     fileprivate func nextMessage() async -> ReceivedMessage? {
         if let message = endpoint.takeMessage() {
             afterChange()

@@ -6,6 +6,12 @@ public struct EndpointConfiguration: Sendable, Equatable {
     public var maximumBufferedBytes = 32 << 20
     /// Receiver: messages in progress plus completed messages not yet taken by the app.
     public var maximumMessagesInProgress = 8
+    /// Receiver: the `complete` that finishes a delivered message waits until the application accepted it
+    /// (``TransportEndpoint/accept(_:)``), e.g. once a broker stored it. Until then the message counts against
+    /// ``maximumBufferedBytes`` and ``maximumMessagesInProgress``, and the sender's queries are answered `busy`:
+    /// the sender waits (its deadline still applies) and learns `complete` as soon as the message is accepted.
+    /// Responses (correlated to a request) are never held.
+    public var holdsAcknowledgements = false
     /// Sender: messages accepted by ``TransportEndpoint/submit(_:options:now:)`` and not yet finished.
     public var maximumQueuedMessages = 64
     /// Sender: messages whose packets are in flight at once (one channel each, at most 4).

@@ -8,11 +8,22 @@ public struct ReceivedMessage: Sendable, Equatable {
     public var isRequest: Bool
     /// For a response: the message id of the request it answers.
     public var correlationID: UInt32?
+    /// The session of the peer's sending side (PROTOCOL.md 3.9): with ``messageID`` it names the message
+    /// uniquely for as long as that sender runs, across reconnects. 0 when unknown.
+    public var senderSession: UInt64
 
-    public init(messageID: UInt32, body: [UInt8], isRequest: Bool = false, correlationID: UInt32? = nil) {
+    public init(
+        messageID: UInt32, body: [UInt8], isRequest: Bool = false, correlationID: UInt32? = nil, senderSession: UInt64 = 0
+    ) {
         self.messageID = messageID
         self.body = body
         self.isRequest = isRequest
         self.correlationID = correlationID
+        self.senderSession = senderSession
+    }
+
+    /// Equal when the peer sent the same: id, body, kind and correlation (the session is not compared).
+    public static func == (a: ReceivedMessage, b: ReceivedMessage) -> Bool {
+        a.messageID == b.messageID && a.body == b.body && a.isRequest == b.isRequest && a.correlationID == b.correlationID
     }
 }

@@ -61,6 +61,17 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
         return receiver.takeMessage()
     }
 
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: the application accepted `message` (taken from
+    /// ``takeMessage()``), so its `complete` goes to the sender now and its memory is freed. Until then the
+    /// sender's `send` does not complete. Accepting twice, or a message of a sender session that ended, only
+    /// frees the memory.
+    public mutating func accept(_ message: ReceivedMessage) {
+        receiver.accept(session: message.senderSession, messageID: message.messageID)
+    }
+
+    /// Delivered messages whose acknowledgement waits for ``accept(_:)``.
+    public var messagesAwaitingAcceptance: Int { receiver.messagesAwaitingAcceptance }
+
     /// Messages waiting in ``takeMessage()``.
     public var availableMessages: Int { receiver.applicationQueue.count }
 

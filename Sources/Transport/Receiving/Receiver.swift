@@ -37,6 +37,21 @@ struct Receiver: Sendable {
     private var busyOutstanding = false
     private var startMissingCounts = [0, 0, 0, 0]
     private(set) var failures = Deque<TransportError>()
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: delivered messages whose `complete` waits for
+    /// the application's acceptance, keyed by sender session and id; the bytes of those the application
+    /// took stay counted in ``bufferedBytes``.
+    private var unaccepted: [HeldKey: Held] = [:]
+    private var unacceptedTaken = 0
+
+    struct HeldKey: Hashable, Sendable {
+        var session: UInt64
+        var id: UInt32
+    }
+
+    struct Held: Sendable {
+        /// The body's size once the application took it (then counted in ``bufferedBytes``); nil before.
+        var takenBytes: Int?
+    }
     var packetSize = Sender.minimumPacketSize
     /// The session of the sender whose messages this receiver numbers (PROTOCOL.md 3.9); nil before a hello.
     private(set) var peerSession: UInt64?
@@ -48,7 +63,21 @@ struct Receiver: Sendable {
         self.configuration = configuration
     }
 
-    var messagesHeld: Int { open.count + aheadHeld + applicationQueue.count }
+    var messagesHeld: Int { open.count + aheadHeld + applicationQueue.count + unacceptedTaken }
+
+    /// Delivered messages waiting for the application's acceptance.
+    var messagesAwaitingAcceptance: Int { unaccepted.count }
+
+    /// The next message in order is admitted regardless of the limits once the application took and
+    /// accepted everything delivered (so out-of-order completions cannot deadlock the receiver).
+    private func mustAdmit(_ id: UInt32) -> Bool {
+        id == nextDeliveryID && applicationQueue.isEmpty && unaccepted.isEmpty
+    }
+
+    private func isUnaccepted(_ id: UInt32) -> Bool {
+        guard let session = peerSession else { return false }
+        return unaccepted[HeldKey(session: session, id: id)] != nil
+    }
 
     /// What a message in progress counts against ``EndpointConfiguration/maximumBufferedBytes``: its stream, or
     /// for a deflated one the most its body may inflate to, since it is held inflated once complete (found by
@@ -75,12 +104,34 @@ struct Receiver: Sendable {
     /// The next delivered message for the application; taking it frees room (and may send `ready`).
     mutating func takeMessage() -> ReceivedMessage? {
         guard let message = applicationQueue.popFirst() else { return nil }
+        let key = HeldKey(session: message.senderSession, id: message.messageID)
+        if unaccepted[key] != nil {
+            unaccepted[key] = Held(takenBytes: message.body.count)  // stays counted until accepted
+            unacceptedTaken += 1
+            return message
+        }
         bufferedBytes -= message.body.count
-        if busyOutstanding && (hasRoom(for: 0) || applicationQueue.isEmpty) {
+        if busyOutstanding && (hasRoom(for: 0) || (applicationQueue.isEmpty && unaccepted.isEmpty)) {
             busyOutstanding = false
             enqueue(.ready)
         }
         return message
+    }
+
+    /// The application accepted a message it took: its `complete` goes out now (if its sender session is
+    /// still the current one) and its bytes are freed. Unknown or already accepted messages are ignored.
+    mutating func accept(session: UInt64, messageID id: UInt32) {
+        let key = HeldKey(session: session, id: id)
+        guard let held = unaccepted.removeValue(forKey: key) else { return }
+        if let bytes = held.takenBytes {
+            bufferedBytes -= bytes
+            unacceptedTaken -= 1
+        }
+        if session == peerSession { enqueue(.complete(messageID: id)) }
+        if busyOutstanding && (hasRoom(for: 0) || (applicationQueue.isEmpty && unaccepted.isEmpty)) {
+            busyOutstanding = false
+            enqueue(.ready)
+        }
     }
 
     // MARK: Packets
@@ -153,8 +204,7 @@ struct Receiver: Sendable {
             enqueue(.rejected(messageID: id, reason: .tooLarge))
             return
         }
-        let mustAdmit = id == nextDeliveryID && applicationQueue.isEmpty
-        guard hasRoom(for: reservation(header)) || mustAdmit else {
+        guard hasRoom(for: reservation(header)) || mustAdmit(id) else {
             channels[channel] = .refused(id)
             busyOutstanding = true
             enqueue(.busy(messageID: id))
@@ -281,13 +331,18 @@ struct Receiver: Sendable {
             }
             body = inflated
         }
-        enqueue(.complete(messageID: id))
+        let session = peerSession ?? 0
+        if configuration.holdsAcknowledgements && message.header.correlationID == nil {
+            unaccepted[HeldKey(session: session, id: id)] = Held()
+        } else {
+            enqueue(.complete(messageID: id))
+        }
         resolve(
             id,
             .delivered(
                 ReceivedMessage(
                     messageID: id, body: body, isRequest: message.header.flags.contains(.request),
-                    correlationID: message.header.correlationID)))
+                    correlationID: message.header.correlationID, senderSession: session)))
     }
 
     /// A packet failed its check: the link corrupts, so unchecked messages in progress would fail their CRC.
@@ -341,6 +396,8 @@ struct Receiver: Sendable {
 
     /// What to tell a sender about an id that is finished here; nil if it is not.
     private func resolvedAnswer(_ id: UInt32) -> TransportControl? {
+        // Delivered but not accepted yet: the sender waits, as for a full receiver.
+        if isUnaccepted(id) { return .busy(messageID: id) }
         if nextDeliveryID &- id &- 1 < UInt32.max / 2 {  // id < nextDeliveryID (wrapping)
             return outcomes[id] ?? .complete(messageID: id)
         }
@@ -420,7 +477,7 @@ struct Receiver: Sendable {
         } else if let answer = resolvedAnswer(id) {
             enqueue(answer)
         } else if let channel = channels.firstIndex(of: .refused(id)) {
-            if hasRoom(for: 0) || (id == nextDeliveryID && applicationQueue.isEmpty) {
+            if hasRoom(for: 0) || mustAdmit(id) {
                 // Room now: the sender restarts the message from its Start.
                 channels[channel] = .idle
                 enqueue(.unknown(messageID: id))
@@ -436,6 +493,12 @@ struct Receiver: Sendable {
 
     mutating func handleCancel(_ id: UInt32) {
         guard greetedOnConnection else { return }
+        // The sender gave up on a message delivered and not accepted yet: it stops asking; the application
+        // may still accept it (its `complete` is then ignored).
+        if isUnaccepted(id) {
+            enqueue(.cancelled(messageID: id))
+            return
+        }
         if let answer = resolvedAnswer(id) {
             enqueue(answer)
             return

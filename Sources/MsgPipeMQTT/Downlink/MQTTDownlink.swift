@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Messages for the centrals from `PREFIX/ID/down`: a persistent MQTT session (QoS 1) whose every message is
+/// written to a journal (fsync) before its PUBACK goes out, handed out by ``messages``, and reported on
+/// `PREFIX/ID/ack` (QoS 1, the same `id`) once ``acknowledged(_:)`` says a central has it. After a restart
+/// ``messages`` starts with what the journal still holds.
+///
+/// ```swift
+/// let downlink = try await MQTTDownlink.connect(
+///     to: MQTTBrokerURL("mqtt://broker/fleet"), gatewayID: "gw1", journal: "/var/lib/msgpipe-gateway/down")
+/// let pipe = try await MessagePipe.connect(to: "kiosk")
+/// for await message in downlink.messages {
+///     try await pipe.send(message.bytes)          // returns once the central acknowledged it
+///     try await downlink.acknowledged(message)    // PREFIX/ID/ack, then out of the journal
+/// }
+/// ```
+public final class MQTTDownlink: Sendable {
+    /// One message for the centrals.
+    public struct Message: Sendable, Equatable {
+        /// Its `id` user property (or `ID-N`, made from the gateway id and the arrival number, without one).
+        public let id: String
+        /// Its `peer` user property: the one central it is for; nil: every connected central.
+        public let peer: String?
+        public let bytes: [UInt8]
+        let journalName: String
+    }
+
+    public let url: MQTTBrokerURL
+    public let gatewayID: String
+    /// `PREFIX/ID/down`: where the fleet's backend publishes messages for this gateway's centrals.
+    public var downTopic: String { "\(url.prefix)/\(gatewayID)/down" }
+    /// `PREFIX/ID/ack`: one message (payload and `id` property: the message's id) per acknowledged message.
+    public var ackTopic: String { "\(url.prefix)/\(gatewayID)/ack" }
+
+    /// What the journal held at start, then each message as it arrives. Ends at ``close()``.
+    public let messages: AsyncStream<Message>
+    private let continuation: AsyncStream<Message>.Continuation
+    private let journal: DownlinkJournal
+    private let client: MQTTClient
+    /// Files the journal could not read at start (left in place).
+    public let unreadableJournalFiles: [String]
+
+    private init(
+        url: MQTTBrokerURL, gatewayID: String, journal: DownlinkJournal, client: MQTTClient, unreadable: [String],
+        stream: (AsyncStream<Message>, AsyncStream<Message>.Continuation)
+    ) {
+        self.url = url
+        self.gatewayID = gatewayID
+        self.journal = journal
+        self.client = client
+        unreadableJournalFiles = unreadable
+        (messages, continuation) = stream
+    }
+
+    /// Opens the journal in `directory` (created if missing), connects with a persistent session and
+    /// subscribes to `PREFIX/ID/down`. Throws as ``MQTTGateway/connect(to:gatewayID:options:)`` does, and
+    /// ``MQTTGatewayError/journal(_:)`` when the directory cannot be used.
+    public static func connect(
+        to url: MQTTBrokerURL, gatewayID: String, journal directory: String,
+        options: MQTTGateway.Options = MQTTGateway.Options()
+    ) async throws(MQTTGatewayError) -> MQTTDownlink {
+        guard !gatewayID.isEmpty, !gatewayID.contains(where: { "/+#\0".contains($0) }) else {
+            throw .badGatewayID(gatewayID)
+        }
+        let journal = try DownlinkJournal(directory: directory)
+        let (held, unreadable) = journal.pending()
+        let stream = AsyncStream<Message>.makeStream()
+        for message in held { stream.continuation.yield(message) }
+        let number = Mutex(journal.nextNumber())
+        let client = MQTTClient(
+            url: url, clientID: "msgpipe-\(gatewayID)-down", will: nil, persistentSession: true,
+            onLost: { cause in options.onNote("lost the broker \(url): \(cause); reconnecting") },
+            onMessage: { _, payload, id, peer in
+                // On paho's thread, before the PUBACK: the message is on disk before the broker forgets it.
+                let name = number.withLock { number in
+                    defer { number += 1 }
+                    let digits = String(number)
+                    return String(repeating: "0", count: 20 - digits.count) + digits + ".down"
+                }
+                let message = Message(
+                    id: id ?? "\(gatewayID)-\(name.prefix(20))", peer: peer, bytes: payload, journalName: name)
+                do throws(MQTTGatewayError) {
+                    try journal.store(message)
+                } catch {
+                    options.onNote("downlink journal: \(error); the broker delivers the message again")
+                    return false
+                }
+                stream.continuation.yield(message)
+                return true
+            })
+        try await client.connect(timeout: options.connectTimeout)
+        let downlink = MQTTDownlink(
+            url: url, gatewayID: gatewayID, journal: journal, client: client, unreadable: unreadable, stream: stream)
+        do throws(MQTTGatewayError) {
+            try await client.subscribe(downlink.downTopic)
+        } catch {
+            await client.close()
+            throw error
+        }
+        return downlink
+    }
+
+    /// A central acknowledged `message`: publishes its id to `PREFIX/ID/ack` (returns once the broker has it,
+    /// waiting while the broker is away), then removes it from the journal.
+    public func acknowledged(_ message: Message) async throws(MQTTGatewayError) {
+        try await client.publish(
+            MQTTClient.Message(topic: ackTopic, payload: Array(message.id.utf8), properties: [("id", message.id)]))
+        try journal.remove(message)
+    }
+
+    /// Ends ``messages`` and disconnects; what the journal holds stays for the next start.
+    public func close() async {
+        continuation.finish()
+        await client.close()
+    }
+}

@@ -1,10 +1,8 @@
 import Synchronization
 
-/// Messages for the centrals from `PREFIX/ID/down`: a persistent MQTT session (QoS 1) whose every message is
-/// written to a journal (fsync) before its PUBACK goes out, handed out by ``messages``, and reported on
-/// `PREFIX/ID/ack` (QoS 1, the same `id`) once ``acknowledged(_:)`` says a central has it. After a restart
-/// ``messages`` starts with what the journal still holds.
-///
+/// Messages for the centrals from `PREFIX/ID/down` (persistent session, QoS 1): each journaled (fsync) before
+/// its PUBACK, handed out by ``messages`` (after a restart: the journal first), reported on `PREFIX/ID/ack` once
+/// ``acknowledged(_:)`` says a central has it.
 /// ```swift
 /// let downlink = try await MQTTDownlink.connect(
 ///     to: MQTTBrokerURL("mqtt://broker/fleet"), gatewayID: "gw1", journal: "/var/lib/msgpipe-gateway/down")

@@ -3,15 +3,9 @@ import Metrics
 public import MsgPipe
 import Synchronization
 
-/// A gateway on an MQTT broker: every message a central sends is published (MQTT 5, QoS 1) to
-/// `PREFIX/ID/up`, and the central's `send` completes only once the broker acknowledged the publish.
-/// `PREFIX/ID/status` holds `online` (retained) while the gateway is connected and `offline` (the Last Will,
-/// retained) once it is gone.
-///
-/// The pipes must hold their acknowledgements (``MessagePipe/Options/holdsAcknowledgements``): a message is
-/// accepted (acknowledged to the central) after the broker's PUBACK, never before. While the broker is away
-/// messages wait within the receiver's limits, and the centrals see backpressure until their own timeouts.
-///
+/// A gateway on an MQTT broker: each message a central sends is published (MQTT 5, QoS 1) to `PREFIX/ID/up`
+/// and acknowledged to the central only after the broker's PUBACK (the pipes hold their acknowledgements);
+/// while the broker is away the centrals see backpressure. `PREFIX/ID/status`: `online`, `offline` as Will.
 /// ```swift
 /// let gateway = try await MQTTGateway.connect(to: MQTTBrokerURL("mqtt://broker/fleet"), gatewayID: "gw1")
 /// var options = MessagePipe.Options()

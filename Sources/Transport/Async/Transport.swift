@@ -215,11 +215,8 @@ public actor Transport {
 
     // MARK: Receiving
 
-    /// With ``EndpointConfiguration/holdsAcknowledgements``: `message` (from ``messages``) is accepted, so
-    /// the peer's `send` of it completes now. Until then the peer waits, and this side holds the message
-    /// within its receive limits. A message never accepted is never acknowledged: if this side goes away,
-    /// the peer's sender sends it again to the next receiver.
-    ///
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: `message` is accepted, so the peer's `send` of it
+    /// completes now; until then the peer waits. A message never accepted is never acknowledged.
     /// ```swift
     /// var options = TransportOptions()
     /// options.endpoint.holdsAcknowledgements = true

@@ -4,8 +4,7 @@ import Synchronization
 /// its PUBACK, handed out by ``messages`` (after a restart: the journal first), reported on `PREFIX/ID/ack` once
 /// ``acknowledged(_:)`` says a central has it.
 /// ```swift
-/// let downlink = try await MQTTDownlink.connect(
-///     to: MQTTBrokerURL("mqtt://broker/fleet"), gatewayID: "gw1", journal: "/var/lib/msgpipe-gateway/down")
+/// let downlink = try await MQTTDownlink.connect(to: broker, gatewayID: "gw1", journal: "/var/lib/gw/down")
 /// let pipe = try await MessagePipe.connect(to: "kiosk")
 /// for await message in downlink.messages {
 ///     try await pipe.send(message.bytes)          // returns once the central acknowledged it

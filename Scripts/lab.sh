@@ -40,7 +40,7 @@ for peer in att_server att_client att_hostile att_blast; do
 done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
-BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-1500}" -- \
+BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-2400}" -- \
 	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-0}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
 	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log

@@ -27,12 +27,13 @@ bond_listen() {
 		> /dev/null 2> "$OUT/tbond_$1_listen.log" & BOND_LS=$!
 	wait_for "$OUT/tbond_$1_listen.log" "advertising"
 }
-# bond_phone TAG [ARGS...]: the Bumble phone writes the text; its exit status and log in $OUT/tbond_TAG.log
+# bond_phone TAG [ARGS...]: the Bumble phone writes the text; its exit status goes into the check's log
+# ($OUT/tbond_N.log for TAG N, Na, Nb), its output into $OUT/tbond_TAG_bumble.log
 bond_phone() {
 	local tag=$1; shift
 	timeout 150 "$BOND_PY" Tests/lab/bumble_bond.py --transport "hci-socket:$BOND_INDEX" --to msgpipe-bond \
 		--keystore "$BOND_KEYS" --address "$BOND_PHONE" --send "$OUT/bond_text.txt" "$@" > "$OUT/tbond_${tag}_bumble.log" 2>&1
-	echo "bumble exit $?" >> "$OUT/tbond_$tag.log"
+	echo "bumble exit $?" >> "$OUT/tbond_${tag:0:1}.log"   # 3a and 3b into bond 3's log
 }
 # bond_finish TAG: listen's exit, the message compared, both logs appended
 bond_finish() {
@@ -69,7 +70,8 @@ bond_finish 1
 	"$MSGPIPE" bonds list --bonds "$BONDS" | sed 's/^/bonds list: /'
 	sed 's/value=.*/value=.../' "$BONDS/$BLELAB_ADDR_A.bonds" | sed 's/^/bond file: /'
 } >> "$OUT/tbond_1.log" 2>&1
-bond_time 1 "first pairing (LE SC Just Works, bonding)"
+bond_time 1 "first pairing (Just Works, bonding)"
+echo "   bonding: $(grep -m1 '^bonds list: ' "$OUT/tbond_1.log")" | tee -a "$OUT/results.txt"
 expect "bond 1: a Bumble phone pairs with bonding (LE SC, Just Works) with listen --security medium --bonds; msgpipe's agent accepts, the message arrives, the bond is kept 0600 in a 0700 directory" \
 	"$OUT/tbond_1.log" "bumble exit 0" "listen exit 0" "byte-identical" "^no stored keys" "^paired and bonded" \
 	"pairs with hci0 \\(Just Works\\): accepted" "bonded with hci0: its LTK" "^dir mode 700" "^file mode 600" \

@@ -506,8 +506,8 @@ if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
 # A phone that pairs with bonding (Scripts/lab-bonding.sh, kernel backend, Bumble as the phone): LAB_ONLY=bonding
-# runs only it; the full run includes it with LAB_BONDING=1 (opt-in until it has passed three runs in a row).
-if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-0}" = 1 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
+# runs only it; the full run includes it unless LAB_BONDING=0 (bond 3 only with LAB_BONDING_LOST=1, docs/LAB.md).
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
 . "$PWD/Scripts/lab-bonding.sh"
 fi  # LAB_ONLY (bonding)
 

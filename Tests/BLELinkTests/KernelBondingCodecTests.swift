@@ -42,6 +42,12 @@ struct KernelBondingCodecTests {
         #expect(throws: BluetoothError.self) { try SetIOCapability(decoding: [0x05][...]) }
         expectTruncationsAndTrailingBytesThrow([0x01]) { (bytes) throws(BluetoothError) in _ = try SetBondable(decoding: bytes) }
         expectTruncationsAndTrailingBytesThrow([0x03]) { (bytes) throws(BluetoothError) in _ = try SetIOCapability(decoding: bytes) }
+        #expect(SetSecureConnections(mode: 1).command(0).encoded() == [0x2D, 0x00, 0x00, 0x00, 0x01, 0x00, 0x01])
+        #expect(try SetSecureConnections(decoding: [0x02][...]) == SetSecureConnections(mode: 2))
+        #expect(throws: BluetoothError.self) { try SetSecureConnections(decoding: [0x03][...]) }
+        expectTruncationsAndTrailingBytesThrow([0x01]) { (bytes) throws(BluetoothError) in
+            _ = try SetSecureConnections(decoding: bytes)
+        }
     }
 
     @Test func loadLongTermKeysCarriesCountAndKeys() throws {

@@ -6,7 +6,7 @@ peripheral served with `--security medium` from a fixed random static address (a
 link as a phone does: with keys for the peripheral in its key store (a Bumble JsonKeyStore file) it encrypts with
 the stored Long Term Key, without pairing; without keys it pairs with LE Secure Connections, Just Works
 (NoInputNoOutput), bonding requested, and Bumble stores the keys. Then it writes FILE in the lines format to the
-Nordic UART Service's RX (write with response) and leaves.
+Nordic UART Service's RX (write with response, after subscribing to TX as a phone app does) and leaves.
 
     bumble_bond.py --transport hci-socket:3 --to NAME --keystore FILE [--address C0:...] [--mtu 185]
                    --send FILE [--repair] [--timeout S]
@@ -22,6 +22,7 @@ Output, one line each (the lab parses it):
     encryption with the stored key failed: ERROR
     no stored keys for ADDRESS: pairing (LE Secure Connections, Just Works, bonding)
     paired and bonded in S s (encrypted: True|False)
+    keys: KIND...
     wrote V values, B bytes (lines)
     done: encrypted in S s (stored key|paired), B bytes
 Exit status 0 when done, 1 on a failure to encrypt or a missing service, 2 on a Bumble or HCI error.
@@ -44,6 +45,7 @@ except ImportError as error:  # the lab skips its bonding checks then; say why
 
 NUS_SERVICE = UUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
 NUS_RX = UUID("6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
+NUS_TX = UUID("6E400003-B5A3-F393-E0A9-E50E24DCCA9E")
 
 
 def say(line: str) -> None:
@@ -109,6 +111,10 @@ async def run(args: argparse.Namespace) -> int:
             await connection.pair()
             how = "paired"
             say(f"paired and bonded in {time.monotonic() - t1:.2f} s (encrypted: {connection.is_encrypted})")
+            stored = await device.keystore.get(str(connection.peer_address))
+            if stored is not None:
+                say("keys: " + " ".join(k for k in ("ltk", "ltk_central", "ltk_peripheral", "irk", "csrk")
+                                        if getattr(stored, k) is not None))
         secured = time.monotonic() - t1
         if not connection.is_encrypted:
             say("the link is not encrypted")
@@ -121,9 +127,12 @@ async def run(args: argparse.Namespace) -> int:
             return 1
         await services[0].discover_characteristics()
         rx = services[0].get_characteristics_by_uuid(NUS_RX)
-        if not rx:
-            say("the Nordic UART Service has no RX")
+        tx = services[0].get_characteristics_by_uuid(NUS_TX)
+        if not rx or not tx:
+            say("the Nordic UART Service lacks RX or TX")
             return 1
+        # A phone app subscribes to TX before it writes; msgpipe serves a plain-format central once it subscribed.
+        await peer.subscribe(tx[0], lambda value: None)
         with open(args.send, "rb") as f:
             data = f.read() + b"\n"
         size = min(mtu - 3, 512)

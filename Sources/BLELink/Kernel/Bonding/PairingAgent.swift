@@ -2,9 +2,10 @@ import Glibc
 import Synchronization
 
 /// The kernel backend's pairing agent for one adapter while a peripheral serves with security medium: sets
-/// NoInputNoOutput and bondable, loads the stored keys (a bonded phone encrypts again), answers Just Works
-/// confirmations (``PairingPolicy``) and stores the keys the kernel hands over. ``stop()`` undoes bondable.
-/// Needs CAP_NET_ADMIN.
+/// NoInputNoOutput, bondable and LE Secure Connections (legacy pairing stays accepted), loads the stored keys
+/// (a bonded phone encrypts again), answers Just Works confirmations (``PairingPolicy``) and stores the keys
+/// the kernel hands over. ``stop()`` undoes what it turned on. Needs CAP_NET_ADMIN.
+///
 /// ```swift
 /// let agent = try PairingAgent(adapter: adapter, store: BondStore(directory: dir, adapter: adapter.address)) { print($0) }
 /// defer { agent.stop() }
@@ -17,6 +18,8 @@ public final class PairingAgent: Sendable {
     private let wake: WakePipe
     private let descriptor: Int32
     private let wasBondable: Bool
+    /// Whether the agent turned Secure Connections on (and turns it off at stop).
+    private let enabledSecureConnections: Bool
 
     private struct State: ~Copyable {
         /// Owned by the agent's thread, which closes it when it ends (so its descriptor is never reused under a poll).
@@ -40,6 +43,15 @@ public final class PairingAgent: Sendable {
         let info = try ControllerInfo(decoding: try management.execute(.readControllerInfo(adapter.index))[...])
         try management.execute(SetIOCapability(.noInputNoOutput).command(adapter.index))
         try management.execute(SetBondable(true).command(adapter.index))
+        var enabledSecureConnections = false
+        if info.supportedSettings.contains(.secureConnections), !info.currentSettings.contains(.secureConnections) {
+            do {
+                try management.execute(SetSecureConnections(mode: 1).command(adapter.index))
+                enabledSecureConnections = true
+            } catch {
+                onNote(PairingNote(.detail, "\(adapter.name): LE Secure Connections stay off (\(error)): pairing is legacy"))
+            }
+        }
         if let bonds {
             let ltks = bonds.longTermKeys.filter(\.isLoadable)
             let irks = bonds.identityResolvingKeys.filter(\.isLoadable)
@@ -63,6 +75,7 @@ public final class PairingAgent: Sendable {
         self.wake = wake
         self.descriptor = management.descriptor
         self.wasBondable = info.currentSettings.contains(.bondable)
+        self.enabledSecureConnections = enabledSecureConnections
         self.state = Mutex(State(
             management: management, policy: PairingPolicy(adapterIndex: adapter.index, adapterName: adapter.name, bonds: bonds)))
         let status = DetachedThread.spawn { [self] in run() }
@@ -77,8 +90,8 @@ public final class PairingAgent: Sendable {
     /// Whether ``stop()`` was called.
     public var isStopped: Bool { state.withLock { $0.stopped } }
 
-    /// Stops answering (the thread ends and closes its socket) and makes the adapter not bondable again if
-    /// it was not before. Idempotent.
+    /// Stops answering (the thread ends and closes its socket) and turns bondable and Secure Connections off
+    /// again where the agent turned them on. Idempotent.
     public func stop() {
         let running = state.withLock { state in
             defer { state.stopped = true }
@@ -86,9 +99,9 @@ public final class PairingAgent: Sendable {
         }
         guard running else { return }
         wake.wake()
-        if !wasBondable, let management = try? ManagementSocket() {
-            _ = try? management.execute(SetBondable(false).command(adapter.index))
-        }
+        guard !wasBondable || enabledSecureConnections, let management = try? ManagementSocket() else { return }
+        if !wasBondable { _ = try? management.execute(SetBondable(false).command(adapter.index)) }
+        if enabledSecureConnections { _ = try? management.execute(SetSecureConnections(mode: 0).command(adapter.index)) }
     }
 
     private func run() {

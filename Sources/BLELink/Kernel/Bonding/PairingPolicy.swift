@@ -118,7 +118,7 @@ public struct PairingPolicy: Sendable {
             guard unpairedLinks.remove(peer) != nil else { return [] }
             return [.note(PairingNote(.warning, """
                 \(peer) left \(adapterName) without pairing, and this box holds no bond for it, so its link was \
-                never encrypted and it could not write. \(lostBondAdvice(peer))
+                never encrypted. \(lostBondAdvice(peer))
                 """))]
         case let .deviceConnected(peer):
             guard let bonds else { return [] }

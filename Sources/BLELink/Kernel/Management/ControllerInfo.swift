@@ -9,6 +9,7 @@ public struct ControllerSettings: OptionSet, Sendable, Hashable {
     public static let bondable = ControllerSettings(rawValue: 1 << 4)
     public static let bredr = ControllerSettings(rawValue: 1 << 7)
     public static let lowEnergy = ControllerSettings(rawValue: 1 << 9)
+    public static let secureConnections = ControllerSettings(rawValue: 1 << 11)
     public static let advertising = ControllerSettings(rawValue: 1 << 10)
 }
 

@@ -87,3 +87,26 @@ public struct UnpairDevice: Equatable, Sendable {
         return ManagementCommand(opcode: Self.opcode, controllerIndex: controllerIndex, parameters: parameters, name: "Unpair Device")
     }
 }
+
+/// Set Secure Connections (command 0x002D): 0 off, 1 on (LE Secure Connections preferred, legacy pairing still
+/// accepted), 2 Secure Connections only. Returns the controller's current settings.
+public struct SetSecureConnections: Equatable, Sendable {
+    public static let opcode: UInt16 = 0x002D
+    public var mode: UInt8
+
+    public init(mode: UInt8) { self.mode = mode }
+
+    /// Decodes the parameters (1 byte, 0-2).
+    public init(decoding parameters: ArraySlice<UInt8>) throws(BluetoothError) {
+        var reader = ManagementReader(parameters, context: "Set Secure Connections")
+        mode = try reader.uint8()
+        try reader.finish()
+        guard mode <= 2 else { throw .malformedManagementPacket("Set Secure Connections: mode \(mode), not 0-2") }
+    }
+
+    public func encode(into out: inout [UInt8]) { out.append(mode) }
+
+    public func command(_ controllerIndex: UInt16) -> ManagementCommand {
+        ManagementCommand(opcode: Self.opcode, controllerIndex: controllerIndex, parameters: [mode], name: "Set Secure Connections")
+    }
+}

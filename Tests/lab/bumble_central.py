@@ -164,6 +164,19 @@ async def find_by_name(device: Device, name: str, timeout: float) -> hci.Address
         await device.stop_scanning()
 
 
+async def connect_to(device: Device, args: argparse.Namespace, t0: float):
+    """Connects from the random static address to --to: a public address, or a name found by an active scan."""
+    if ":" in args.to:
+        target = hci.Address(args.to, hci.Address.PUBLIC_DEVICE_ADDRESS)
+    else:
+        target = await find_by_name(device, args.to, args.scan_timeout)
+        say(f"found {args.to} at {target} after {time.monotonic() - t0:.2f} s")
+    connection = await device.connect(target, own_address_type=hci.OwnAddressType.RANDOM,
+                                      timeout=args.connect_timeout)
+    say(f"connected to {connection.peer_address} after {time.monotonic() - t0:.2f} s")
+    return connection
+
+
 async def pace(device: Device, connection, limit: int) -> None:
     """Waits while more than LIMIT ACL packets are queued or in flight: the host queue itself is unbounded."""
     queue = device.host.get_data_packet_queue(connection.handle)
@@ -184,14 +197,7 @@ async def run(args: argparse.Namespace) -> int:
         device = Device.with_hci("bumble-central", hci.Address.generate_static_address(), source, sink)
         await device.power_on()
         say(f"own address {device.random_address} (random static)")
-        if ":" in args.to:
-            target = hci.Address(args.to, hci.Address.PUBLIC_DEVICE_ADDRESS)
-        else:
-            target = await find_by_name(device, args.to, args.scan_timeout)
-            say(f"found {args.to} at {target} after {time.monotonic() - t0:.2f} s")
-        connection = await device.connect(target, own_address_type=hci.OwnAddressType.RANDOM,
-                                          timeout=args.connect_timeout)
-        say(f"connected to {connection.peer_address} after {time.monotonic() - t0:.2f} s")
+        connection = await connect_to(device, args, t0)
         disconnected = asyncio.Event()
         connection.on("disconnection", lambda *_: disconnected.set())
         peer = Peer(connection)

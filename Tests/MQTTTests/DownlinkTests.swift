@@ -1,18 +1,20 @@
 import Foundation
 import MsgPipe
 import MsgPipeMQTT
+import Synchronization
 import Testing
 
 /// `PREFIX/ID/down` through the journal to a central and the acknowledgement on `PREFIX/ID/ack`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
 struct DownlinkTests {
-    private func publish(port: Int, topic: String, _ payload: String, id: String?) async {
+    private func publish(port: Int, topic: String, _ payload: String, id: String?, peer: String? = nil) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
                 var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
                 if let id { arguments += ["-D", "publish", "user-property", "id", id] }
+                if let peer { arguments += ["-D", "publish", "user-property", "peer", peer] }
                 process.arguments = arguments
                 try? process.run()
                 process.waitUntilExit()
@@ -81,5 +83,95 @@ struct DownlinkTests {
         #expect(await exited(gateway) == 0)
         await phone.close()
         acks.stop()
+    }
+
+    @Test func asThePeripheralAMessageGoesToEveryCentralOrTheNamedOneAndWaitsForItsCentral() async throws {
+        let broker = try Mosquitto()
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("gw.sock").path
+        let journal = dir.appendingPathComponent("state").path
+        let gateway = Process()
+        gateway.executableURL = ListenMQTTCLITests.binary
+        gateway.arguments = [
+            "send", "--link", "unix:\(path)", "--role", "peripheral", "--mqtt", broker.url, "--gateway", "gw1",
+            "--state", journal,
+        ]
+        gateway.standardError = FileHandle.nullDevice
+        try gateway.run()
+        defer { gateway.terminate() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: path), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Connected one after the other: the gateway names them unix:PATH#1 and #2.
+        let a = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        let b = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        try await Task.sleep(for: .milliseconds(300))
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to all", id: "m-1")
+        #expect(await a.waitFor(["to all"]))
+        #expect(await b.waitFor(["to all"]))
+        #expect(await acks.waitFor(count: 1, seconds: 10))
+        #expect(acks.received.first?.properties["id"] == "m-1")
+        #expect(acks.received.first?.properties["centrals"] == "2")
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to b", id: "m-2", peer: "unix:\(path)#2")
+        #expect(await b.waitFor(["to all", "to b"]))
+        #expect(await acks.waitFor(count: 2, seconds: 10))
+        #expect(acks.received.last?.properties["centrals"] == "1")
+
+        // For a central not connected yet: it waits in the journal, unacknowledged, until that central comes.
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to c", id: "m-3", peer: "unix:\(path)#3")
+        try await Task.sleep(for: .seconds(1))
+        #expect(journalFiles(journal).count == 1)
+        #expect(acks.received.count == 2)
+        let c = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        #expect(await c.waitFor(["to c"]))
+        #expect(await acks.waitFor(count: 3, seconds: 10))
+        #expect(acks.received.last?.properties["id"] == "m-3")
+        #expect(journalFiles(journal).isEmpty)
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "last", id: "m-4")
+        #expect(await a.waitFor(["to all", "last"]))
+        #expect(await b.waitFor(["to all", "to b", "last"]))
+        #expect(await c.waitFor(["to c", "last"]))
+        #expect(await acks.waitFor(count: 4, seconds: 10))
+        #expect(acks.received.last?.properties["centrals"] == "3")
+        gateway.terminate()
+        #expect(await exited(gateway) == 0)
+        for inbox in [a, b, c] { await inbox.close() }
+        acks.stop()
+    }
+}
+
+/// A central's messages as text, collected as they arrive.
+final class Inbox: Sendable {
+    private let pipe: MessagePipe
+    private final class Texts: Sendable { let value = Mutex<[String]>([]) }
+    private let texts = Texts()
+    private let task: Task<Void, Never>
+
+    init(_ pipe: MessagePipe) {
+        self.pipe = pipe
+        let texts = self.texts
+        task = Task {
+            for await message in pipe.messages {
+                texts.value.withLock { $0.append(String(decoding: message.bytes, as: UTF8.self)) }
+            }
+        }
+    }
+
+    var received: [String] { texts.value.withLock { $0 } }
+
+    /// True once exactly `expected` arrived (within `seconds`).
+    func waitFor(_ expected: [String], seconds: Double = 10) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while received.count < expected.count, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        try? await Task.sleep(for: .milliseconds(100))  // nothing more than expected
+        return received == expected
+    }
+
+    func close() async {
+        await pipe.close()
+        task.cancel()
     }
 }

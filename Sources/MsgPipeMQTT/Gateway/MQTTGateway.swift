@@ -201,6 +201,8 @@ private final class FirstFailure: Sendable {
 struct RecordedMetrics: Sendable {
     let messagesUp: Counter
     let bytesUp: Counter
+    let messagesDown: Counter
+    let bytesDown: Counter
     let held: Gauge
     let centrals: Gauge
 
@@ -208,6 +210,8 @@ struct RecordedMetrics: Sendable {
         let dimensions = [("gateway", gatewayID)]
         messagesUp = Counter(label: "msgpipe_gateway_messages_up", dimensions: dimensions)
         bytesUp = Counter(label: "msgpipe_gateway_bytes_up", dimensions: dimensions)
+        messagesDown = Counter(label: "msgpipe_gateway_messages_down", dimensions: dimensions)
+        bytesDown = Counter(label: "msgpipe_gateway_bytes_down", dimensions: dimensions)
         held = Gauge(label: "msgpipe_gateway_messages_held", dimensions: dimensions)
         centrals = Gauge(label: "msgpipe_gateway_centrals", dimensions: dimensions)
     }

@@ -101,9 +101,9 @@ mp_mqtt *mp_mqtt_create(const char *uri, const char *client_id, void *context, m
 }
 
 static void connect_succeeded(void *context, MQTTAsync_successData5 *response) {
-    (void)response;
     mp_mqtt *client = context;
-    client->on_event(client->context, MP_MQTT_CONNECTED, 0, 0, NULL);
+    int session_present = response != NULL ? response->alt.connect.sessionPresent : 0;
+    client->on_event(client->context, MP_MQTT_CONNECTED, 0, session_present, NULL);
 }
 
 static void connect_failed(void *context, MQTTAsync_failureData5 *response) {

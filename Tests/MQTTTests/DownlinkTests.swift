@@ -23,6 +23,23 @@ struct DownlinkTests {
         }
     }
 
+    /// The stream's next message, or nil within `seconds`.
+    private func next(_ messages: AsyncStream<MQTTDownlink.Message>, within seconds: Double) async -> MQTTDownlink.Message? {
+        await withTaskGroup(of: MQTTDownlink.Message?.self) { group in
+            group.addTask {
+                var iterator = messages.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
     private func journalFiles(_ directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".down") }
     }
@@ -53,6 +70,24 @@ struct DownlinkTests {
         #expect(acks.received.first?.properties["id"] == "cmd-1")
         await downlink.close()
         acks.stop()
+    }
+
+    @Test func aBrokerThatLostTheSessionIsSubscribedToAgain() async throws {
+        let broker = try Mosquitto()
+        let journal = try scratchDirectory().appendingPathComponent("down").path
+        let downlink = try await MQTTDownlink.connect(to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: journal)
+        let subscribes = { broker.log.components(separatedBy: "Received SUBSCRIBE from msgpipe-gw1-down").count - 1 }
+        #expect(subscribes() == 1)
+        try broker.restartForgettingSessions()
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while subscribes() < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(subscribes() == 2)
+        try await Task.sleep(for: .milliseconds(200))  // the SUBACK
+        await publish(port: broker.port, topic: "fleet/gw1/down", "after the restart", id: "r-1")
+        let message = try #require(await next(downlink.messages, within: 10))
+        #expect(message.id == "r-1")
+        #expect(message.bytes == Array("after the restart".utf8))
+        await downlink.close()
     }
 
     @Test func sendMQTTDeliversToTheCentralAndReportsTheAcknowledgement() async throws {

@@ -78,6 +78,14 @@ final class Mosquitto: @unchecked Sendable {
         self.process = nil
     }
 
+    /// Stops the broker, deletes its store (sessions and queued messages: as a broker without persistence
+    /// forgets them), and starts it again on the same port.
+    func restartForgettingSessions() throws {
+        stop()
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("mosquitto.db"))
+        try start()
+    }
+
     /// Waits up to 5 s for `process` to exit, then kills it. Reads /proc: Foundation notices an exit late.
     static func awaitExit(_ process: Process) {
         let pid = process.processIdentifier

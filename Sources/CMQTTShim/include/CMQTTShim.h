@@ -8,7 +8,7 @@
 typedef struct mp_mqtt mp_mqtt;
 
 enum mp_mqtt_event_kind {
-    MP_MQTT_CONNECTED = 1,        /* code: 0 */
+    MP_MQTT_CONNECTED = 1,        /* code: the CONNACK's session present flag (1: the broker kept the session) */
     MP_MQTT_CONNECT_FAILED = 2,   /* code: MQTT 5 reason code (>= 0x80) or a negative paho code; text */
     MP_MQTT_CONNECTION_LOST = 3,  /* text: the cause, may be NULL */
     MP_MQTT_PUBLISHED = 4,        /* tag; code: the PUBACK's reason code (0 or 0x10 success) */

@@ -37,6 +37,10 @@ final class MQTTClient: Sendable {
         var nextKey = 0
         var nextTag: Int64 = 1
         var subscribeWaiter: CheckedContinuation<Void, any Error>?
+        /// Topics subscribed so far: subscribed again when a reconnect finds the session gone.
+        var subscriptions: [String] = []
+        /// Subscribing again is due (the session was lost and the renewal has not been granted yet).
+        var resubscribe = false
     }
 
     let url: MQTTBrokerURL
@@ -147,12 +151,14 @@ final class MQTTClient: Sendable {
         }
     }
 
-    /// Subscribes at QoS 1; messages arrive through `onMessage`.
+    /// Subscribes at QoS 1; messages arrive through `onMessage`. The subscription is renewed after any
+    /// reconnect whose CONNACK says the broker did not keep the session (it restarted without its store).
     func subscribe(_ topic: String) async throws(MQTTGatewayError) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let handle = state.withLock { state -> Handle? in
                     state.subscribeWaiter = continuation
+                    if !state.subscriptions.contains(topic) { state.subscriptions.append(topic) }
                     return state.handle
                 }
                 guard let handle, mp_mqtt_subscribe(handle.pointer, topic) == 0 else {
@@ -225,7 +231,8 @@ final class MQTTClient: Sendable {
     fileprivate func handle(kind: Int32, tag: Int64, code: Int32, text: String?) {
         switch kind {
         case Int32(MP_MQTT_CONNECTED.rawValue):
-            let (waiter, resend, handle) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [(Message, Int64)], Handle?) in
+            let (waiter, resend, handle, topics) = state.withLock {
+                state -> (CheckedContinuation<Void, any Error>?, [(Message, Int64)], Handle?, [String]) in
                 state.connected = true
                 state.reconnecting = false
                 let waiter = state.connectWaiter
@@ -237,10 +244,15 @@ final class MQTTClient: Sendable {
                     state.pending[key]?.tag = tag
                     resend.append((state.pending[key]!.message, tag))
                 }
-                return (waiter, resend, state.handle)
+                if code == 0, !state.subscriptions.isEmpty { state.resubscribe = true }
+                return (waiter, resend, state.handle, state.resubscribe ? state.subscriptions : [])
             }
             onConnected()
-            if let handle { for (message, tag) in resend { transmit(message, handle: handle, tag: tag) } }
+            if let handle {
+                // A renewal that fails is tried again at the next connect.
+                for topic in topics { _ = mp_mqtt_subscribe(handle.pointer, topic) }
+                for (message, tag) in resend { transmit(message, handle: handle, tag: tag) }
+            }
             waiter?.resume()
         case Int32(MP_MQTT_CONNECT_FAILED.rawValue):
             let waiter = state.withLock { state in
@@ -288,11 +300,13 @@ final class MQTTClient: Sendable {
                 done.0.resume()
             }
         case Int32(MP_MQTT_SUBSCRIBED.rawValue), Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue):
+            let failed = code >= 0x80 || kind == Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue)
             let waiter = state.withLock { state in
+                if state.subscribeWaiter == nil { state.resubscribe = failed }
                 defer { state.subscribeWaiter = nil }
                 return state.subscribeWaiter
             }
-            if code >= 0x80 || kind == Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue) {
+            if failed {
                 waiter?.resume(
                     throwing: MQTTGatewayError.subscribeRefused(topic: "", reasonCode: Int(max(code, 0x80)), reason: text ?? "refused"))
             } else {

@@ -178,6 +178,58 @@ struct DownlinkTests {
     }
 }
 
+extension DownlinkTests {
+    @Test func theDownlinkMetricsCountMessagesAndTheRetransmissionsOfAStalledCentral() async throws {
+        let broker = try Mosquitto()
+        let metrics = try Consumer(port: broker.port, topic: "fleet/+/metrics")
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("gw.sock").path
+        let gateway = Process()
+        gateway.executableURL = ListenMQTTCLITests.binary
+        gateway.arguments = [
+            "send", "--link", "unix:\(path)", "--role", "peripheral", "--mqtt", broker.url, "--gateway", "gw1",
+            "--state", dir.appendingPathComponent("state").path, "--metrics-interval", "1",
+        ]
+        gateway.standardError = FileHandle.nullDevice
+        try gateway.run()
+        defer { gateway.terminate() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: path), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let central = Process()
+        central.executableURL = ListenMQTTCLITests.binary
+        central.arguments = ["listen", "--link", "unix:\(path)", "--role", "central"]
+        central.standardOutput = FileHandle.nullDevice
+        central.standardError = FileHandle.nullDevice
+        try central.run()
+        defer { central.terminate() }
+        try await Task.sleep(for: .milliseconds(700))
+        // The central stops reading: the gateway's retransmission timer fires until it runs again.
+        kill(central.processIdentifier, SIGSTOP)
+        await publish(port: broker.port, topic: "fleet/gw1/down", String(repeating: "x", count: 20_000), id: "big")
+        try await Task.sleep(for: .seconds(2))
+        kill(central.processIdentifier, SIGCONT)
+        #expect(await acks.waitFor(count: 1, seconds: 20))
+        func latest() -> [String: Int] {
+            guard let line = metrics.received.last?.payload,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int]
+            else { return [:] }
+            return object
+        }
+        let until = Date(timeIntervalSinceNow: 10)
+        while latest()["messages_down"] != 1, Date() < until { try await Task.sleep(for: .milliseconds(100)) }
+        let line = latest()
+        #expect(line["messages_down"] == 1)
+        #expect(line["bytes_down"] == 20_000)
+        #expect(line["centrals"] == 1)
+        #expect((line["retransmissions"] ?? 0) > 0)
+        gateway.terminate()
+        #expect(await exited(gateway) == 0)
+        metrics.stop()
+        acks.stop()
+    }
+}
+
 /// A central's messages as text, collected as they arrive.
 final class Inbox: Sendable {
     private let pipe: MessagePipe

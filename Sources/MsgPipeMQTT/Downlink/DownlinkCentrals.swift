@@ -29,6 +29,9 @@ final class DownlinkCentrals: Sendable {
         state.withLock { state in state.pipes.removeAll { $0 === pipe } }
     }
 
+    /// The centrals connected now.
+    var connectedCount: Int { state.withLock { $0.pipes.count(where: \.isConnected) } }
+
     /// No central will be added any more: waits end.
     func finish() {
         let waiters = state.withLock { state in

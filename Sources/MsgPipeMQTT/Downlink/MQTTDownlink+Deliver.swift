@@ -75,14 +75,23 @@ extension MQTTDownlink {
         return nil
     }
 
-    /// One send; true once the central acknowledged it.
+    /// One send; true once the central acknowledged it. Counts the segments Transport sent again meanwhile
+    /// (the only sender on the pipe is this delivery, one message at a time).
     private func send(_ message: Message, to pipe: MessagePipe) async -> Bool {
+        let before = await pipe.transport?.retransmittedSegments ?? 0
+        let sent: Bool
         do {
             try await pipe.send(message.bytes)
-            return true
+            sent = true
         } catch {
             options.onNote("message \(message.id) to \(pipe.peer): \(error)")
-            return false
+            sent = false
         }
+        let resent = (await pipe.transport?.retransmittedSegments ?? 0) - before
+        if resent > 0 {
+            counters.withLock { $0.retransmissions += resent }
+            recorded.retransmissions.increment(by: resent)
+        }
+        return sent
     }
 }

@@ -26,6 +26,8 @@ public final class MQTTDownlink: Sendable {
     public var downTopic: String { "\(url.prefix)/\(gatewayID)/down" }
     /// `PREFIX/ID/ack`: one message (payload and `id` property: the message's id) per acknowledged message.
     public var ackTopic: String { "\(url.prefix)/\(gatewayID)/ack" }
+    /// `PREFIX/ID/metrics`: this process's metrics line every ``MQTTGateway/Options/metricsInterval``.
+    public var metricsTopic: String { "\(url.prefix)/\(gatewayID)/metrics" }
 
     /// What the journal held at start, then each message as it arrives. Ends at ``close()``.
     public let messages: AsyncStream<Message>
@@ -36,6 +38,7 @@ public final class MQTTDownlink: Sendable {
     let counters = Mutex(MQTTGatewayMetrics())
     let recorded: RecordedMetrics
     let centrals = DownlinkCentrals()
+    private let metricsTask = Mutex<Task<Void, Never>?>(nil)
     /// Files the journal could not read at start (left in place).
     public let unreadableJournalFiles: [String]
 
@@ -99,6 +102,11 @@ public final class MQTTDownlink: Sendable {
             await client.close()
             throw error
         }
+        if let interval = options.metricsInterval {
+            downlink.metricsTask.withLock {
+                $0 = RecordedMetrics.repeating(every: interval) { try? await downlink.publishMetrics() }
+            }
+        }
         return downlink
     }
 
@@ -119,9 +127,26 @@ public final class MQTTDownlink: Sendable {
         recorded.bytesDown.increment(by: message.bytes.count)
     }
 
+    /// The counters so far: messages and bytes down (acknowledged by their centrals), retransmissions, the
+    /// centrals connected.
+    public var metrics: MQTTGatewayMetrics {
+        let centrals = centrals.connectedCount
+        return counters.withLock { metrics in
+            metrics.centralsConnected = centrals
+            return metrics
+        }
+    }
+
+    /// Publishes the metrics line (``MQTTGatewayMetrics/jsonLine``) to ``metricsTopic`` now.
+    public func publishMetrics() async throws(MQTTGatewayError) {
+        recorded.centrals.record(centrals.connectedCount)
+        try await client.publish(MQTTClient.Message(topic: metricsTopic, payload: Array(metrics.jsonLine.utf8)))
+    }
+
     /// Ends ``messages`` and ``deliver(through:)``, and disconnects; what the journal holds stays for the next
     /// start.
     public func close() async {
+        metricsTask.withLock { $0 }?.cancel()
         centrals.finish()
         continuation.finish()
         await client.close()

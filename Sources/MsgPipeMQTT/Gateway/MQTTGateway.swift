@@ -77,14 +77,7 @@ public final class MQTTGateway: Sendable {
         try await client.connect(timeout: options.connectTimeout)
         let gateway = MQTTGateway(url: url, gatewayID: gatewayID, client: client)
         if let interval = options.metricsInterval {
-            gateway.metricsTask.withLock {
-                $0 = Task {
-                    while !Task.isCancelled {
-                        do { try await Task.sleep(for: interval) } catch { return }
-                        try? await gateway.publishMetrics()
-                    }
-                }
-            }
+            gateway.metricsTask.withLock { $0 = RecordedMetrics.repeating(every: interval) { try? await gateway.publishMetrics() } }
         }
         return gateway
     }
@@ -203,6 +196,7 @@ struct RecordedMetrics: Sendable {
     let bytesUp: Counter
     let messagesDown: Counter
     let bytesDown: Counter
+    let retransmissions: Counter
     let held: Gauge
     let centrals: Gauge
 
@@ -212,8 +206,19 @@ struct RecordedMetrics: Sendable {
         bytesUp = Counter(label: "msgpipe_gateway_bytes_up", dimensions: dimensions)
         messagesDown = Counter(label: "msgpipe_gateway_messages_down", dimensions: dimensions)
         bytesDown = Counter(label: "msgpipe_gateway_bytes_down", dimensions: dimensions)
+        retransmissions = Counter(label: "msgpipe_gateway_retransmissions", dimensions: dimensions)
         held = Gauge(label: "msgpipe_gateway_messages_held", dimensions: dimensions)
         centrals = Gauge(label: "msgpipe_gateway_centrals", dimensions: dimensions)
+    }
+
+    /// Runs `body` every `interval` until the task is cancelled: the metrics line's timer.
+    static func repeating(every interval: Duration, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                await body()
+            }
+        }
     }
 }
 
@@ -224,6 +229,9 @@ public struct MQTTGatewayMetrics: Sendable, Equatable {
     public var bytesUp = 0
     public var messagesDown = 0
     public var bytesDown = 0
+    /// Message segments this process sent to its centrals again (Transport's retransmissions): loss on the
+    /// links. Data flows to the centrals in the downlink, so that is where it counts.
+    public var retransmissions = 0
     /// Messages received and not yet acknowledged by the broker.
     public var messagesHeld = 0
     /// Publishes of any kind waiting for a PUBACK.
@@ -232,6 +240,7 @@ public struct MQTTGatewayMetrics: Sendable, Equatable {
     /// `{"centrals":1,"messages_up":...}`
     public var jsonLine: String {
         "{\"centrals\":\(centralsConnected),\"messages_up\":\(messagesUp),\"bytes_up\":\(bytesUp),"
-            + "\"messages_down\":\(messagesDown),\"bytes_down\":\(bytesDown),\"held_for_broker\":\(messagesHeld)}"
+            + "\"messages_down\":\(messagesDown),\"bytes_down\":\(bytesDown),\"retransmissions\":\(retransmissions),"
+            + "\"held_for_broker\":\(messagesHeld)}"
     }
 }

@@ -14,6 +14,7 @@ extension SendCommand {
         do throws(MQTTGatewayError) {
             var options = MQTTGateway.Options()
             options.onNote = { printError("\($0)") }
+            options.trustedCAFile = mqttCA
             options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
             downlink = try await MQTTDownlink.connect(
                 to: MQTTBrokerURL(text), gatewayID: gateway ?? hostName(), journal: journal, options: options)

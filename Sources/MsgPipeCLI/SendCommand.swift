@@ -66,6 +66,9 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "With --mqtt: the directory of the downlink journal (messages not yet acknowledged by a central).")
     var state: String?
 
+    @Option(name: .customLong("mqtt-ca"), help: "With an mqtts:// --mqtt: trust the CAs in this PEM file instead of the system's.")
+    var mqttCA: String?
+
     @Option(name: .customLong("metrics-interval"), help: "With --mqtt: seconds between metrics lines on PREFIX/ID/metrics (0: none).")
     var metricsInterval: Int = 60
 
@@ -76,6 +79,7 @@ struct SendCommand: AsyncParsableCommand {
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
         if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
+        try ListenCommand.validateMQTTCA(mqttCA, mqtt: mqtt)
         if mqtt != nil {
             if !files.isEmpty { throw ValidationError("--mqtt sends what arrives from the broker: no FILE arguments") }
             if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }

@@ -47,6 +47,7 @@ final class MQTTClient: Sendable {
     let clientID: String
     private let will: Message?
     private let persistentSession: Bool
+    private let trustedCAFile: String?
     private let state = Mutex(State())
     /// Called after every successful connect (the first and each reconnect), before held publishes resume.
     private let onConnected: @Sendable () -> Void
@@ -57,20 +58,21 @@ final class MQTTClient: Sendable {
 
     init(
         url: MQTTBrokerURL, clientID: String, will: Message?, persistentSession: Bool = false,
-        onConnected: @escaping @Sendable () -> Void = {}, onLost: @escaping @Sendable (String) -> Void = { _ in },
+        trustedCAFile: String? = nil, onConnected: @escaping @Sendable () -> Void = {}, onLost: @escaping @Sendable (String) -> Void = { _ in },
         onMessage: @escaping @Sendable (String, [UInt8], String?, String?) -> Bool = { _, _, _, _ in true }
     ) {
         self.url = url
         self.clientID = clientID
         self.will = will
         self.persistentSession = persistentSession
+        self.trustedCAFile = trustedCAFile
         self.onConnected = onConnected
         self.onLost = onLost
         self.onMessage = onMessage
     }
 
-    /// Connects within `timeout`; throws ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)`` or
-    /// ``MQTTGatewayError/unreachable(broker:detail:)``.
+    /// Connects within `timeout`; throws ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)``,
+    /// ``MQTTGatewayError/untrustedBroker(broker:detail:)`` or ``MQTTGatewayError/unreachable(broker:detail:)``.
     func connect(timeout: Duration) async throws(MQTTGatewayError) {
         var error = [CChar](repeating: 0, count: 256)
         // paho's threads call back into this object until close() destroys the handle: they hold a reference.
@@ -115,7 +117,8 @@ final class MQTTClient: Sendable {
     private func startConnect(_ pointer: OpaquePointer, timeoutSeconds: Int32) -> Int32 {
         mp_mqtt_connect(
             pointer, url.user, url.password, will?.topic, will.map { String(decoding: $0.payload, as: UTF8.self) },
-            persistentSession ? 0 : 1, persistentSession ? 7 * 24 * 3600 : 0, timeoutSeconds, url.usesTLS ? 1 : 0)
+            persistentSession ? 0 : 1, persistentSession ? 7 * 24 * 3600 : 0, timeoutSeconds, url.usesTLS ? 1 : 0,
+            trustedCAFile)
     }
 
     /// Publishes at QoS 1 and returns once the broker acknowledged it; while the broker is away it waits
@@ -263,9 +266,13 @@ final class MQTTClient: Sendable {
             if let waiter {
                 let reason = text ?? "connect failed"
                 let error: MQTTGatewayError =
-                    code >= 0x80
-                    ? .connectionRefused(broker: url.description, reasonCode: Int(code), reason: reason)
-                    : .unreachable(broker: url.description, detail: reason)
+                    if code >= 0x80 {
+                        .connectionRefused(broker: url.description, reasonCode: Int(code), reason: reason)
+                    } else if code == MP_MQTT_TLS_FAILURE {
+                        .untrustedBroker(broker: url.description, detail: reason)
+                    } else {
+                        .unreachable(broker: url.description, detail: reason)
+                    }
                 waiter.resume(throwing: error)
             } else {
                 scheduleReconnect()

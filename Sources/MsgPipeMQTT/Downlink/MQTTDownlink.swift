@@ -73,6 +73,7 @@ public final class MQTTDownlink: Sendable {
         let number = Mutex(journal.nextNumber())
         let client = MQTTClient(
             url: url, clientID: "msgpipe-\(gatewayID)-down", will: nil, persistentSession: true,
+            trustedCAFile: options.trustedCAFile,
             onLost: { cause in options.onNote("lost the broker \(url): \(cause); reconnecting") },
             onMessage: { _, payload, id, peer in
                 // On paho's thread, before the PUBACK: the message is on disk before the broker forgets it.

@@ -37,6 +37,9 @@ public final class MQTTGateway: Sendable {
     public struct Options: Sendable {
         /// The first connection must be up within this long (later outages are waited out).
         public var connectTimeout: Duration = .seconds(10)
+        /// For `mqtts://`: a PEM file of the CAs the broker's certificate must chain to, trusted instead of
+        /// the system's (/etc/ssl/certs); nil: the system's.
+        public var trustedCAFile: String?
         /// How often a metrics line goes to `PREFIX/ID/metrics`; nil: never.
         public var metricsInterval: Duration? = .seconds(60)
         /// Told about lost and restored broker connections (the library never prints).
@@ -54,7 +57,8 @@ public final class MQTTGateway: Sendable {
 
     /// Connects to the broker and publishes `online`. Throws ``MQTTGatewayError/badGatewayID(_:)``,
     /// ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)`` (bad credentials, not authorized) or
-    /// ``MQTTGatewayError/unreachable(broker:detail:)`` (nothing answered within the connect timeout).
+    /// ``MQTTGatewayError/unreachable(broker:detail:)`` (nothing answered within the connect timeout), or
+    /// ``MQTTGatewayError/untrustedBroker(broker:detail:)`` (TLS: the broker's certificate is not trusted).
     public static func connect(
         to url: MQTTBrokerURL, gatewayID: String, options: Options = Options()
     ) async throws(MQTTGatewayError) -> MQTTGateway {
@@ -67,6 +71,7 @@ public final class MQTTGateway: Sendable {
         let client = MQTTClient(
             url: url, clientID: "msgpipe-\(gatewayID)",
             will: MQTTClient.Message(topic: status, payload: Array("offline".utf8), retained: true),
+            trustedCAFile: options.trustedCAFile,
             onConnected: {
                 // Every connect sets the will again; `online` follows it.
                 guard let client = box.withLock({ $0 }) else { return }

@@ -29,6 +29,9 @@ final class DownlinkCentrals: Sendable {
         state.withLock { state in state.pipes.removeAll { $0 === pipe } }
     }
 
+    /// Every central known.
+    var all: [MessagePipe] { state.withLock { $0.pipes } }
+
     /// The centrals connected now.
     var connectedCount: Int { state.withLock { $0.pipes.count(where: \.isConnected) } }
 

@@ -9,7 +9,11 @@ extension MQTTDownlink {
     public func deliver(through server: PipeServer) async {
         let centrals = self.centrals
         let intake = Task {
-            for await pipe in server.centrals { centrals.add(pipe) }
+            for await pipe in server.centrals {
+                // Those whose session ended go as new ones come: the list stays within the server's sessions.
+                for known in centrals.all where await known.transport?.isClosed ?? false { centrals.remove(known) }
+                centrals.add(pipe)
+            }
         }
         defer { intake.cancel() }
         await deliverMessages()

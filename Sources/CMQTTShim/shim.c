@@ -10,6 +10,8 @@ struct mp_mqtt {
     void *context;
     mp_mqtt_event_fn on_event;
     mp_mqtt_message_fn on_message;
+    /* OpenSSL's first error of the current connect attempt (empty: none); written on paho's thread. */
+    char tls_error[256];
 };
 
 struct mp_request {
@@ -101,19 +103,35 @@ mp_mqtt *mp_mqtt_create(const char *uri, const char *client_id, void *context, m
 }
 
 static void connect_succeeded(void *context, MQTTAsync_successData5 *response) {
-    (void)response;
     mp_mqtt *client = context;
-    client->on_event(client->context, MP_MQTT_CONNECTED, 0, 0, NULL);
+    int session_present = response != NULL ? response->alt.connect.sessionPresent : 0;
+    client->on_event(client->context, MP_MQTT_CONNECTED, 0, session_present, NULL);
 }
 
 static void connect_failed(void *context, MQTTAsync_failureData5 *response) {
     mp_mqtt *client = context;
+    if (client->tls_error[0] != 0) {
+        client->on_event(client->context, MP_MQTT_CONNECT_FAILED, 0, MP_MQTT_TLS_FAILURE, client->tls_error);
+        return;
+    }
     client->on_event(client->context, MP_MQTT_CONNECT_FAILED, 0, failure_code(response), failure_text(response));
+}
+
+/* OpenSSL's error lines during a handshake: keeps the first, without its trailing newline. */
+static int tls_error(const char *text, size_t length, void *context) {
+    mp_mqtt *client = context;
+    if (client->tls_error[0] == 0) {
+        size_t n = length < sizeof client->tls_error - 1 ? length : sizeof client->tls_error - 1;
+        while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+        memcpy(client->tls_error, text, n);
+        client->tls_error[n] = 0;
+    }
+    return 0;
 }
 
 int mp_mqtt_connect(mp_mqtt *client, const char *user, const char *password, const char *will_topic,
                     const char *will_payload, int clean_start, uint32_t session_expiry, int timeout_seconds,
-                    int use_tls) {
+                    int use_tls, const char *ca_file) {
     MQTTAsync_connectOptions options = MQTTAsync_connectOptions_initializer5;
     MQTTAsync_willOptions will = MQTTAsync_willOptions_initializer;
     MQTTAsync_SSLOptions ssl = MQTTAsync_SSLOptions_initializer;
@@ -142,9 +160,17 @@ int mp_mqtt_connect(mp_mqtt *client, const char *user, const char *password, con
     if (use_tls) {
         ssl.verify = 1;
         ssl.enableServerCertAuth = 1;
-        ssl.CApath = "/etc/ssl/certs";
+        if (ca_file != NULL) {
+            ssl.trustStore = ca_file;
+            ssl.disableDefaultTrustStore = 1;
+        } else {
+            ssl.CApath = "/etc/ssl/certs";
+        }
+        ssl.ssl_error_cb = tls_error;
+        ssl.ssl_error_context = client;
         options.ssl = &ssl;
     }
+    client->tls_error[0] = 0;
     int rc = MQTTAsync_connect(client->handle, &options);
     MQTTProperties_free(&properties);
     return rc;

@@ -34,7 +34,8 @@ struct ListenCommand: AsyncParsableCommand {
 
             Exit codes: 0 done or interrupted, 1 link failure, 64 usage error (a bad --mqtt URL too), 69 the \
             broker cannot be reached, 73 --out-dir cannot be written, 74 standard output cannot be written, 77 \
-            the broker refused the credentials or a publish. Reference: docs/CLI.md.
+            the broker refused the credentials or a publish, or its TLS certificate is not trusted. Reference: \
+            docs/CLI.md.
             """)
 
     @OptionGroup var link: LinkOptions
@@ -72,6 +73,9 @@ struct ListenCommand: AsyncParsableCommand {
     @Option(help: "The gateway id in the MQTT topics PREFIX/ID/... (default: the host name).")
     var gateway: String?
 
+    @Option(name: .customLong("mqtt-ca"), help: "With an mqtts:// --mqtt: trust the CAs in this PEM file instead of the system's.")
+    var mqttCA: String?
+
     @Option(name: .customLong("metrics-interval"), help: "Seconds between metrics lines on PREFIX/ID/metrics (0: none).")
     var metricsInterval: Int = 60
 
@@ -83,6 +87,7 @@ struct ListenCommand: AsyncParsableCommand {
         if let connections, connections < 1 { throw ValidationError("--connections must be at least 1") }
         guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
         if let count, count < 1 { throw ValidationError("--count must be at least 1") }
+        try Self.validateMQTTCA(mqttCA, mqtt: mqtt)
         if mqtt != nil {
             if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
             if try link.role(role, default: .peripheral) == .central {
@@ -210,6 +215,7 @@ struct ListenCommand: AsyncParsableCommand {
         do throws(MQTTGatewayError) {
             let url = try MQTTBrokerURL(mqtt)
             var options = MQTTGateway.Options()
+            options.trustedCAFile = mqttCA
             options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
             options.onNote = { printError("\($0)") }
             return try await MQTTGateway.connect(to: url, gatewayID: gateway ?? hostName(), options: options)
@@ -219,13 +225,20 @@ struct ListenCommand: AsyncParsableCommand {
         }
     }
 
+    /// `--mqtt-ca` goes with an `mqtts://` `--mqtt` and names a readable file.
+    static func validateMQTTCA(_ file: String?, mqtt: String?) throws {
+        guard let file else { return }
+        guard mqtt?.hasPrefix("mqtts://") == true else { throw ValidationError("--mqtt-ca goes with an mqtts:// --mqtt URL") }
+        guard access(file, R_OK) == 0 else { throw ValidationError("--mqtt-ca \(file): cannot be read") }
+    }
+
     /// The exit code for a broker failure (docs/CLI.md).
     static func exitCode(_ error: MQTTGatewayError) -> Int32 {
         switch error {
         case .badURL, .badGatewayID: 64
         case .unreachable, .client, .closed: 69
         case .journal: 73
-        case .connectionRefused, .publishRefused, .subscribeRefused: 77
+        case .connectionRefused, .untrustedBroker, .publishRefused, .subscribeRefused: 77
         }
     }
 

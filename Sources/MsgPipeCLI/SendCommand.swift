@@ -66,6 +66,12 @@ struct SendCommand: AsyncParsableCommand {
     @Option(help: "With --mqtt: the directory of the downlink journal (messages not yet acknowledged by a central).")
     var state: String?
 
+    @Option(name: .customLong("mqtt-ca"), help: "With an mqtts:// --mqtt: trust the CAs in this PEM file instead of the system's.")
+    var mqttCA: String?
+
+    @Option(name: .customLong("metrics-interval"), help: "With --mqtt: seconds between metrics lines on PREFIX/ID/metrics (0: none).")
+    var metricsInterval: Int = 60
+
     func validate() throws {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
@@ -73,10 +79,12 @@ struct SendCommand: AsyncParsableCommand {
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
         if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
+        try ListenCommand.validateMQTTCA(mqttCA, mqtt: mqtt)
         if mqtt != nil {
             if !files.isEmpty { throw ValidationError("--mqtt sends what arrives from the broker: no FILE arguments") }
             if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
             if state == nil { throw ValidationError("--mqtt needs --state DIR for its journal") }
+            if metricsInterval < 0 { throw ValidationError("--metrics-interval must be 0 or more") }
         } else if gateway != nil || state != nil {
             throw ValidationError("--gateway and --state go with --mqtt")
         }

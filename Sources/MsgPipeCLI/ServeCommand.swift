@@ -73,6 +73,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The gateway id in the MQTT topic PREFIX/ID/served (default: the host name).")
     var gateway: String?
 
+    @Option(name: .customLong("mqtt-ca"), help: "With an mqtts:// --mqtt: trust the CAs in this PEM file instead of the system's.")
+    var mqttCA: String?
+
     func validate() throws {
         guard commandTimeout > 0 else { throw ValidationError("--command-timeout must be positive") }
         guard handshakeTimeout > 0 else { throw ValidationError("--handshake-timeout must be positive") }
@@ -80,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...(16 << 20)).contains(maxBody) else { throw ValidationError("--max-body must be 1...16777216") }
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
         guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
+        try ListenCommand.validateMQTTCA(mqttCA, mqtt: mqtt)
     }
 
     func run() async throws {
@@ -161,6 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let mqtt else { return nil }
         do throws(MQTTGatewayError) {
             var options = MQTTGateway.Options()
+            options.trustedCAFile = mqttCA
             options.metricsInterval = nil
             options.onNote = { printError("\($0)") }
             return try await MQTTGateway.connect(to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? hostName(), options: options)

@@ -1,23 +1,42 @@
 import Foundation
 import MsgPipe
 import MsgPipeMQTT
+import Synchronization
 import Testing
 
 /// `PREFIX/ID/down` through the journal to a central and the acknowledgement on `PREFIX/ID/ack`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
 struct DownlinkTests {
-    private func publish(port: Int, topic: String, _ payload: String, id: String?) async {
+    private func publish(port: Int, topic: String, _ payload: String, id: String?, peer: String? = nil) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
                 var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
                 if let id { arguments += ["-D", "publish", "user-property", "id", id] }
+                if let peer { arguments += ["-D", "publish", "user-property", "peer", peer] }
                 process.arguments = arguments
                 try? process.run()
                 process.waitUntilExit()
                 continuation.resume()
             }.start()
+        }
+    }
+
+    /// The stream's next message, or nil within `seconds`.
+    private func next(_ messages: AsyncStream<MQTTDownlink.Message>, within seconds: Double) async -> MQTTDownlink.Message? {
+        await withTaskGroup(of: MQTTDownlink.Message?.self) { group in
+            group.addTask {
+                var iterator = messages.makeAsyncIterator()
+                return await iterator.next()
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
         }
     }
 
@@ -53,6 +72,24 @@ struct DownlinkTests {
         acks.stop()
     }
 
+    @Test func aBrokerThatLostTheSessionIsSubscribedToAgain() async throws {
+        let broker = try Mosquitto()
+        let journal = try scratchDirectory().appendingPathComponent("down").path
+        let downlink = try await MQTTDownlink.connect(to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: journal)
+        let subscribes = { broker.log.components(separatedBy: "Received SUBSCRIBE from msgpipe-gw1-down").count - 1 }
+        #expect(subscribes() == 1)
+        try broker.restartForgettingSessions()
+        let deadline = Date(timeIntervalSinceNow: 15)
+        while subscribes() < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(subscribes() == 2)
+        try await Task.sleep(for: .milliseconds(200))  // the SUBACK
+        await publish(port: broker.port, topic: "fleet/gw1/down", "after the restart", id: "r-1")
+        let message = try #require(await next(downlink.messages, within: 10))
+        #expect(message.id == "r-1")
+        #expect(message.bytes == Array("after the restart".utf8))
+        await downlink.close()
+    }
+
     @Test func sendMQTTDeliversToTheCentralAndReportsTheAcknowledgement() async throws {
         let broker = try Mosquitto()
         let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
@@ -81,5 +118,147 @@ struct DownlinkTests {
         #expect(await exited(gateway) == 0)
         await phone.close()
         acks.stop()
+    }
+
+    @Test func asThePeripheralAMessageGoesToEveryCentralOrTheNamedOneAndWaitsForItsCentral() async throws {
+        let broker = try Mosquitto()
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("gw.sock").path
+        let journal = dir.appendingPathComponent("state").path
+        let gateway = Process()
+        gateway.executableURL = ListenMQTTCLITests.binary
+        gateway.arguments = [
+            "send", "--link", "unix:\(path)", "--role", "peripheral", "--mqtt", broker.url, "--gateway", "gw1",
+            "--state", journal,
+        ]
+        gateway.standardError = FileHandle.nullDevice
+        try gateway.run()
+        defer { gateway.terminate() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: path), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // Connected one after the other: the gateway names them unix:PATH#1 and #2.
+        let a = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        let b = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        try await Task.sleep(for: .milliseconds(300))
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to all", id: "m-1")
+        #expect(await a.waitFor(["to all"]))
+        #expect(await b.waitFor(["to all"]))
+        #expect(await acks.waitFor(count: 1, seconds: 10))
+        #expect(acks.received.first?.properties["id"] == "m-1")
+        #expect(acks.received.first?.properties["centrals"] == "2")
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to b", id: "m-2", peer: "unix:\(path)#2")
+        #expect(await b.waitFor(["to all", "to b"]))
+        #expect(await acks.waitFor(count: 2, seconds: 10))
+        #expect(acks.received.last?.properties["centrals"] == "1")
+
+        // For a central not connected yet: it waits in the journal, unacknowledged, until that central comes.
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to c", id: "m-3", peer: "unix:\(path)#3")
+        try await Task.sleep(for: .seconds(1))
+        #expect(journalFiles(journal).count == 1)
+        #expect(acks.received.count == 2)
+        let c = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        #expect(await c.waitFor(["to c"]))
+        #expect(await acks.waitFor(count: 3, seconds: 10))
+        #expect(acks.received.last?.properties["id"] == "m-3")
+        #expect(journalFiles(journal).isEmpty)
+
+        await publish(port: broker.port, topic: "fleet/gw1/down", "last", id: "m-4")
+        #expect(await a.waitFor(["to all", "last"]))
+        #expect(await b.waitFor(["to all", "to b", "last"]))
+        #expect(await c.waitFor(["to c", "last"]))
+        #expect(await acks.waitFor(count: 4, seconds: 10))
+        #expect(acks.received.last?.properties["centrals"] == "3")
+        gateway.terminate()
+        #expect(await exited(gateway) == 0)
+        for inbox in [a, b, c] { await inbox.close() }
+        acks.stop()
+    }
+}
+
+extension DownlinkTests {
+    @Test func theDownlinkMetricsCountMessagesAndTheRetransmissionsOfAStalledCentral() async throws {
+        let broker = try Mosquitto()
+        let metrics = try Consumer(port: broker.port, topic: "fleet/+/metrics")
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("gw.sock").path
+        let gateway = Process()
+        gateway.executableURL = ListenMQTTCLITests.binary
+        gateway.arguments = [
+            "send", "--link", "unix:\(path)", "--role", "peripheral", "--mqtt", broker.url, "--gateway", "gw1",
+            "--state", dir.appendingPathComponent("state").path, "--metrics-interval", "1",
+        ]
+        gateway.standardError = FileHandle.nullDevice
+        try gateway.run()
+        defer { gateway.terminate() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: path), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let central = Process()
+        central.executableURL = ListenMQTTCLITests.binary
+        central.arguments = ["listen", "--link", "unix:\(path)", "--role", "central"]
+        central.standardOutput = FileHandle.nullDevice
+        central.standardError = FileHandle.nullDevice
+        try central.run()
+        defer { central.terminate() }
+        try await Task.sleep(for: .milliseconds(700))
+        // The central stops reading: the gateway's retransmission timer fires until it runs again.
+        kill(central.processIdentifier, SIGSTOP)
+        await publish(port: broker.port, topic: "fleet/gw1/down", String(repeating: "x", count: 20_000), id: "big")
+        try await Task.sleep(for: .seconds(2))
+        kill(central.processIdentifier, SIGCONT)
+        #expect(await acks.waitFor(count: 1, seconds: 20))
+        func latest() -> [String: Int] {
+            guard let line = metrics.received.last?.payload,
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int]
+            else { return [:] }
+            return object
+        }
+        let until = Date(timeIntervalSinceNow: 10)
+        while latest()["messages_down"] != 1, Date() < until { try await Task.sleep(for: .milliseconds(100)) }
+        let line = latest()
+        #expect(line["messages_down"] == 1)
+        #expect(line["bytes_down"] == 20_000)
+        #expect(line["centrals"] == 1)
+        #expect((line["retransmissions"] ?? 0) > 0)
+        gateway.terminate()
+        #expect(await exited(gateway) == 0)
+        metrics.stop()
+        acks.stop()
+    }
+}
+
+/// A central's messages as text, collected as they arrive.
+final class Inbox: Sendable {
+    private let pipe: MessagePipe
+    private final class Texts: Sendable { let value = Mutex<[String]>([]) }
+    private let texts = Texts()
+    private let task: Task<Void, Never>
+
+    init(_ pipe: MessagePipe) {
+        self.pipe = pipe
+        let texts = self.texts
+        task = Task {
+            for await message in pipe.messages {
+                texts.value.withLock { $0.append(String(decoding: message.bytes, as: UTF8.self)) }
+            }
+        }
+    }
+
+    var received: [String] { texts.value.withLock { $0 } }
+
+    /// True once exactly `expected` arrived (within `seconds`).
+    func waitFor(_ expected: [String], seconds: Double = 10) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while received.count < expected.count, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        try? await Task.sleep(for: .milliseconds(100))  // nothing more than expected
+        return received == expected
+    }
+
+    func close() async {
+        await pipe.close()
+        task.cancel()
     }
 }

@@ -9,15 +9,19 @@ final class Mosquitto: @unchecked Sendable {
 
     let directory: URL
     let port: Int
+    /// With `tls`: a second listener, TLS only, on this port.
+    let tlsPort: Int?
     private var process: Process?
 
-    /// `users`: name and password (anonymous access is refused then); `acl`: the ACL file's lines.
-    init(users: [(String, String)] = [], acl: [String]? = nil) throws {
+    /// `users`: name and password (anonymous access is refused then); `acl`: the ACL file's lines; `tls`: the
+    /// PEM certificate (chain) and key files of a second, TLS listener.
+    init(users: [(String, String)] = [], acl: [String]? = nil, tls: (certificate: String, key: String)? = nil) throws {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mqtt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Started as root, mosquitto runs as the user mosquitto: its store and log must be writable for it.
         _ = chmod(directory.path, 0o777)
         port = try Self.freePort()
+        tlsPort = tls == nil ? nil : try Self.freePort()
         var config = [
             "listener \(port) 127.0.0.1",
             "persistence true",
@@ -46,6 +50,9 @@ final class Mosquitto: @unchecked Sendable {
             try (acl.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
             config.append("acl_file \(file)")
         }
+        if let tls, let tlsPort {
+            config += ["listener \(tlsPort) 127.0.0.1", "certfile \(tls.certificate)", "keyfile \(tls.key)"]
+        }
         try (config.joined(separator: "\n") + "\n").write(
             to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
         try start()
@@ -64,7 +71,7 @@ final class Mosquitto: @unchecked Sendable {
         self.process = process
         let deadline = Date(timeIntervalSinceNow: 10)
         while Date() < deadline {
-            if Self.accepts(port: port) { return }
+            if Self.accepts(port: port), tlsPort.map(Self.accepts(port:)) ?? true { return }
             usleep(20_000)
         }
         throw BrokerError.didNotStart(log)
@@ -76,6 +83,14 @@ final class Mosquitto: @unchecked Sendable {
         process.terminate()
         Self.awaitExit(process)
         self.process = nil
+    }
+
+    /// Stops the broker, deletes its store (sessions and queued messages: as a broker without persistence
+    /// forgets them), and starts it again on the same port.
+    func restartForgettingSessions() throws {
+        stop()
+        try? FileManager.default.removeItem(at: directory.appendingPathComponent("mosquitto.db"))
+        try start()
     }
 
     /// Waits up to 5 s for `process` to exit, then kills it. Reads /proc: Foundation notices an exit late.

@@ -13,6 +13,7 @@ import TestSupport
         async let received = receiver.messages.first { _ in true }
         try await sender.send(body)
         #expect(await received?.body == body)
+        #expect(await sender.retransmittedSegments == 0)
         await sender.close()
         await receiver.close()
     }
@@ -62,6 +63,7 @@ import TestSupport
         }
         for body in bodies { try await sender.send(body) }
         #expect(await receiving.value == bodies)
+        #expect(await sender.retransmittedSegments > 0)  // the drops were made up for
         await sender.close()
         await receiver.close()
     }

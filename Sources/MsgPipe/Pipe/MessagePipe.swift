@@ -29,12 +29,17 @@ public final class MessagePipe: Sendable {
     private let reconnector: Reconnector?
     private let plain: PlainState?
     private let connectionCount: @Sendable () -> Int
+    private let connectedCheck: @Sendable () -> Bool
     /// Messages are acknowledged only by ``PipeMessage/accept()`` (``Options/holdsAcknowledgements``).
     private var holdsAcknowledgements: Bool { transport?.holdsAcknowledgements ?? false }
 
     /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
     /// peripheral). A message arrived on the latest.
     public var connections: Int { connectionCount() }
+
+    /// As peripheral: true while the central's connection is up (a central that left may still come back and
+    /// resume while its session lasts). As central: true (the pipe reconnects by itself until it gives up).
+    public var isConnected: Bool { connectedCheck() }
 
     /// The plain formats' receiving side and the packet size for sending.
     private final class PlainState: Sendable {
@@ -103,9 +108,10 @@ public final class MessagePipe: Sendable {
     /// A pipe over `transport` (msgpipe format).
     init(
         peer: String, transport: Transport, link: PeerLink?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
-        connections: @escaping @Sendable () -> Int
+        connections: @escaping @Sendable () -> Int, isConnected: @escaping @Sendable () -> Bool = { true }
     ) {
         connectionCount = connections
+        connectedCheck = isConnected
         self.peer = peer
         format = .msgpipe
         self.transport = transport
@@ -131,6 +137,7 @@ public final class MessagePipe: Sendable {
         peerInfo = link.peerInfo
         let state = PlainState(packetSize: packetSize, onSent: options.onPacketSent)
         plain = state
+        connectedCheck = { state.disconnectReason == nil }
         let limits = PlainReceiving.limits(maximumMessageSize: options.maximumMessageSize)
         let observed = ObservedEvents(base: events) { event in
             options.onLinkEvent(event, link)

@@ -143,7 +143,7 @@ public final class PipeServer: Sendable {
                 for await session in listener.sessions {
                     let pipe = MessagePipe(
                         peer: session.peer, transport: session.transport, link: nil, reconnector: nil, peerInfo: nil,
-                        connections: { session.latestConnection })
+                        connections: { session.latestConnection }, isConnected: { session.isConnected })
                     do { try await centrals.push(pipe) } catch { return }
                 }
             }

@@ -1,5 +1,6 @@
 /// Where a gateway's broker is and the topic prefix it uses: `mqtt://[USER[:PASS]@]HOST[:PORT]/PREFIX`
-/// (port 1883) or `mqtts://...` (port 8883, TLS verified against the system's CAs in /etc/ssl/certs).
+/// (port 1883) or `mqtts://...` (port 8883, TLS verified against the system's CAs in /etc/ssl/certs, or
+/// ``MQTTGateway/Options/trustedCAFile``).
 ///
 /// ```swift
 /// let url = try MQTTBrokerURL("mqtt://gw:secret@broker.local/fleet")   // topics fleet/<gateway>/...

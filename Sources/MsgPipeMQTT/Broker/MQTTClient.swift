@@ -37,12 +37,17 @@ final class MQTTClient: Sendable {
         var nextKey = 0
         var nextTag: Int64 = 1
         var subscribeWaiter: CheckedContinuation<Void, any Error>?
+        /// Topics subscribed so far: subscribed again when a reconnect finds the session gone.
+        var subscriptions: [String] = []
+        /// Subscribing again is due (the session was lost and the renewal has not been granted yet).
+        var resubscribe = false
     }
 
     let url: MQTTBrokerURL
     let clientID: String
     private let will: Message?
     private let persistentSession: Bool
+    private let trustedCAFile: String?
     private let state = Mutex(State())
     /// Called after every successful connect (the first and each reconnect), before held publishes resume.
     private let onConnected: @Sendable () -> Void
@@ -53,20 +58,21 @@ final class MQTTClient: Sendable {
 
     init(
         url: MQTTBrokerURL, clientID: String, will: Message?, persistentSession: Bool = false,
-        onConnected: @escaping @Sendable () -> Void = {}, onLost: @escaping @Sendable (String) -> Void = { _ in },
+        trustedCAFile: String? = nil, onConnected: @escaping @Sendable () -> Void = {}, onLost: @escaping @Sendable (String) -> Void = { _ in },
         onMessage: @escaping @Sendable (String, [UInt8], String?, String?) -> Bool = { _, _, _, _ in true }
     ) {
         self.url = url
         self.clientID = clientID
         self.will = will
         self.persistentSession = persistentSession
+        self.trustedCAFile = trustedCAFile
         self.onConnected = onConnected
         self.onLost = onLost
         self.onMessage = onMessage
     }
 
-    /// Connects within `timeout`; throws ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)`` or
-    /// ``MQTTGatewayError/unreachable(broker:detail:)``.
+    /// Connects within `timeout`; throws ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)``,
+    /// ``MQTTGatewayError/untrustedBroker(broker:detail:)`` or ``MQTTGatewayError/unreachable(broker:detail:)``.
     func connect(timeout: Duration) async throws(MQTTGatewayError) {
         var error = [CChar](repeating: 0, count: 256)
         // paho's threads call back into this object until close() destroys the handle: they hold a reference.
@@ -111,7 +117,8 @@ final class MQTTClient: Sendable {
     private func startConnect(_ pointer: OpaquePointer, timeoutSeconds: Int32) -> Int32 {
         mp_mqtt_connect(
             pointer, url.user, url.password, will?.topic, will.map { String(decoding: $0.payload, as: UTF8.self) },
-            persistentSession ? 0 : 1, persistentSession ? 7 * 24 * 3600 : 0, timeoutSeconds, url.usesTLS ? 1 : 0)
+            persistentSession ? 0 : 1, persistentSession ? 7 * 24 * 3600 : 0, timeoutSeconds, url.usesTLS ? 1 : 0,
+            trustedCAFile)
     }
 
     /// Publishes at QoS 1 and returns once the broker acknowledged it; while the broker is away it waits
@@ -147,12 +154,14 @@ final class MQTTClient: Sendable {
         }
     }
 
-    /// Subscribes at QoS 1; messages arrive through `onMessage`.
+    /// Subscribes at QoS 1; messages arrive through `onMessage`. The subscription is renewed after any
+    /// reconnect whose CONNACK says the broker did not keep the session (it restarted without its store).
     func subscribe(_ topic: String) async throws(MQTTGatewayError) {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let handle = state.withLock { state -> Handle? in
                     state.subscribeWaiter = continuation
+                    if !state.subscriptions.contains(topic) { state.subscriptions.append(topic) }
                     return state.handle
                 }
                 guard let handle, mp_mqtt_subscribe(handle.pointer, topic) == 0 else {
@@ -225,7 +234,8 @@ final class MQTTClient: Sendable {
     fileprivate func handle(kind: Int32, tag: Int64, code: Int32, text: String?) {
         switch kind {
         case Int32(MP_MQTT_CONNECTED.rawValue):
-            let (waiter, resend, handle) = state.withLock { state -> (CheckedContinuation<Void, any Error>?, [(Message, Int64)], Handle?) in
+            let (waiter, resend, handle, topics) = state.withLock {
+                state -> (CheckedContinuation<Void, any Error>?, [(Message, Int64)], Handle?, [String]) in
                 state.connected = true
                 state.reconnecting = false
                 let waiter = state.connectWaiter
@@ -237,10 +247,15 @@ final class MQTTClient: Sendable {
                     state.pending[key]?.tag = tag
                     resend.append((state.pending[key]!.message, tag))
                 }
-                return (waiter, resend, state.handle)
+                if code == 0, !state.subscriptions.isEmpty { state.resubscribe = true }
+                return (waiter, resend, state.handle, state.resubscribe ? state.subscriptions : [])
             }
             onConnected()
-            if let handle { for (message, tag) in resend { transmit(message, handle: handle, tag: tag) } }
+            if let handle {
+                // A renewal that fails is tried again at the next connect.
+                for topic in topics { _ = mp_mqtt_subscribe(handle.pointer, topic) }
+                for (message, tag) in resend { transmit(message, handle: handle, tag: tag) }
+            }
             waiter?.resume()
         case Int32(MP_MQTT_CONNECT_FAILED.rawValue):
             let waiter = state.withLock { state in
@@ -251,9 +266,13 @@ final class MQTTClient: Sendable {
             if let waiter {
                 let reason = text ?? "connect failed"
                 let error: MQTTGatewayError =
-                    code >= 0x80
-                    ? .connectionRefused(broker: url.description, reasonCode: Int(code), reason: reason)
-                    : .unreachable(broker: url.description, detail: reason)
+                    if code >= 0x80 {
+                        .connectionRefused(broker: url.description, reasonCode: Int(code), reason: reason)
+                    } else if code == MP_MQTT_TLS_FAILURE {
+                        .untrustedBroker(broker: url.description, detail: reason)
+                    } else {
+                        .unreachable(broker: url.description, detail: reason)
+                    }
                 waiter.resume(throwing: error)
             } else {
                 scheduleReconnect()
@@ -288,11 +307,13 @@ final class MQTTClient: Sendable {
                 done.0.resume()
             }
         case Int32(MP_MQTT_SUBSCRIBED.rawValue), Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue):
+            let failed = code >= 0x80 || kind == Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue)
             let waiter = state.withLock { state in
+                if state.subscribeWaiter == nil { state.resubscribe = failed }
                 defer { state.subscribeWaiter = nil }
                 return state.subscribeWaiter
             }
-            if code >= 0x80 || kind == Int32(MP_MQTT_SUBSCRIBE_FAILED.rawValue) {
+            if failed {
                 waiter?.resume(
                     throwing: MQTTGatewayError.subscribeRefused(topic: "", reasonCode: Int(max(code, 0x80)), reason: text ?? "refused"))
             } else {

@@ -6,6 +6,9 @@ public enum MQTTGatewayError: Error, Sendable, Equatable, CustomStringConvertibl
     case badGatewayID(String)
     /// The broker refused the connection (CONNACK reason code, e.g. 0x86 bad user name or password).
     case connectionRefused(broker: String, reasonCode: Int, reason: String)
+    /// The TLS handshake failed: the broker's certificate does not chain to a trusted CA (the system's, or
+    /// ``MQTTGateway/Options/trustedCAFile``) or does not name its host. OpenSSL's reason in `detail`.
+    case untrustedBroker(broker: String, detail: String)
     /// No connection to the broker within the connect timeout.
     case unreachable(broker: String, detail: String)
     /// The broker answered a publish with a failure reason code (e.g. 0x87 not authorized by its ACL).
@@ -25,6 +28,7 @@ public enum MQTTGatewayError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .badGatewayID(id): "bad gateway id '\(id)': it must be non-empty and hold no '/', '+' or '#'"
         case let .connectionRefused(broker, code, reason):
             "the broker \(broker) refused the connection: \(reason) (reason code 0x\(String(code, radix: 16)))"
+        case let .untrustedBroker(broker, detail): "the TLS handshake with the broker \(broker) failed: \(detail)"
         case let .unreachable(broker, detail): "cannot reach the broker \(broker): \(detail)"
         case let .publishRefused(topic, code, reason):
             "the broker refused a publish to \(topic): \(reason) (reason code 0x\(String(code, radix: 16)))"

@@ -37,6 +37,9 @@ public final class MQTTGateway: Sendable {
     public struct Options: Sendable {
         /// The first connection must be up within this long (later outages are waited out).
         public var connectTimeout: Duration = .seconds(10)
+        /// For `mqtts://`: a PEM file of the CAs the broker's certificate must chain to, trusted instead of
+        /// the system's (/etc/ssl/certs); nil: the system's.
+        public var trustedCAFile: String?
         /// How often a metrics line goes to `PREFIX/ID/metrics`; nil: never.
         public var metricsInterval: Duration? = .seconds(60)
         /// Told about lost and restored broker connections (the library never prints).
@@ -54,7 +57,8 @@ public final class MQTTGateway: Sendable {
 
     /// Connects to the broker and publishes `online`. Throws ``MQTTGatewayError/badGatewayID(_:)``,
     /// ``MQTTGatewayError/connectionRefused(broker:reasonCode:reason:)`` (bad credentials, not authorized) or
-    /// ``MQTTGatewayError/unreachable(broker:detail:)`` (nothing answered within the connect timeout).
+    /// ``MQTTGatewayError/unreachable(broker:detail:)`` (nothing answered within the connect timeout), or
+    /// ``MQTTGatewayError/untrustedBroker(broker:detail:)`` (TLS: the broker's certificate is not trusted).
     public static func connect(
         to url: MQTTBrokerURL, gatewayID: String, options: Options = Options()
     ) async throws(MQTTGatewayError) -> MQTTGateway {
@@ -67,6 +71,7 @@ public final class MQTTGateway: Sendable {
         let client = MQTTClient(
             url: url, clientID: "msgpipe-\(gatewayID)",
             will: MQTTClient.Message(topic: status, payload: Array("offline".utf8), retained: true),
+            trustedCAFile: options.trustedCAFile,
             onConnected: {
                 // Every connect sets the will again; `online` follows it.
                 guard let client = box.withLock({ $0 }) else { return }
@@ -77,14 +82,7 @@ public final class MQTTGateway: Sendable {
         try await client.connect(timeout: options.connectTimeout)
         let gateway = MQTTGateway(url: url, gatewayID: gatewayID, client: client)
         if let interval = options.metricsInterval {
-            gateway.metricsTask.withLock {
-                $0 = Task {
-                    while !Task.isCancelled {
-                        do { try await Task.sleep(for: interval) } catch { return }
-                        try? await gateway.publishMetrics()
-                    }
-                }
-            }
+            gateway.metricsTask.withLock { $0 = RecordedMetrics.repeating(every: interval) { try? await gateway.publishMetrics() } }
         }
         return gateway
     }
@@ -201,6 +199,9 @@ private final class FirstFailure: Sendable {
 struct RecordedMetrics: Sendable {
     let messagesUp: Counter
     let bytesUp: Counter
+    let messagesDown: Counter
+    let bytesDown: Counter
+    let retransmissions: Counter
     let held: Gauge
     let centrals: Gauge
 
@@ -208,8 +209,21 @@ struct RecordedMetrics: Sendable {
         let dimensions = [("gateway", gatewayID)]
         messagesUp = Counter(label: "msgpipe_gateway_messages_up", dimensions: dimensions)
         bytesUp = Counter(label: "msgpipe_gateway_bytes_up", dimensions: dimensions)
+        messagesDown = Counter(label: "msgpipe_gateway_messages_down", dimensions: dimensions)
+        bytesDown = Counter(label: "msgpipe_gateway_bytes_down", dimensions: dimensions)
+        retransmissions = Counter(label: "msgpipe_gateway_retransmissions", dimensions: dimensions)
         held = Gauge(label: "msgpipe_gateway_messages_held", dimensions: dimensions)
         centrals = Gauge(label: "msgpipe_gateway_centrals", dimensions: dimensions)
+    }
+
+    /// Runs `body` every `interval` until the task is cancelled: the metrics line's timer.
+    static func repeating(every interval: Duration, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                do { try await Task.sleep(for: interval) } catch { return }
+                await body()
+            }
+        }
     }
 }
 
@@ -220,6 +234,9 @@ public struct MQTTGatewayMetrics: Sendable, Equatable {
     public var bytesUp = 0
     public var messagesDown = 0
     public var bytesDown = 0
+    /// Message segments this process sent to its centrals again (Transport's retransmissions): loss on the
+    /// links. Data flows to the centrals in the downlink, so that is where it counts.
+    public var retransmissions = 0
     /// Messages received and not yet acknowledged by the broker.
     public var messagesHeld = 0
     /// Publishes of any kind waiting for a PUBACK.
@@ -228,6 +245,7 @@ public struct MQTTGatewayMetrics: Sendable, Equatable {
     /// `{"centrals":1,"messages_up":...}`
     public var jsonLine: String {
         "{\"centrals\":\(centralsConnected),\"messages_up\":\(messagesUp),\"bytes_up\":\(bytesUp),"
-            + "\"messages_down\":\(messagesDown),\"bytes_down\":\(bytesDown),\"held_for_broker\":\(messagesHeld)}"
+            + "\"messages_down\":\(messagesDown),\"bytes_down\":\(bytesDown),\"retransmissions\":\(retransmissions),"
+            + "\"held_for_broker\":\(messagesHeld)}"
     }
 }

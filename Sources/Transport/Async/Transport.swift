@@ -237,6 +237,13 @@ public actor Transport {
     /// Delivered messages waiting for ``accept(_:)``.
     public var messagesAwaitingAcceptance: Int { endpoint.messagesAwaitingAcceptance }
 
+    /// True once ``close()`` ran or the transport's session ended: every send throws ``TransportError/closed``.
+    public var isClosed: Bool { closed }
+
+    /// Message segments sent again so far (after a retransmission timeout, a gap the peer reported, or a resume):
+    /// a measure of loss on the link, counted since the transport began.
+    public var retransmittedSegments: Int { endpoint.retransmittedSegments }
+
     fileprivate func nextMessage() async -> ReceivedMessage? {
         if let message = endpoint.takeMessage() {
             afterChange()

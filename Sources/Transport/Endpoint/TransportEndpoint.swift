@@ -81,6 +81,9 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     /// Bytes the sending side holds for messages not yet finished.
     public var senderBufferedBytes: Int { sender.bufferedBytes }
 
+    /// Message segments the sending side sent again so far (never reset).
+    public var retransmittedSegments: Int { sender.retransmittedSegments }
+
     var senderSummary: String { sender.summary }
     var receiverSummary: String { receiver.summary }
 

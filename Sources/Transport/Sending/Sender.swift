@@ -23,6 +23,8 @@ struct Sender: Sendable {
     private var roundTrip: RoundTripEstimator
     private var checkedMessagesLeft = 0
     private var sentSegments = 0
+    /// Segments sent again (retransmission: true), since the sender began; never reset or halved.
+    private(set) var retransmittedSegments = 0
     private var lostSegments = 0
     /// Retransmission timeouts since the peer was last heard from on this connection (``EndpointEvent/peerSilent``).
     private var silentTimeouts = 0
@@ -656,6 +658,7 @@ struct Sender: Sendable {
             Flight(segment: segment, sequence: sequence, sentAt: now, isRetransmission: retransmission))
         inFlight += 1
         sentSegments += 1
+        if retransmission { retransmittedSegments += 1 }
         if sentSegments > 1 << 14 {
             sentSegments /= 2
             lostSegments /= 2

@@ -94,6 +94,19 @@ import Transport
         #expect(harness.delivered[1].map(\.body) == bodies)
     }
 
+    @Test func messagesSentOneAtATimeDoNotWaitForAQuietChannel() throws {
+        // Each completed with every packet sent once: nothing of it is left on the way, so its channel is free
+        // at once. Resting each channel for a retransmission timeout (300 ms at first) made every fifth message
+        // wait that long.
+        var harness = EndpointHarness(packetSize: 64)
+        for index in 0 ..< 12 {
+            try harness.submit(from: .a, payload(size: 40, seed: UInt64(index)))
+            #expect(harness.run(for: .seconds(5)) { $0.delivered[1].count == index + 1 && $0.events[0].count == index + 1 })
+        }
+        #expect(harness.delivered[1].map(\.body) == (0 ..< 12).map { payload(size: 40, seed: UInt64($0)) })
+        #expect(harness.now < .milliseconds(300), "12 one-packet messages took \(harness.now) of fake time")
+    }
+
     @Test func deadlineFailsAMessageTheLinkCannotCarry() throws {
         var harness = EndpointHarness(packetSize: 20, faults: FaultProfile(loss: 1.0))
         try harness.submit(from: .a, payload(size: 100, seed: 1), options: SendOptions(deadline: .seconds(2)))

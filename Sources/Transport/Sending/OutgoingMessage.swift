@@ -51,6 +51,9 @@ struct OutgoingMessage: Sendable {
     var cancelPending = false
     var startResendPending = false
     var heardFromReceiver = false
+    /// Some packet of it went more than once (a retransmission, a restart) or was in flight when a connection
+    /// dropped: a copy may still be on the way after it completes, so its channel rests before reuse.
+    var mayHaveLateCopies = false
     /// First transmissions still to send with an explicit index (after a reconnect or a timeout).
     var explicitBudget = 0
     var timerAt: Duration?

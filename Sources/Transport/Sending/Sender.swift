@@ -131,6 +131,7 @@ struct Sender: Sendable {
         helloPending = false
         helloTimerAt = nil
         for index in messages.indices where messages[index].holdsChannel {
+            messages[index].mayHaveLateCopies = true
             clearFlights(at: index)
             messages[index].queryPending = false
             messages[index].querySequence = nil
@@ -244,7 +245,7 @@ struct Sender: Sendable {
     private mutating func completeMessage(at index: Int) {
         let message = messages[index]
         clearFlights(at: index)
-        releaseChannel(of: message, now: nil)
+        releaseChannel(of: message, now: nil, completed: message.phase != .cancelling)
         if message.phase == .cancelling || message.phase == .awaitingResponse {
             if message.phase == .cancelling { removeMessage(at: index) }
             return
@@ -254,7 +255,7 @@ struct Sender: Sendable {
             messages[index].phase = .awaitingResponse
             messages[index].timerAt = nil
         } else {
-            removeMessage(at: index)
+            messages.remove(at: index)  // its flights and channel are released above
         }
         if checkedMessagesLeft > 0 { checkedMessagesLeft -= 1 }
     }
@@ -266,9 +267,11 @@ struct Sender: Sendable {
     }
 
     /// Keeps a finished message's channel unused for a retransmission timeout, so that its late packets
-    /// (retransmissions still on the way, duplicates) cannot be taken for the next message's.
-    private mutating func releaseChannel(of message: OutgoingMessage, now: Duration?) {
+    /// (retransmissions still on the way) cannot be taken for the next message's. A message that completed with
+    /// every packet sent once has none left on the way (the receiver took them all): its channel is free at once.
+    private mutating func releaseChannel(of message: OutgoingMessage, now: Duration?, completed: Bool = false) {
         guard message.holdsChannel else { return }
+        if completed && !message.mayHaveLateCopies { return }
         channelQuietUntil[message.channel] = (now ?? lastNow) + roundTrip.timeout()
     }
 
@@ -658,7 +661,10 @@ struct Sender: Sendable {
             Flight(segment: segment, sequence: sequence, sentAt: now, isRetransmission: retransmission))
         inFlight += 1
         sentSegments += 1
-        if retransmission { retransmittedSegments += 1 }
+        if retransmission {
+            retransmittedSegments += 1
+            messages[index].mayHaveLateCopies = true
+        }
         if sentSegments > 1 << 14 {
             sentSegments /= 2
             lostSegments /= 2

@@ -91,6 +91,23 @@ expect "bond 2: after listen restarted (keys loaded from the bond file) the phon
 	"bonded, it encrypts with the stored key" "^no pairing after the restart"
 no_links
 
+# bond 4: a phone that writes before it pairs (iOS): the write is refused with ATT Insufficient Authentication or
+# Encryption, the phone pairs (bonding) and writes again, and the message arrives. A second phone identity and key
+# store, so bonds 1-3 are untouched.
+BOND_KEYS_MAIN=$BOND_KEYS; BOND_PHONE_MAIN=$BOND_PHONE
+BOND_KEYS=$OUT/bumble_keys_4.json; BOND_PHONE=C0:5B:0D:00:00:04
+rm -f "$BOND_KEYS"
+bond_listen 4
+bond_phone 4 --write-first
+bond_finish 4
+bond_time 4 "pairing after a write refused before pairing"
+echo "   bonding: $(grep -m1 '^write before pairing' "$OUT/tbond_4.log")" | tee -a "$OUT/results.txt"
+expect "bond 4: a phone that writes before pairing gets ATT Insufficient Authentication/Encryption, pairs with bonding, writes again, and the message arrives" \
+	"$OUT/tbond_4.log" "write before pairing: ATT error 0x(05|0F)" "bumble exit 0" "listen exit 0" "byte-identical" \
+	"^paired and bonded"
+BOND_KEYS=$BOND_KEYS_MAIN; BOND_PHONE=$BOND_PHONE_MAIN
+no_links
+
 # bond 3: the box forgets the bond; the phone's key fails, listen says why; the phone pairs again.
 if [ "${LAB_BONDING_LOST:-0}" != 1 ]; then
 	skip "bond 3: a phone whose bond the box lost" "opt-in with LAB_BONDING_LOST=1: listen crashed in BearerCore in 2 of 3 runs (docs/LAB.md)"

@@ -163,9 +163,7 @@ else
 		cmp -s "$f" "$OUT/bumble_kib32.bin" && echo "hci2's file intact" >> "$OUT/tbumble_two.log"
 		cmp -s "$f" "$OUT/bumble_kib64.bin" && echo "hci3's file intact" >> "$OUT/tbumble_two.log"
 	done
-	sleep 1  # btmon flushes its last lines
-	tail -n +"$((BTMON_FROM + 1))" "$OUT/btmon.txt" | grep -E "LE (Extended )?Create Connection|LE (Enhanced )?Connection Complete|Advertising Enable|Command Status" |
-		grep -vE "Cancel" | head -40 > "$OUT/tbumble_two_btmon.txt"
+	btmon_connects "$BTMON_FROM" "$OUT/tbumble_two_btmon.txt"
 	for h in 2 3; do sed "s/^/hci$h: /" "$OUT/tbumble_two_$h.log" >> "$OUT/tbumble_two.log"; done
 	cat "$OUT/tbumble_two_listen.log" "$OUT/tbumble_two_btmon.txt" >> "$OUT/tbumble_two.log"
 	grep -E "^hci[23]: (connected to|done:)" "$OUT/tbumble_two.log" | sed 's/^/   bumble: two at once: /' | tee -a "$OUT/results.txt"

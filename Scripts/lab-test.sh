@@ -60,6 +60,15 @@ wait_for() {
 	echo "   gave up waiting for /$2/ in $1"; return 1
 }
 
+# btmon_connects FROM OUT: btmon's header lines (with times) after line FROM of btmon.txt for LE Create Connection,
+# LE (Enhanced) Connection Complete, Add Advertising and LE Set (Extended) Advertising Enable, into OUT: what an
+# overlapping connect did (the second Create Connection pending until the peripheral advertised again)
+btmon_connects() {
+	sleep 1  # btmon flushes its last lines
+	tail -n +"$(($1 + 1))" "$OUT/btmon.txt" |
+		grep -E '^[<>@].*(\(0x08\|0x000d\)|\(0x08\|0x000a\)|\(0x08\|0x0039\)|\(0x3e\) plen (19|31)|MGMT Command.*\(0x003e\))' |
+		head -40 > "$2"
+}
 btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
 echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 
@@ -421,6 +430,7 @@ else
 	"$MSGPIPE" listen --adapter hci0 --name msgpipe-same --max-centrals 2 --connections 2 --out-dir "$OUT/same_out" --verbose \
 		> /dev/null 2> "$OUT/same_listen.log" & LST=$!
 	wait_for "$OUT/same_listen.log" "advertising"
+	BTMON_FROM=$(wc -l < "$OUT/btmon.txt")
 	t19c=$(up)
 	timeout 120 "$MSGPIPE" send --adapter hci1 --to msgpipe-same --json --verbose "$OUT/kib256_b.bin" > "$OUT/t19c_b.json" 2> "$OUT/t19c_b.log" & S1=$!
 	timeout 120 "$MSGPIPE" send --adapter hci2 --to msgpipe-same --json --verbose "$OUT/kib256_c.bin" > "$OUT/t19c_c.json" 2> "$OUT/t19c_c.log" & S2=$!
@@ -432,8 +442,9 @@ else
 		cmp -s "$f" "$OUT/kib256_b.bin" && echo "B's file intact" >> "$OUT/t19c.log"
 		cmp -s "$f" "$OUT/kib256_c.bin" && echo "C's file intact" >> "$OUT/t19c.log"
 	done
+	btmon_connects "$BTMON_FROM" "$OUT/t19c_btmon.txt"
 	grep -h "trying again\|connected to" "$OUT/t19c_b.log" "$OUT/t19c_c.log" | sed 's/^/   19c: /' >> "$OUT/t19c.log"
-	cat "$OUT/t19c_b.json" "$OUT/t19c_c.json" "$OUT/t19c_b.log" "$OUT/t19c_c.log" "$OUT/same_listen.log" >> "$OUT/t19c.log"
+	cat "$OUT/t19c_b.json" "$OUT/t19c_c.json" "$OUT/t19c_b.log" "$OUT/t19c_c.log" "$OUT/same_listen.log" "$OUT/t19c_btmon.txt" >> "$OUT/t19c.log"
 	echo "   two sends started at the same instant: $(grep '^both done' "$OUT/t19c.log"); retries: $(grep -c 'trying again' "$OUT/t19c.log")" | tee -a "$OUT/results.txt"
 	expect "two msgpipe sends (hci1, hci2) started at the same instant into one listen: both served, both files intact" "$OUT/t19c.log" \
 		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
@@ -990,15 +1001,16 @@ if ! [ -x "$SBB_PY" ] || ! "$SBB_PY" -c 'import bumble' > /dev/null 2>&1; then
 		"no Bumble in $SBB_PY"
 else
 	no_links
-	btmgmt --index "$SBB_INDEX" power off > /dev/null 2>&1
-	for i in $(seq 1 50); do hciconfig "hci$SBB_INDEX" 2>/dev/null | grep -q DOWN && break; sleep 0.1; done
-	hciconfig "hci$SBB_INDEX" down 2> /dev/null
 	head -c 3072 /dev/urandom | base64 -w0 > "$OUT/sbb_text.txt"
 	rm -f "$OUT/sbb_keys.json" "$OUT/t32b.log"
 	for n in 1 2; do
 		"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-sbb --security medium --profile nus \
 			--format lines --count 1 --out-dir "$OUT/sbb_inbox$n" --verbose > /dev/null 2> "$OUT/t32b_listen$n.log" & SBB=$!
 		wait_for "$OUT/t32b_listen$n.log" "advertising"
+		# bluetoothd powers the controller again once Bumble let it go: take it away before each phone
+		btmgmt --index "$SBB_INDEX" power off > /dev/null 2>&1
+		for i in $(seq 1 50); do hciconfig "hci$SBB_INDEX" 2>/dev/null | grep -q DOWN && break; sleep 0.1; done
+		hciconfig "hci$SBB_INDEX" down 2> /dev/null
 		timeout 150 "$SBB_PY" Tests/lab/bumble_bond.py --transport "hci-socket:$SBB_INDEX" --to msgpipe-sbb \
 			--keystore "$OUT/sbb_keys.json" --address C0:5B:0D:00:00:05 --send "$OUT/sbb_text.txt" \
 			$([ $n = 1 ] && echo --write-first) > "$OUT/t32b_bumble$n.log" 2>&1

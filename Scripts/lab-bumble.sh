@@ -15,8 +15,8 @@
 #      name) takes it byte-identical.
 #   bumble 5. bumble_central.py subscribes to `msgpipe send --name NAME --profile custom:FFF0:FFF2:FFF1` (msgpipe
 #      the notifying peripheral) in legacy and in lines: the decoded message is the file, send exits 0.
-#   bumble 6. Two bumble_central.py on hci2 and hci3 started at the same instant, by address, into one listen
-#      --max-centrals 2: both files arrive (btmon's Create Connection / Connection Complete lines in the log).
+#   bumble 6. Two bumble_central.py on hci2 and hci3 connect at the same instant (--at), by address, into one
+#      listen --max-centrals 2: both files arrive (btmon's Create Connection / Connection Complete lines in the log).
 # Each check's MTU, bytes and seconds (Bumble's "done:" line) go into results.txt.
 
 BUMBLE_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
@@ -133,8 +133,8 @@ for format in legacy lines; do
 		"$OUT/tbumble_s$format.log" "bumble exit 0" "send exit 0" "byte-identical"
 done
 
-# bumble 6: two phone centrals (hci2 and hci3, each its own random static address) started at the same instant
-# connect by address into one listen --max-centrals 2: both Create Connections are in flight at once; the lab's
+# bumble 6: two phone centrals (hci2 and hci3, each its own random static address) connect by address at the same
+# instant (--at: one wall-clock second for both) into one listen --max-centrals 2: both Create Connections are in flight at once; the lab's
 # btvirt keeps the second pending until hci0 advertises again. Both files arrive; btmon's lines go into the log.
 if [ "$BUMBLE_INDEX" != 3 ] || [ -z "$C" ]; then
 	skip "bumble: two Bumble centrals started at the same instant into one listen are both served" "needs hci2 and hci3 (btvirt -l4)"
@@ -149,9 +149,10 @@ else
 	wait_for "$OUT/tbumble_two_listen.log" "advertising"
 	BTMON_FROM=$(wc -l < "$OUT/btmon.txt")
 	t6=$(up)
+	AT=$(($(date +%s) + 10))  # both connect at this second, whatever their start-up took
 	for h in 2 3; do
 		file=$OUT/bumble_kib64.bin; [ $h = 2 ] && file=$OUT/bumble_kib32.bin
-		timeout 120 "$BUMBLE_PY" Tests/lab/bumble_central.py --transport "hci-socket:$h" --to "$A" --mtu 185 \
+		timeout 120 "$BUMBLE_PY" Tests/lab/bumble_central.py --transport "hci-socket:$h" --to "$A" --at "$AT" --mtu 185 \
 			--service FFF0 --write FFF2 --notify FFF1 --format legacy --send "$file" > "$OUT/tbumble_two_$h.log" 2>&1 &
 		eval "P$h=\$!"
 	done

@@ -1024,7 +1024,7 @@ else
 	btmgmt --index "$SBB_INDEX" le on > /dev/null 2>&1; btmgmt --index "$SBB_INDEX" power on > /dev/null 2>&1
 	grep -qE "^phone 2: (paired and bonded|pairing)" "$OUT/t32b.log" && echo "phone 2 paired again" >> "$OUT/t32b.log" ||
 		echo "phone 2 did not pair again" >> "$OUT/t32b.log"
-	grep -E "^phone [12]: (write before pairing|done:)" "$OUT/t32b.log" | sed 's/^/   stock box: bonding phone /' | tee -a "$OUT/results.txt"
+	grep -E "^phone [12]: (write before pairing|done:)" "$OUT/t32b.log" | sed 's/^/   stock box: bonding /' | tee -a "$OUT/results.txt"
 	expect "stock box: a Bumble phone writing before pairing gets an ATT error from bluetoothd, bonds (msgpipe's agent), writes; after listen restarts it encrypts with its stored key and writes" \
 		"$OUT/t32b.log" "^phone 1: write before pairing: ATT error 0x(05|0F)" "^phone 1: paired and bonded" "message 1 byte-identical" \
 		"^phone 2: encrypted with the stored key" "^phone 2 did not pair again" "message 2 byte-identical" "bumble 2 exit 0"

@@ -15,6 +15,8 @@
 #      name) takes it byte-identical.
 #   bumble 5. bumble_central.py subscribes to `msgpipe send --name NAME --profile custom:FFF0:FFF2:FFF1` (msgpipe
 #      the notifying peripheral) in legacy and in lines: the decoded message is the file, send exits 0.
+#   bumble 6. Two bumble_central.py on hci2 and hci3 connect at the same instant (--at), by address, into one
+#      listen --max-centrals 2: both files arrive (btmon's Create Connection / Connection Complete lines in the log).
 # Each check's MTU, bytes and seconds (Bumble's "done:" line) go into results.txt.
 
 BUMBLE_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
@@ -130,6 +132,47 @@ for format in legacy lines; do
 	expect "bumble central subscribes to msgpipe send --name ($format, custom:FFF0:FFF2:FFF1): the message byte-identical" \
 		"$OUT/tbumble_s$format.log" "bumble exit 0" "send exit 0" "byte-identical"
 done
+
+# bumble 6: two phone centrals (hci2 and hci3, each its own random static address) connect by address at the same
+# instant (--at: one wall-clock second for both) into one listen --max-centrals 2: both Create Connections are in flight at once; the lab's
+# btvirt keeps the second pending until hci0 advertises again. Both files arrive; btmon's lines go into the log.
+if [ "$BUMBLE_INDEX" != 3 ] || [ -z "$C" ]; then
+	skip "bumble: two Bumble centrals started at the same instant into one listen are both served" "needs hci2 and hci3 (btvirt -l4)"
+else
+	no_links
+	btmgmt --index 2 power off > /dev/null 2>&1
+	for i in $(seq 1 50); do hciconfig hci2 2>/dev/null | grep -q DOWN && break; sleep 0.1; done
+	hciconfig hci2 down 2> /dev/null
+	rm -rf "$OUT/bumble_two"; mkdir -p "$OUT/bumble_two"
+	"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name msgpipe-bb2 --profile "$BUMBLE_LEGACY" --format legacy \
+		--max-centrals 2 --connections 2 --out-dir "$OUT/bumble_two" --verbose > /dev/null 2> "$OUT/tbumble_two_listen.log" & LS=$!
+	wait_for "$OUT/tbumble_two_listen.log" "advertising"
+	BTMON_FROM=$(wc -l < "$OUT/btmon.txt")
+	t6=$(up)
+	AT=$(($(date +%s) + 10))  # both connect at this second, whatever their start-up took
+	for h in 2 3; do
+		file=$OUT/bumble_kib64.bin; [ $h = 2 ] && file=$OUT/bumble_kib32.bin
+		timeout 120 "$BUMBLE_PY" Tests/lab/bumble_central.py --transport "hci-socket:$h" --to "$A" --at "$AT" --mtu 185 \
+			--service FFF0 --write FFF2 --notify FFF1 --format legacy --send "$file" > "$OUT/tbumble_two_$h.log" 2>&1 &
+		eval "P$h=\$!"
+	done
+	wait $P2; echo "bumble hci2 exit $?" > "$OUT/tbumble_two.log"
+	wait $P3; echo "bumble hci3 exit $?" >> "$OUT/tbumble_two.log"
+	echo "both done after $(awk "BEGIN{printf \"%.1f s\", $(up)-$t6}")" >> "$OUT/tbumble_two.log"
+	wait_bounded $LS 60; echo "listen exit $?" >> "$OUT/tbumble_two.log"
+	for f in "$OUT"/bumble_two/*; do
+		cmp -s "$f" "$OUT/bumble_kib32.bin" && echo "hci2's file intact" >> "$OUT/tbumble_two.log"
+		cmp -s "$f" "$OUT/bumble_kib64.bin" && echo "hci3's file intact" >> "$OUT/tbumble_two.log"
+	done
+	btmon_connects "$BTMON_FROM" "$OUT/tbumble_two_btmon.txt"
+	for h in 2 3; do sed "s/^/hci$h: /" "$OUT/tbumble_two_$h.log" >> "$OUT/tbumble_two.log"; done
+	cat "$OUT/tbumble_two_listen.log" "$OUT/tbumble_two_btmon.txt" >> "$OUT/tbumble_two.log"
+	grep -E "^hci[23]: (connected to|done:)" "$OUT/tbumble_two.log" | sed 's/^/   bumble: two at once: /' | tee -a "$OUT/results.txt"
+	echo "   bumble: two at once: $(grep '^both done' "$OUT/tbumble_two.log")" | tee -a "$OUT/results.txt"
+	expect "bumble: two Bumble centrals (hci2, hci3) started at the same instant into one listen --max-centrals 2 are both served" \
+		"$OUT/tbumble_two.log" "bumble hci2 exit 0" "bumble hci3 exit 0" "listen exit 0" "hci2's file intact" "hci3's file intact"
+	btmgmt --index 2 le on > /dev/null 2>&1; btmgmt --index 2 power on > /dev/null 2>&1
+fi
 
 # Give the controller back to the kernel (powered, LE) for whatever runs next.
 btmgmt --index "$BUMBLE_INDEX" le on > /dev/null 2>&1; btmgmt --index "$BUMBLE_INDEX" power on > /dev/null 2>&1

@@ -60,6 +60,15 @@ wait_for() {
 	echo "   gave up waiting for /$2/ in $1"; return 1
 }
 
+# btmon_connects FROM OUT: btmon's header lines (with times) after line FROM of btmon.txt for LE Create Connection,
+# LE (Enhanced) Connection Complete, Add Advertising and LE Set (Extended) Advertising Enable, into OUT: what an
+# overlapping connect did (the second Create Connection pending until the peripheral advertised again)
+btmon_connects() {
+	sleep 1  # btmon flushes its last lines
+	tail -n +"$(($1 + 1))" "$OUT/btmon.txt" |
+		grep -E '^[<>@].*(\(0x08\|0x000d\)|\(0x08\|0x000a\)|\(0x08\|0x0039\)|\(0x3e\) plen (19|31)|MGMT Command.*\(0x003e\))' |
+		head -40 > "$2"
+}
 btmon -T > "$OUT/btmon.txt" 2>&1 & MON=$!
 echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 
@@ -421,6 +430,7 @@ else
 	"$MSGPIPE" listen --adapter hci0 --name msgpipe-same --max-centrals 2 --connections 2 --out-dir "$OUT/same_out" --verbose \
 		> /dev/null 2> "$OUT/same_listen.log" & LST=$!
 	wait_for "$OUT/same_listen.log" "advertising"
+	BTMON_FROM=$(wc -l < "$OUT/btmon.txt")
 	t19c=$(up)
 	timeout 120 "$MSGPIPE" send --adapter hci1 --to msgpipe-same --json --verbose "$OUT/kib256_b.bin" > "$OUT/t19c_b.json" 2> "$OUT/t19c_b.log" & S1=$!
 	timeout 120 "$MSGPIPE" send --adapter hci2 --to msgpipe-same --json --verbose "$OUT/kib256_c.bin" > "$OUT/t19c_c.json" 2> "$OUT/t19c_c.log" & S2=$!
@@ -432,8 +442,9 @@ else
 		cmp -s "$f" "$OUT/kib256_b.bin" && echo "B's file intact" >> "$OUT/t19c.log"
 		cmp -s "$f" "$OUT/kib256_c.bin" && echo "C's file intact" >> "$OUT/t19c.log"
 	done
+	btmon_connects "$BTMON_FROM" "$OUT/t19c_btmon.txt"
 	grep -h "trying again\|connected to" "$OUT/t19c_b.log" "$OUT/t19c_c.log" | sed 's/^/   19c: /' >> "$OUT/t19c.log"
-	cat "$OUT/t19c_b.json" "$OUT/t19c_c.json" "$OUT/t19c_b.log" "$OUT/t19c_c.log" "$OUT/same_listen.log" >> "$OUT/t19c.log"
+	cat "$OUT/t19c_b.json" "$OUT/t19c_c.json" "$OUT/t19c_b.log" "$OUT/t19c_c.log" "$OUT/same_listen.log" "$OUT/t19c_btmon.txt" >> "$OUT/t19c.log"
 	echo "   two sends started at the same instant: $(grep '^both done' "$OUT/t19c.log"); retries: $(grep -c 'trying again' "$OUT/t19c.log")" | tee -a "$OUT/results.txt"
 	expect "two msgpipe sends (hci1, hci2) started at the same instant into one listen: both served, both files intact" "$OUT/t19c.log" \
 		"send B exit 0" "send C exit 0" "listen exit 0" "B's file intact" "C's file intact"
@@ -506,7 +517,7 @@ if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
 # A phone that pairs with bonding (Scripts/lab-bonding.sh, kernel backend, Bumble as the phone): LAB_ONLY=bonding
-# runs only it; the full run includes it unless LAB_BONDING=0 (bond 3 only with LAB_BONDING_LOST=1, docs/LAB.md).
+# runs only it; the full run includes it unless LAB_BONDING=0 (LAB_BONDING_LOST=0 leaves out its bond 3).
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
 . "$PWD/Scripts/lab-bonding.sh"
 fi  # LAB_ONLY (bonding)
@@ -690,6 +701,35 @@ else
 	cat "$OUT/t24.json" "$OUT/t24.err" > "$OUT/t24.log"
 	expect "stock box: msgpipe scan --backend bluez on hci1 lists hci0's listen (a device hci1 knew)" "$OUT/t24.log" \
 		"\"address\":\"$A\"" '"name":"msgpipe-sb"' "scan exit 0"
+	# 24b. msgpipe scan beside another client's discovery: bluetoothctl's scan on hci1 holds a discovery session
+	#      of its own; msgpipe scan runs through bluetoothd, then on the kernel backend (mgmt); afterwards hci1
+	#      still discovers (Adapter1.Discovering true; bluetoothd may take a few seconds to restart the remaining
+	#      session's discovery when the merged filter changed: the time is logged).
+	rm -f "$OUT/t24b.done"
+	{
+		ctl_wait "$OUT/t24b_ctl.log" "Controller $B" 10
+		echo "select $B"; echo "scan on"
+		ctl_wait "$OUT/t24b.done" "done" 120
+		echo "scan off"; sleep 0.5; echo "quit"
+	} | timeout 150 bluetoothctl > "$OUT/t24b_ctl.log" 2>&1 & CTL=$!
+	wait_for "$OUT/t24b_ctl.log" "Discovering: yes"
+	discovering() {
+		dbus-send --system --print-reply --dest=org.bluez /org/bluez/hci1 org.freedesktop.DBus.Properties.Get \
+			string:org.bluez.Adapter1 string:Discovering 2>&1 | grep -oE "boolean (true|false)|Error.*"
+	}
+	echo "before: $(discovering)" > "$OUT/t24b.log"
+	for backend in bluez kernel; do
+		timeout 30 "$MSGPIPE" scan --backend $backend --adapter hci1 --timeout 4 > /dev/null 2>> "$OUT/t24b.log"
+		echo "scan --backend $backend exit $?" >> "$OUT/t24b.log"
+		T0=$SECONDS
+		for i in $(seq 1 60); do [ "$(discovering)" = "boolean true" ] && break; sleep 0.25; done
+		echo "after $backend: $(discovering) (waited $((SECONDS - T0)) s)" >> "$OUT/t24b.log"
+	done
+	echo done > "$OUT/t24b.done"; wait_bounded $CTL 20
+	sed 's/\x1b\[[0-9;]*m//g' "$OUT/t24b_ctl.log" | grep -E "Discovering|Discovery" >> "$OUT/t24b.log"
+	grep "^after" "$OUT/t24b.log" | sed 's/^/   stock box: discovering /' | tee -a "$OUT/results.txt"
+	expect "stock box: msgpipe scan (through bluetoothd, then on the kernel backend) beside bluetoothctl's scan on hci1 leaves hci1 discovering" \
+		"$OUT/t24b.log" "^before: boolean true" "^after bluez: boolean true" "^after kernel: boolean true"
 	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose "$OUT/mib.bin" \
 		> "$OUT/t23.json" 2> "$OUT/t23.err"; echo "send exit $?" >> "$OUT/t23.err"
 	wait_file "$OUT/sb_inbox/00000001.msg"
@@ -947,6 +987,48 @@ stop $SEC
 cat "$OUT/t32_listen.log" >> "$OUT/t32.log"
 expect "stock box: --security medium pairs hci1 with msgpipe's agent on hci0 (Just Works), then a bonded reconnect delivers" \
 	"$OUT/t32.log" "send 1 exit 0" "paired after 1: b true" "message 1 whole" "send 2 exit 0" "message 2 whole"
+
+# 32b. A phone that bonds, through bluetoothd: Bumble (Tests/lab/bumble_bond.py, a fixed random static address and
+#      a key store of its own) on hci3 (hci1 without a fourth controller), taken from bluetoothd (mgmt power off,
+#      hciconfig down, then Bumble's HCI user channel). It writes before pairing and must get the ATT error of
+#      bluetoothd's GATT server (0x05 or 0x0F), pairs with bonding (bluetoothd's SMP, msgpipe's agent on hci0
+#      answering Just Works), and writes again. listen restarts; the phone encrypts with its stored key without
+#      pairing again and writes. Both lines arrive.
+SBB_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
+if [ -n "$D" ]; then SBB_INDEX=3; else SBB_INDEX=1; fi
+if ! [ -x "$SBB_PY" ] || ! "$SBB_PY" -c 'import bumble' > /dev/null 2>&1; then
+	skip "stock box: a Bumble phone bonds through bluetoothd (msgpipe's agent), then reconnects encrypted after listen restarts" \
+		"no Bumble in $SBB_PY"
+else
+	no_links
+	head -c 3072 /dev/urandom | base64 -w0 > "$OUT/sbb_text.txt"
+	rm -f "$OUT/sbb_keys.json" "$OUT/t32b.log"
+	for n in 1 2; do
+		"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-sbb --security medium --profile nus \
+			--format lines --count 1 --out-dir "$OUT/sbb_inbox$n" --verbose > /dev/null 2> "$OUT/t32b_listen$n.log" & SBB=$!
+		wait_for "$OUT/t32b_listen$n.log" "advertising"
+		# bluetoothd powers the controller again once Bumble let it go: take it away before each phone
+		btmgmt --index "$SBB_INDEX" power off > /dev/null 2>&1
+		for i in $(seq 1 50); do hciconfig "hci$SBB_INDEX" 2>/dev/null | grep -q DOWN && break; sleep 0.1; done
+		hciconfig "hci$SBB_INDEX" down 2> /dev/null
+		timeout 150 "$SBB_PY" Tests/lab/bumble_bond.py --transport "hci-socket:$SBB_INDEX" --to msgpipe-sbb \
+			--keystore "$OUT/sbb_keys.json" --address C0:5B:0D:00:00:05 --send "$OUT/sbb_text.txt" \
+			$([ $n = 1 ] && echo --write-first) > "$OUT/t32b_bumble$n.log" 2>&1
+		echo "bumble $n exit $?" >> "$OUT/t32b.log"
+		wait_bounded $SBB 30; echo "listen $n exit $?" >> "$OUT/t32b.log"
+		cmp "$OUT/sbb_text.txt" "$OUT/sbb_inbox$n/00000001.msg" >> "$OUT/t32b.log" 2>&1 && echo "message $n byte-identical" >> "$OUT/t32b.log"
+		sed "s/^/phone $n: /" "$OUT/t32b_bumble$n.log" >> "$OUT/t32b.log"
+		sed "s/^/listen $n: /" "$OUT/t32b_listen$n.log" >> "$OUT/t32b.log"
+		no_links
+	done
+	btmgmt --index "$SBB_INDEX" le on > /dev/null 2>&1; btmgmt --index "$SBB_INDEX" power on > /dev/null 2>&1
+	grep -qE "^phone 2: (paired and bonded|pairing)" "$OUT/t32b.log" && echo "phone 2 paired again" >> "$OUT/t32b.log" ||
+		echo "phone 2 did not pair again" >> "$OUT/t32b.log"
+	grep -E "^phone [12]: (write before pairing|done:)" "$OUT/t32b.log" | sed 's/^/   stock box: bonding /' | tee -a "$OUT/results.txt"
+	expect "stock box: a Bumble phone writing before pairing gets an ATT error from bluetoothd, bonds (msgpipe's agent), writes; after listen restarts it encrypts with its stored key and writes" \
+		"$OUT/t32b.log" "^phone 1: write before pairing: ATT error 0x(05|0F)" "^phone 1: paired and bonded" "message 1 byte-identical" \
+		"^phone 2: encrypted with the stored key" "^phone 2 did not pair again" "message 2 byte-identical" "bumble 2 exit 0"
+fi
 
 # 33. Two centrals at once into one listen through bluetoothd (hci1 and hci2 each send 256 KiB to hci0): both files
 #     arrive whole, each once, both sends exit 0. bluetoothd 5.66 keeps ONE acquired write socket and ONE notify

@@ -9,10 +9,12 @@ the stored Long Term Key, without pairing; without keys it pairs with LE Secure 
 Nordic UART Service's RX (write with response, after subscribing to TX as a phone app does) and leaves.
 
     bumble_bond.py --transport hci-socket:3 --to NAME --keystore FILE [--address C0:...] [--mtu 185]
-                   --send FILE [--repair] [--timeout S]
+                   --send FILE [--repair] [--write-first] [--timeout S]
 
 --repair: when encryption with the stored key fails (the peripheral lost the bond: PIN or Key Missing), pair again
 on the same link, as Android does; without it the peer reports the failure, disconnects and exits 1.
+--write-first: before securing the link, write FILE to RX as iOS does before it pairs; the peripheral must refuse
+with ATT Insufficient Authentication (0x05) or Insufficient Encryption (0x0F); then it pairs and writes again.
 
 Output, one line each (the lab parses it):
     own address ADDRESS (random static)
@@ -20,6 +22,7 @@ Output, one line each (the lab parses it):
     stored keys for ADDRESS: encrypting with the stored LTK
     encrypted with the stored key in S s
     encryption with the stored key failed: ERROR
+    write before pairing: ATT error 0xNN (NAME) | write before pairing: accepted
     no stored keys for ADDRESS: pairing (LE Secure Connections, Just Works, bonding)
     paired and bonded in S s (encrypted: True|False)
     keys: KIND...
@@ -34,7 +37,7 @@ import time
 
 try:
     from bumble import hci
-    from bumble.core import UUID, AdvertisingData
+    from bumble.core import UUID, AdvertisingData, ProtocolError
     from bumble.device import Device, Peer
     from bumble.keys import JsonKeyStore
     from bumble.pairing import PairingConfig, PairingDelegate
@@ -70,6 +73,29 @@ async def find_by_name(device: Device, name: str, timeout: float) -> hci.Address
         await device.stop_scanning()
 
 
+async def write_before_pairing(connection, data: bytes) -> bool:
+    """Writes `data` (its first ATT_MTU - 3 bytes) to RX on the unencrypted link, as iOS does before it pairs. True
+    when the peripheral refused with an ATT error, so the caller pairs and writes again."""
+    peer = Peer(connection)
+    services = await peer.discover_service(NUS_SERVICE)
+    if not services:
+        say("no Nordic UART Service before pairing")
+        return False
+    await services[0].discover_characteristics()
+    rx = services[0].get_characteristics_by_uuid(NUS_RX)
+    if not rx:
+        say("no RX before pairing")
+        return False
+    try:
+        await rx[0].write_value(data[:20], with_response=True)
+    except ProtocolError as error:
+        code = error.error_code if error.error_code is not None else -1
+        say(f"write before pairing: ATT error 0x{code:02X} ({error.error_name})")
+        return True
+    say("write before pairing: accepted")
+    return False
+
+
 async def run(args: argparse.Namespace) -> int:
     async with await open_transport(args.transport) as (source, sink):
         device = Device.with_hci("bumble-phone", hci.Address(args.address), source, sink)
@@ -84,6 +110,10 @@ async def run(args: argparse.Namespace) -> int:
         connection = await device.connect(target, own_address_type=hci.OwnAddressType.RANDOM,
                                           timeout=args.connect_timeout)
         say(f"connected to {connection.peer_address} after {time.monotonic() - t0:.2f} s")
+        with open(args.send, "rb") as f:
+            data = f.read() + b"\n"
+        if args.write_first and not await write_before_pairing(connection, data):
+            return 1
         keys = await device.keystore.get(str(connection.peer_address))
         how = ""
         t1 = time.monotonic()
@@ -133,8 +163,6 @@ async def run(args: argparse.Namespace) -> int:
             return 1
         # A phone app subscribes to TX before it writes; msgpipe serves a plain-format central once it subscribed.
         await peer.subscribe(tx[0], lambda value: None)
-        with open(args.send, "rb") as f:
-            data = f.read() + b"\n"
         size = min(mtu - 3, 512)
         values = [data[i:i + size] for i in range(0, len(data), size)]
         for value in values:
@@ -158,6 +186,7 @@ def main() -> int:
     parser.add_argument("--mtu", type=int, default=185)
     parser.add_argument("--send", required=True, metavar="FILE", help="text without a newline")
     parser.add_argument("--repair", action="store_true", help="pair again when the stored key fails")
+    parser.add_argument("--write-first", action="store_true", help="write before pairing, expect an ATT error")
     parser.add_argument("--timeout", type=float, default=90)
     parser.add_argument("--scan-timeout", type=float, default=30)
     parser.add_argument("--connect-timeout", type=float, default=30)

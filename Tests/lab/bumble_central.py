@@ -19,7 +19,8 @@ own ACL flow control (Number of Completed Packets), as a phone's host paces them
 to OUT.
 
 Connects from a random static address (own address type random). --to ADDRESS connects to that public
-address; --to NAME scans (active) for the advertised name first.
+address; --to NAME scans (active) for the advertised name first. --at EPOCH: sends its LE Create Connection
+at that wall-clock time (seconds since 1970), after Bumble is up, so two peers connect at the same instant.
 
 Output, one line each (the lab parses it):
     own address ADDRESS (random static)
@@ -171,6 +172,8 @@ async def connect_to(device: Device, args: argparse.Namespace, t0: float):
     else:
         target = await find_by_name(device, args.to, args.scan_timeout)
         say(f"found {args.to} at {target} after {time.monotonic() - t0:.2f} s")
+    if getattr(args, "at", None) is not None:  # connect at an agreed wall-clock second (overlapping connects)
+        await asyncio.sleep(max(0.0, args.at - time.time()))
     connection = await device.connect(target, own_address_type=hci.OwnAddressType.RANDOM,
                                       timeout=args.connect_timeout)
     say(f"connected to {connection.peer_address} after {time.monotonic() - t0:.2f} s")
@@ -286,6 +289,7 @@ def main() -> int:
     parser.add_argument("--connect-timeout", type=float, default=30)
     parser.add_argument("--max-value", type=int, default=512, help="largest value written (default 512)")
     parser.add_argument("--linger", type=float, default=1.0, help="seconds after the last write")
+    parser.add_argument("--at", type=float, help="wall-clock time (epoch seconds) to connect at")
     args = parser.parse_args()
     try:
         return asyncio.run(asyncio.wait_for(run(args), args.timeout + 60))

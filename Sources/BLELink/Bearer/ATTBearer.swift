@@ -35,6 +35,10 @@ public final class ATTBearer: ATTConnection {
     /// for a UNIX socket).
     public var phy: LinkPHY? { core.withOpenDescriptor { LinkPHY(socket: $0) } ?? nil }
 
+    /// How the link is secured now, as the kernel tells it for an L2CAP socket (nil for a UNIX socket, or
+    /// once closed). Encryption raises it while the connection lasts.
+    public var linkSecurity: ATTLinkSecurity? { core.withOpenDescriptor { L2CAPCalls.linkSecurity($0) } ?? nil }
+
     /// Times reading resumed after a full inbox (the watermarks' hysteresis; for tests).
     var receiveResumes: Int { core.resumes }
 

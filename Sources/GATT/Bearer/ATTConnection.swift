@@ -24,4 +24,11 @@ public protocol ATTConnection: AnyObject, Sendable {
 
     /// Closes the connection (the peer sees the disconnect) and fails pending operations.
     func close()
+
+    /// How the link is secured now; nil when the bearer cannot tell (a UNIX socket, an in-memory link).
+    var linkSecurity: ATTLinkSecurity? { get }
+}
+
+extension ATTConnection {
+    public var linkSecurity: ATTLinkSecurity? { nil }
 }

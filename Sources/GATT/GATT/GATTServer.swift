@@ -12,12 +12,17 @@ public struct GATTServer: Sendable {
         public var prepareQueueLimit: Int
         /// How long an indication may wait for its confirmation (30 s in the spec).
         public var transactionTimeout: Duration
+        /// The link security that reading or writing a characteristic value or descriptor needs (discovery
+        /// stays open). Below it requests get Insufficient Authentication, so a phone pairs and tries again,
+        /// and Write Commands are dropped (they have no answer). `.open`: no requirement.
+        public var requiredSecurity: ATTLinkSecurity
 
         public init(maximumMTU: Int = ATTOpcode.maximumMTU, prepareQueueLimit: Int = 32,
-                    transactionTimeout: Duration = .seconds(30)) {
+                    transactionTimeout: Duration = .seconds(30), requiredSecurity: ATTLinkSecurity = .open) {
             self.maximumMTU = min(max(maximumMTU, ATTOpcode.defaultMTU), ATTOpcode.maximumMTU)
             self.prepareQueueLimit = max(prepareQueueLimit, 1)
             self.transactionTimeout = transactionTimeout
+            self.requiredSecurity = requiredSecurity
         }
     }
 
@@ -36,6 +41,11 @@ public struct GATTServer: Sendable {
     public var maximumPushLength: Int { ATTOpcode.maximumValueLength(mtu: mtu) }
     /// True once the server detected a protocol violation or a transaction timeout: it answers nothing more.
     public private(set) var isFailed = false
+    /// The link's security as the driver last reported it (``linkSecured(_:)``); `.open` until then.
+    public private(set) var linkSecurity: ATTLinkSecurity = .open
+    /// True while the configuration requires more security than the link was reported to have: the driver
+    /// should ask the bearer and call ``linkSecured(_:)`` before the next PDU.
+    public var awaitsSecurity: Bool { linkSecurity < configuration.requiredSecurity }
 
     private var mtuExchanged = false
     private var subscriptions: [UInt16: GATTSubscription] = [:]
@@ -85,6 +95,9 @@ public struct GATTServer: Sendable {
         }
         return Reaction(response: response, event: event)
     }
+
+    /// The link's security rose (the kernel reports it for the bearer); it never falls on one link.
+    public mutating func linkSecured(_ level: ATTLinkSecurity) { linkSecurity = max(linkSecurity, level) }
 
     /// The driver handed the last response to the bearer: the client may now send its next request.
     public mutating func responseSent() { responsePending = false }
@@ -151,6 +164,7 @@ public struct GATTServer: Sendable {
         guard opcode == ATTOpcode.writeCommand, pdu.count <= mtu,
               let command = try? ATTWriteCommand(decoding: pdu) else { return .none }
         var event: GATTServerEvent?
+        guard let attribute = database[command.handle], (try? requireSecurity(for: attribute)) != nil else { return .none }
         try? write(command.handle, command.value, withResponse: false, event: &event)
         return Reaction(response: nil, event: event)
     }
@@ -250,6 +264,12 @@ public struct GATTServer: Sendable {
                 if entries.isEmpty { throw RequestFailure(.readNotPermitted, handle: attribute.handle) }
                 break
             }
+            do throws(RequestFailure) {
+                try requireSecurity(for: attribute)
+            } catch {
+                if entries.isEmpty { throw error }
+                break
+            }
             let value = Array(readValue(attribute).prefix(min(mtu - 4, 253)))
             if let first = entries.first, first.value.count != value.count { break }
             guard used + 2 + value.count <= mtu else { break }
@@ -290,6 +310,7 @@ public struct GATTServer: Sendable {
     private func readableValue(_ handle: UInt16) throws(RequestFailure) -> [UInt8] {
         guard let attribute = database[handle] else { throw RequestFailure(.invalidHandle, handle: handle) }
         guard attribute.permissions.contains(.read) else { throw RequestFailure(.readNotPermitted, handle: handle) }
+        try requireSecurity(for: attribute)
         return readValue(attribute)
     }
 
@@ -308,7 +329,20 @@ public struct GATTServer: Sendable {
     private func writableAttribute(_ handle: UInt16) throws(RequestFailure) -> GATTAttribute {
         guard let attribute = database[handle] else { throw RequestFailure(.invalidHandle, handle: handle) }
         guard attribute.permissions.contains(.write) else { throw RequestFailure(.writeNotPermitted, handle: handle) }
+        try requireSecurity(for: attribute)
         return attribute
+    }
+
+    /// Values and descriptors need the configured security; declarations (discovery) never do. Insufficient
+    /// Authentication is what makes iOS and Android pair (and a bonded phone encrypt) and try again.
+    private func requireSecurity(for attribute: GATTAttribute) throws(RequestFailure) {
+        switch attribute.role {
+        case .service, .characteristicDeclaration: return
+        case .characteristicValue, .clientConfiguration, .descriptor: break
+        }
+        guard linkSecurity >= configuration.requiredSecurity else {
+            throw RequestFailure(.insufficientAuthentication, handle: attribute.handle)
+        }
     }
 
     private mutating func write(_ handle: UInt16, _ value: [UInt8], withResponse: Bool,

@@ -54,6 +54,9 @@ public final class GATTServerConnection: Sendable {
                 reason = why
                 break loop
             case let .pdu(pdu):
+                if server.withLock({ $0.awaitsSecurity }), let level = bearer.linkSecurity {
+                    server.withLock { $0.linkSecured(level) }
+                }
                 let reaction = server.withLock { $0.receive(pdu[...], now: clock.now()) }
                 if let response = reaction.response {
                     do { try await bearer.send(response[...]) } catch {

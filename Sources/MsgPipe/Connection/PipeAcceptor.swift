@@ -69,13 +69,17 @@ public final class PipeAcceptor: Sendable {
                     centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady, handle: handle)
             }
         }
+        // On the kernel's ATT channel the kernel lets a central write before its link is encrypted: msgpipe's
+        // GATT server refuses it (Insufficient Authentication) until the link has the security asked for.
+        var configuration = GATTServer.Configuration()
+        if case .bluetooth = address { configuration.requiredSecurity = options.security.requiredLinkSecurity }
         try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
-            bearer, peer in
+            [configuration] bearer, peer in
             onBearer(bearer, peer)
             let gattLink = GATTLink(profile: profile)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await handle(.gatt(gattLink), peer) }
-                await gattLink.serve(bearer, info: info)
+                await gattLink.serve(bearer, info: info, configuration: configuration)
                 await gattLink.close()
             }
         }

@@ -73,6 +73,12 @@ func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {
         #expect(throws: ATTError.closed) { try a.trySend([1][...]) }
     }
 
+    @Test func aUnixSocketCannotTellItsLinkSecurity() throws {
+        let (a, b) = try bearerPair()
+        defer { a.close(); b.close() }
+        #expect(a.linkSecurity == nil)
+    }
+
     @Test func closingAgainNeverWritesToDescriptorsTheBearerAlreadyClosed() async throws {
         let (a, b) = try bearerPair()
         a.close()

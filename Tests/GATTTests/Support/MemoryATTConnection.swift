@@ -35,6 +35,10 @@ final class MemoryATTConnection: ATTConnection {
 
     deinit { close() }
 
+    /// What ``linkSecurity`` reports (nil: cannot tell, as a UNIX socket); a test raises it as pairing would.
+    let reportedSecurity = Mutex<ATTLinkSecurity?>(nil)
+    var linkSecurity: ATTLinkSecurity? { reportedSecurity.withLock { $0 } }
+
     func trySend(_ pdu: ArraySlice<UInt8>) throws(ATTError) -> Bool {
         do { return try shared.gates[side].trySend { try attempt(pdu) } } catch { throw mapped(error) }
     }

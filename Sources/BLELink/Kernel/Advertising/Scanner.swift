@@ -109,16 +109,18 @@ public enum Scanner {
         var reported: Set<BluetoothPeer> = []
         /// Most distinct peers remembered in one scan: a bound on memory in a crowded room.
         let peerLimit = 4096
-        try startDiscovery(adapter, management)
-        defer { _ = try? management.execute(.stopDiscovery(adapter.index)) }
+        var owns = try startDiscovery(adapter, management)
+        defer { if owns { _ = try? management.execute(.stopDiscovery(adapter.index)) } }
         var refreshAt = Deadline.after(refreshInterval)
         var ownStops = 0
         scanning: while !deadline.hasPassed {
             if refreshAt.hasPassed {
                 // A new discovery resets the controller's duplicate filter: a peer whose first report came
                 // without its scan response (so without its name) gets another chance.
-                if (try? management.execute(.stopDiscovery(adapter.index))) != nil { ownStops += 1 }
-                try startDiscovery(adapter, management)
+                if owns {
+                    if (try? management.execute(.stopDiscovery(adapter.index))) != nil { ownStops += 1 }
+                    owns = try startDiscovery(adapter, management)
+                }
                 refreshAt = .after(refreshInterval)
             }
             guard let event = try management.nextEvent(until: min(deadline, refreshAt)) else { continue }
@@ -137,7 +139,7 @@ public enum Scanner {
                 if ownStops > 0 {
                     ownStops -= 1
                 } else if !deadline.hasPassed {
-                    try startDiscovery(adapter, management)  // the kernel ended it (~10 s): go on
+                    owns = try startDiscovery(adapter, management)  // the kernel or its owner ended it: go on
                 }
             default:
                 continue
@@ -146,15 +148,17 @@ public enum Scanner {
         return reported.compactMap { peers[$0] }.sorted { ($0.rssi, $1.peer.address) > ($1.rssi, $0.peer.address) }
     }
 
+    /// Starts an LE discovery and returns true; false when another one runs (mgmt Busy: bluetoothd's, another
+    /// tool's). Its Device Found events reach every management socket, so the scan uses them, and never stops
+    /// a discovery it did not start (that would end the other client's scan).
     private static func startDiscovery(
         _ adapter: BluetoothAdapter, _ management: ManagementSocket
-    ) throws(BluetoothError) {
+    ) throws(BluetoothError) -> Bool {
         do {
             try management.execute(.startDiscovery(adapter.index))
+            return true
         } catch .commandFailed(_, .busy) {
-            // A discovery left running (by us or another tool): stop it and start ours.
-            _ = try? management.execute(.stopDiscovery(adapter.index))
-            try management.execute(.startDiscovery(adapter.index))
+            return false
         }
     }
 }

@@ -1,4 +1,5 @@
 public import CBluetooth
+public import GATT
 import Glibc
 
 /// Builds `sockaddr_l2` values for the LE ATT fixed channel.
@@ -34,6 +35,15 @@ public enum L2CAPSocketAddress {
 public enum L2CAPSecurityLevel: String, Sendable, CaseIterable {
     case low, medium, high
 
+    /// What a GATT server must see on the link before it lets a client at its values.
+    public var requiredLinkSecurity: ATTLinkSecurity {
+        switch self {
+        case .low: .open
+        case .medium: .encrypted
+        case .high: .authenticated
+        }
+    }
+
     var kernelValue: UInt8 {
         switch self {
         case .low: UInt8(BT_SECURITY_LOW)
@@ -59,6 +69,15 @@ enum L2CAPCalls {
         var security = bt_security(level: level.kernelValue, key_size: 0)
         let result = setsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &security, socklen_t(MemoryLayout<bt_security>.size))
         guard result == 0 else { throw bluetoothError("setsockopt(BT_SECURITY \(level))", errno: errno) }
+    }
+
+    /// The security of the link under a connected L2CAP socket (`getsockopt(BT_SECURITY)`: the link's level,
+    /// which rises when it is encrypted); nil when the socket is not an L2CAP one or the level is unknown.
+    static func linkSecurity(_ fd: Int32) -> ATTLinkSecurity? {
+        var security = bt_security()
+        var length = socklen_t(MemoryLayout<bt_security>.size)
+        guard getsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &security, &length) == 0 else { return nil }
+        return ATTLinkSecurity(rawValue: Int(security.level))
     }
 
     /// The receive buffer asked for on ATT sockets. The ATT channel has no flow control: when a socket's

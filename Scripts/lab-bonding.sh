@@ -8,7 +8,7 @@
 #      the message arrives; the bond file is 0600 in a 0700 directory and `msgpipe bonds list` shows the phone.
 #   bond 2. listen restarted (the keys loaded from the file): Bumble encrypts with its stored LTK, no pairing;
 #      the message arrives.
-#   bond 3 (LAB_BONDING_LOST=0 leaves it out). `msgpipe bonds remove` (file and kernel): Bumble's
+#   bond 3 (LAB_ONLY=bonding, or LAB_BONDING_LOST=1 in the full run). `msgpipe bonds remove` (file and kernel): Bumble's
 #      stored key now fails (PIN or Key Missing) and it
 #      leaves; listen warns that it left without pairing and holds no bond; Bumble connects again, pairs again on
 #      the link (--repair) and the message arrives.
@@ -111,8 +111,11 @@ BOND_KEYS=$BOND_KEYS_MAIN; BOND_PHONE=$BOND_PHONE_MAIN
 no_links
 
 # bond 3: the box forgets the bond; the phone's key fails, listen says why; the phone pairs again.
-if [ "${LAB_BONDING_LOST:-1}" = 0 ]; then
-	skip "bond 3: a phone whose bond the box lost" "left out with LAB_BONDING_LOST=0"
+# Its failed encryption makes Linux 6.1 oops in close(2) of the ATT socket (docs/LAB.md): it runs by default only
+# with LAB_ONLY=bonding, so the oops cannot disturb the stock-box sections after it in the full run.
+BOND_LOST_DEFAULT=0; [ "${LAB_ONLY:-}" = bonding ] && BOND_LOST_DEFAULT=1
+if [ "${LAB_BONDING_LOST:-$BOND_LOST_DEFAULT}" = 0 ]; then
+	skip "bond 3: a phone whose bond the box lost" "not in the full run (the guest kernel oopses in it; LAB_ONLY=bonding or LAB_BONDING_LOST=1 runs it)"
 else
 "$MSGPIPE" bonds remove "$BOND_PHONE" --bonds "$BONDS" --adapter hci0 > "$OUT/tbond_3.log" 2>&1
 echo "remove exit $?" >> "$OUT/tbond_3.log"

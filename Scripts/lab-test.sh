@@ -517,7 +517,7 @@ if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
 # A phone that pairs with bonding (Scripts/lab-bonding.sh, kernel backend, Bumble as the phone): LAB_ONLY=bonding
-# runs only it; the full run includes it unless LAB_BONDING=0 (LAB_BONDING_LOST=0 leaves out its bond 3).
+# runs only it; the full run includes it unless LAB_BONDING=0 (its bond 3 only with LAB_ONLY=bonding or LAB_BONDING_LOST=1).
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
 . "$PWD/Scripts/lab-bonding.sh"
 fi  # LAB_ONLY (bonding)

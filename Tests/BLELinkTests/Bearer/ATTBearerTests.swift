@@ -159,21 +159,3 @@ func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {
         await #expect(throws: ATTError.cancelled) { try await accepting.value }
     }
 }
-
-@Suite struct ATTBearerReleaseStressTests {
-    @Test func bearersDroppedRightAfterTheirPeerLeftAreReleasedCleanly() async throws {
-        for _ in 0..<40 {
-            await withTaskGroup(of: Void.self) { group in
-                for index in 0..<50 {
-                    group.addTask {
-                        guard let (a, b) = try? bearerPair() else { return }
-                        if index % 2 == 0 { a.close() } else { b.close() }
-                        let survivor = index % 2 == 0 ? b : a
-                        while let event = await survivor.receive() { if case .disconnected = event { break } }
-                        if index % 3 == 0 { survivor.close() }
-                    }
-                }
-            }
-        }
-    }
-}

@@ -18,11 +18,11 @@ extension ListenCommand {
             printError(link.connectFailure(error))
             throw ExitCode(1)
         }
-        printError("connected to \(pipe.peer)")
+        printError("connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
         let receiving = Task { [count] () -> FileIOError? in
             for await message in pipe.messages {
                 do throws(FileIOError) {
-                    try sink.write(message.bytes, messageID: message.id, connection: pipe.connections, peer: nil)
+                    try sink.write(message.bytes, messageID: message.id, connection: pipe.connections, peer: nil, link: pipe.linkKind)
                 } catch {
                     return error
                 }

@@ -69,14 +69,95 @@ public final class PipeAcceptor: Sendable {
                     centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady, handle: handle)
             }
         }
-        try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
-            bearer, peer in
-            onBearer(bearer, peer)
-            let gattLink = GATTLink(profile: profile)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { await handle(.gatt(gattLink), peer) }
-                await gattLink.serve(bearer, info: info)
-                await gattLink.close()
+        var info = info
+        let channels = try await openChannelListener()
+        info.psm = channels?.psm
+        let served = info
+        let (options, channelOnly) = (options, options.linkMode == .l2cap)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let channels {
+                options.note(.detail, "L2CAP channel on PSM 0x\(String(channels.psm, radix: 16)) beside GATT")
+                group.addTask {
+                    try await self.acceptChannels(channels, maximumConcurrent: maximumConcurrent, handle: handle)
+                }
+            }
+            do {
+                try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
+                    bearer, peer in
+                    onBearer(bearer, peer)
+                    let gattLink = GATTLink(profile: profile)
+                    await withTaskGroup(of: Void.self) { group in
+                        group.addTask {
+                            guard channelOnly else { return await handle(.gatt(gattLink), peer) }
+                            // Link mode l2cap: GATT only publishes the PSM; a central that subscribes is hung up on.
+                            for await event in gattLink.events {
+                                guard case .connected = event else { continue }
+                                options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
+                                await gattLink.disconnect()
+                            }
+                        }
+                        await gattLink.serve(bearer, info: served)
+                        await gattLink.close()
+                    }
+                }
+            } catch {
+                channels?.stop()
+                throw error
+            }
+            channels?.stop()
+            try await group.waitForAll()
+        }
+    }
+
+    /// The channel listener a kernel-backend peripheral opens beside GATT (nil in link mode gatt or on a UNIX
+    /// socket): a free dynamic PSM on the adapter, at the options' security level.
+    private func openChannelListener() async throws -> L2CAPChannel.SharedListener? {
+        guard case .bluetooth = address, options.linkMode != .gatt else { return nil }
+        let options = options
+        let listener = try await BlockingCall.run { () throws(BluetoothError) in
+            let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: try ManagementSocket())
+            return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(adapter: adapter, security: options.security))
+        }
+        onStop { listener.stop() }
+        return listener
+    }
+
+    /// Accepts centrals' channels, each a ``PeerLink/stream(_:)`` given to `handle` in a child task, up to
+    /// `maximumConcurrent` at once (a channel rides on a central's connection, which GATT's accounting counts
+    /// too); returns once `listener` was stopped and the last `handle` returned.
+    private func acceptChannels(
+        _ listener: L2CAPChannel.SharedListener, maximumConcurrent: Int,
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let (options, slots) = (options, CreditPool(capacity: max(1, maximumConcurrent)))
+        try await withThrowingDiscardingTaskGroup { group in
+            while true {
+                try await slots.acquire()
+                let socket: ConnectedATTSocket?
+                do {
+                    socket = try await BlockingCall.run { () throws(BluetoothError) in try listener.accept() }
+                } catch {
+                    slots.release()
+                    throw error
+                }
+                guard let socket else {
+                    slots.release()
+                    return
+                }
+                group.addTask {
+                    defer { slots.release() }
+                    let unit = L2CAPChannel.sendUnit(socket.fileDescriptor) ?? ATTOpcode.defaultMTU
+                    let peer = "\(socket.peer)"
+                    do {
+                        let link = try StreamLink(
+                            adopting: socket.fileDescriptor, sendUnit: unit, framed: options.format == .msgpipe)
+                        options.note(.detail, "\(peer): data over the L2CAP channel, SDU \(unit)")
+                        await handle(.stream(link), peer)
+                        await link.close()
+                    } catch {
+                        options.note(.warning, "channel from \(peer): \(error)")
+                    }
+                }
             }
         }
     }

@@ -52,25 +52,28 @@ public final class PipeAcceptor: Sendable {
     /// advertises. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (a benchmark reads the PHY);
     /// through bluetoothd there is none. `centralsAtOnce` above 1 fails at once through a bluetoothd that
     /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
-    /// values back in order (advice beside a bluetoothd with EATT on).
+    /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
+    /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
+    /// 5.9), and hands each central's channel to `handle` as a ``PeerLink/stream(_:)``.
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
         onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
-        let profile = options.profile
+        var backend = ResolvedBackend.kernel
         if case .bluetooth = address {
-            let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
+            backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
             options.note(.detail, backend.summary)
-            if case let .bluez(bus) = backend {
-                return try await acceptAcquiredLinks(
-                    bus: bus, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
-                    centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady, handle: handle)
-            }
         }
         var info = info
-        let channels = try await openChannelListener()
+        let channels: L2CAPChannel.SharedListener?
+        do {
+            channels = try await openChannelListener()
+        } catch {
+            if case let .bluez(bus) = backend { bus.close() }
+            throw error
+        }
         info.psm = channels?.psm
         let served = info
         let (options, channelOnly) = (options, options.linkMode == .l2cap)
@@ -82,23 +85,19 @@ public final class PipeAcceptor: Sendable {
                 }
             }
             do {
-                try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
-                    bearer, peer in
-                    onBearer(bearer, peer)
-                    let gattLink = GATTLink(profile: profile)
-                    await withTaskGroup(of: Void.self) { group in
-                        group.addTask {
-                            guard channelOnly else { return await handle(.gatt(gattLink), peer) }
-                            // Link mode l2cap: GATT only publishes the PSM; a central that subscribes is hung up on.
-                            for await event in gattLink.events {
-                                guard case .connected = event else { continue }
-                                options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
-                                await gattLink.disconnect()
-                            }
-                        }
-                        await gattLink.serve(bearer, info: served)
-                        await gattLink.close()
+                if case let .bluez(bus) = backend {
+                    try await acceptAcquiredLinks(
+                        bus: bus, info: served, connections: connections, maximumConcurrent: maximumConcurrent,
+                        centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady
+                    ) { link, peer in
+                        guard channelOnly else { return await handle(link, peer) }
+                        options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
+                        await link.disconnect()
                     }
+                } else {
+                    try await serveGATT(
+                        info: served, connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady,
+                        onBearer: onBearer, handle: handle)
                 }
             } catch {
                 channels?.stop()
@@ -109,8 +108,34 @@ public final class PipeAcceptor: Sendable {
         }
     }
 
-    /// The channel listener a kernel-backend peripheral opens beside GATT (nil in link mode gatt or on a UNIX
-    /// socket): a free dynamic PSM on the adapter, at the options' security level.
+    /// msgpipe's own GATT server for each central (UNIX socket or the kernel's ATT channel), each one's link to
+    /// `handle`; in link mode l2cap GATT only publishes the PSM and a central that subscribes is hung up on.
+    private func serveGATT(
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, onReady: (String) -> Void,
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let (options, profile, channelOnly) = (options, options.profile, options.linkMode == .l2cap)
+        try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
+            bearer, peer in
+            onBearer(bearer, peer)
+            let gattLink = GATTLink(profile: profile)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    guard channelOnly else { return await handle(.gatt(gattLink), peer) }
+                    for await event in gattLink.events {
+                        guard case .connected = event else { continue }
+                        options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
+                        await gattLink.disconnect()
+                    }
+                }
+                await gattLink.serve(bearer, info: info)
+                await gattLink.close()
+            }
+        }
+    }
+
+    /// The channel listener a peripheral opens beside GATT, with either backend (nil in link mode gatt or on a
+    /// UNIX socket): a free dynamic PSM on the adapter, at the options' security level.
     private func openChannelListener() async throws -> L2CAPChannel.SharedListener? {
         guard case .bluetooth = address, options.linkMode != .gatt else { return nil }
         let options = options

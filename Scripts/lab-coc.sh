@@ -1,4 +1,4 @@
-# lab-coc.sh - checks 19e-19i of the guest suite: msgpipe over an LE credit-based L2CAP channel, chosen by
+# lab-coc.sh - checks 19e-19j of the guest suite: msgpipe over an LE credit-based L2CAP channel, chosen by
 # itself (link mode auto), forced off (--link-mode gatt), both roles, a drop and resume; goodput beside GATT and
 # l2test's raw channel in the same run. Sourced by Scripts/lab-test.sh after checks 1-20 and alone with
 # LAB_ONLY=coc. Uses lab-test.sh's helpers (expect, wait_for, wait_bounded, no_links, stop, up, secs_of) and its
@@ -88,3 +88,47 @@ stop $L2R
 btmgmt --index 0 advertising off > /dev/null 2>&1
 echo "   1 MiB goodput, msgpipe send: channel $(coc_bps 1048576 "$COC_SECS") B/s (${COC_SECS:-?} s), GATT $(coc_bps 1048576 "$GATT_SECS") B/s (${GATT_SECS:-?} s); send --name over the channel ${PUSH_SECS:-?} s; l2test raw channel $(coc_bps 1048576 "$L2_SECS") B/s (${L2_SECS} s, connect included)" | tee -a "$OUT/results.txt"
 no_links
+
+# 19j. Beside bluetoothd (LAB_ONLY=coc only: the rest of a full run needs bluetoothd gone, and the stock-box
+#      section starts its own): `listen --backend bluez` registers the service with the PSM characteristic
+#      through the D-Bus API and opens the kernel channel; gatttool on hci1 reads the PSM, and msgpipe-lab's
+#      coc-send moves 1 MiB of Transport over that channel into listen, byte-identical.
+if [ "${LAB_ONLY:-}" = coc ]; then
+	no_links
+	for i in 0 1; do btmgmt --index $i advertising off; btmgmt --index $i rm-adv 0; done > /dev/null 2>&1
+	mkdir -p /run/dbus
+	[ -s /etc/machine-id ] || dbus-uuidgen --ensure=/etc/machine-id
+	dbus-daemon --system --fork --print-pid > "$OUT/coc_dbus.pid" 2> "$OUT/coc_dbus.log"
+	COC_DBUS=$(head -1 "$OUT/coc_dbus.pid" 2>/dev/null)
+	/usr/libexec/bluetooth/bluetoothd -n -d > "$OUT/coc_bluetoothd.log" 2>&1 & COC_BTD=$!
+	until=$((SECONDS + 30))
+	while [ $SECONDS -lt $until ]; do
+		[ "$(busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ] && break
+		busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true > /dev/null 2>&1
+		sleep 0.2
+	done
+	"$MSGPIPE" listen --backend bluez --adapter hci0 --name msgpipe-cocz --verbose \
+		> "$OUT/cocz_listen.bin" 2> "$OUT/cocz_listen.log" & LST=$!
+	wait_for "$OUT/cocz_listen.log" "advertising"
+	timeout 60 gatttool -i hci1 -b "$A" -t public --char-read --uuid=abdd3056-28fa-441d-a470-55a75a52553a \
+		> "$OUT/t19j.log" 2>&1
+	PSM_LE=$(sed -n 's/.*value: \([0-9a-f][0-9a-f]\) \([0-9a-f][0-9a-f]\).*/0x\2\1/p' "$OUT/t19j.log" | head -1)
+	echo "PSM read through bluetoothd: ${PSM_LE:-none}" >> "$OUT/t19j.log"
+	no_links
+	if [ -n "$PSM_LE" ]; then
+		timeout 120 "$MSGPIPE_LAB" lab-probe coc-send --adapter hci1 --to "$A" --psm "$((PSM_LE))" --bytes 1048576 \
+			>> "$OUT/t19j.log" 2>&1; echo "coc-send exit $?" >> "$OUT/t19j.log"
+	fi
+	sleep 1
+	stop $LST
+	# coc-send's message: byte (i * 131 + 7) mod 256 at offset i.
+	python3 -c 'import sys; sys.stdout.buffer.write(bytes((i * 131 + 7) & 255 for i in range(1048576)))' > "$OUT/cocz_sent.bin"
+	cmp "$OUT/cocz_sent.bin" "$OUT/cocz_listen.bin" >> "$OUT/t19j.log" 2>&1 && echo "byte-identical" >> "$OUT/t19j.log"
+	cat "$OUT/cocz_listen.log" >> "$OUT/t19j.log"
+	expect "beside bluetoothd: listen --backend bluez publishes the PSM through D-Bus; 1 MiB over the channel arrives" \
+		"$OUT/t19j.log" "PSM read through bluetoothd: 0x00[89a-f][0-9a-f]" "coc-send exit 0" "byte-identical" \
+		"backend: bluez" "beside GATT"
+	stop $COC_BTD
+	[ -n "$COC_DBUS" ] && kill "$COC_DBUS" 2>/dev/null
+	no_links
+fi

@@ -71,6 +71,22 @@ expect "a channel dropped mid-transfer: send reconnects over a new channel, Tran
 	"reconnected to" '"link":"l2cap"'
 no_links
 
+# 19h2. A plain format over the channel: the stream holds the format's own bytes (PROTOCOL.md 7.2). send --to
+#      --format lines (hci1) -> listen --name --format lines (hci0): three lines arrive as three messages.
+"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-cocl --format lines --connections 1 \
+	> "$OUT/cocl_listen.txt" 2> "$OUT/cocl_listen.log" & LST=$!
+wait_for "$OUT/cocl_listen.log" "advertising"
+printf 'one' > "$OUT/cocl_1.txt"; printf 'two' > "$OUT/cocl_2.txt"; head -c 3000 /dev/zero | tr '\0' x > "$OUT/cocl_3.txt"
+timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-cocl --format lines --json \
+	"$OUT/cocl_1.txt" "$OUT/cocl_2.txt" "$OUT/cocl_3.txt" > "$OUT/t19h2.json" 2> "$OUT/t19h2_send.log"
+echo "send exit $?" > "$OUT/t19h2.log"
+wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t19h2.log"
+{ printf 'one\ntwo\n'; cat "$OUT/cocl_3.txt"; echo; } | cmp - "$OUT/cocl_listen.txt" >> "$OUT/t19h2.log" 2>&1 && echo "three lines intact" >> "$OUT/t19h2.log"
+cat "$OUT/t19h2.json" "$OUT/t19h2_send.log" "$OUT/cocl_listen.log" >> "$OUT/t19h2.log"
+expect "send --format lines over the channel: the stream carries the lines unframed, three messages arrive" \
+	"$OUT/t19h2.log" "send exit 0" "listen exit 0" "three lines intact" '"link":"l2cap"'
+no_links
+
 # 19i. btmon saw the LE credit-based connection (its signalling name for it: LE Connection Request).
 grep -c "LE Connection Request\|LE Credit Based Connection Request" "$OUT/btmon.txt" |
 	sed 's/^/LE credit-based connection requests in btmon: /' > "$OUT/t19i.log"

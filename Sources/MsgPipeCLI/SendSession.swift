@@ -100,9 +100,15 @@ struct SendSession: Sendable {
                 printError("\(Self.name(path)): \(error)")
                 return Self.exitCode(error)
             }
-            results.acknowledged(index, bytes: body.count, since: started, link: pipe.linkKind)
+            results.acknowledged(index, bytes: body.count, since: started, link: carrier(pipe))
         }
         return .success
+    }
+
+    /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
+    func carrier(_ pipe: MessagePipe) -> String? {
+        guard case .bluetooth? = try? link.endpoint() else { return nil }
+        return pipe.linkKind
     }
 
     /// The exit code for a failed send.

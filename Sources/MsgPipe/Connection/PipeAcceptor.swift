@@ -136,12 +136,21 @@ public final class PipeAcceptor: Sendable {
 
     /// The channel listener a peripheral opens beside GATT, with either backend (nil in link mode gatt or on a
     /// UNIX socket): a free dynamic PSM on the adapter, at the options' security level.
+    /// In link mode auto a channel that cannot be opened (no mgmt access, a kernel without LE channels) is
+    /// a warning and GATT serves alone; in link mode l2cap it throws.
     private func openChannelListener() async throws -> L2CAPChannel.SharedListener? {
         guard case .bluetooth = address, options.linkMode != .gatt else { return nil }
         let options = options
-        let listener = try await BlockingCall.run { () throws(BluetoothError) in
-            let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: try ManagementSocket())
-            return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(adapter: adapter, security: options.security))
+        let listener: L2CAPChannel.SharedListener
+        do {
+            listener = try await BlockingCall.run { () throws(BluetoothError) in
+                let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: try ManagementSocket())
+                return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(adapter: adapter, security: options.security))
+            }
+        } catch {
+            guard options.linkMode == .auto else { throw MessagePipeError.channelUnavailable("cannot listen: \(error)") }
+            options.note(.warning, "no L2CAP channel (\(error)); serving GATT only")
+            return nil
         }
         onStop { listener.stop() }
         return listener

@@ -77,6 +77,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
+# LAB_ONLY=coc runs only checks 19e-19i (msgpipe over an LE credit-based channel, Scripts/lab-coc.sh).
 if [ -n "${LAB_ONLY:-}" ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
@@ -506,6 +507,12 @@ else
 fi
 
 fi  # LAB_ONLY (checks 1-20)
+
+# msgpipe over an LE credit-based channel (checks 19e-19i, Scripts/lab-coc.sh): LAB_ONLY=coc runs only it;
+# LAB_COC=0 leaves it (and check 19d) out of the full run.
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_COC:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = coc ]; then
+. "$PWD/Scripts/lab-coc.sh"
+fi  # LAB_ONLY (coc)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
 . "$PWD/Scripts/lab-roles.sh"

@@ -35,10 +35,16 @@ public struct AdapterOptions: ParsableArguments, Sendable {
     @Option(help: "The Bluetooth stack: auto (bluez when bluetoothd runs), bluez (through bluetoothd), kernel.")
     public var backend: PipeBackend = .auto
 
+    @Option(help: """
+        What carries the data: auto (the peripheral's L2CAP channel where it publishes one, else GATT), gatt, \
+        or l2cap (the channel only; a peripheral then serves GATT only to publish it).
+        """)
+    public var linkMode: LinkMode = .auto
+
     public init() {}
 
     /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
-    var usesBluetooth: Bool { adapter != nil || to != nil || backend != .auto }
+    var usesBluetooth: Bool { adapter != nil || to != nil || backend != .auto || linkMode != .auto }
 
     public func validate() throws {
         _ = try selector()
@@ -71,3 +77,4 @@ public enum BluetoothDiagnostics {
 }
 
 extension PipeBackend: ExpressibleByArgument {}
+extension LinkMode: ExpressibleByArgument {}

@@ -30,6 +30,8 @@ struct BenchLink {
         var mtu: Int?
         /// The LE PHYs, where the kernel tells them (msgpipe's own GATT on the kernel's ATT channel).
         var phy: LinkPHY?
+        /// What carried the data as central over Bluetooth: "gatt" or "l2cap" (nil: a UNIX socket, or the peripheral).
+        var carrier: String?
         var messagesDelivered = 0
         var payloadBytes = 0
         var error: String?
@@ -216,6 +218,7 @@ struct BenchLink {
             result.error = link.connectFailure(error)
             return result
         }
+        if case .bluetooth? = try? link.endpoint() { result.carrier = peerLink.usesChannel ? "l2cap" : "gatt" }
         if let info = peerLink.peerInfo, size > Int(info.maximumMessageSize) {
             result.error = "--size \(size) exceeds the listener's maximum message size of \(info.maximumMessageSize)"
             await peerLink.close()

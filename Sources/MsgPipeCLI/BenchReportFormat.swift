@@ -145,6 +145,7 @@ enum BenchReportFormat {
                 sent: result.messagesDelivered + (result.succeeded ? 0 : 1), delivered: result.messagesDelivered,
                 bytes: result.payloadBytes, seconds: result.seconds,
                 completed: result.succeeded && result.messagesDelivered == messages)
+                + (result.carrier.map { [("carrier", Value.text($0))] } ?? [])
         }
         if results.count > 1 {
             let mtus = Set(results.compactMap(\.mtu))

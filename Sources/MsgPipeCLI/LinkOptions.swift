@@ -63,6 +63,7 @@ struct LinkOptions: ParsableArguments {
         var options = MessagePipe.Options()
         options.adapter = bluetooth.adapter
         options.backend = bluetooth.backend
+        options.linkMode = bluetooth.linkMode
         options.profile = try gattProfile()
         options.format = format
         options.security = try bluetooth.securityLevel()

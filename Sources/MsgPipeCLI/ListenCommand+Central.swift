@@ -18,11 +18,12 @@ extension ListenCommand {
             printError(link.connectFailure(error))
             throw ExitCode(1)
         }
-        printError("connected to \(pipe.peer)")
+        let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
+        printError("connected to \(pipe.peer)" + (carrier.map { " over \($0)" } ?? ""))
         let receiving = Task { [count] () -> FileIOError? in
             for await message in pipe.messages {
                 do throws(FileIOError) {
-                    try sink.write(message.bytes, messageID: message.id, connection: pipe.connections, peer: nil)
+                    try sink.write(message.bytes, messageID: message.id, connection: pipe.connections, peer: nil, link: carrier)
                 } catch {
                     return error
                 }

@@ -31,8 +31,9 @@ final class MessageSink {
     }
 
     /// Writes one message; `messageID` is Transport's id (nil for the plain formats), `connection` the
-    /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known.
-    func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?) throws(FileIOError) {
+    /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known,
+    /// `link` what carried it ("gatt" or "l2cap") if known.
+    func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil) throws(FileIOError) {
         count += 1
         switch mode {
         case let .stdout(newline):
@@ -43,7 +44,7 @@ final class MessageSink {
             try writeFile(body, in: path)
         case .json:
             let line = MessageLine(
-                index: count, connection: connection, peer: peer, id: OrNull(messageID), bytes: body.count,
+                index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
                 crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString())
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
@@ -116,12 +117,14 @@ final class MessageSink {
 }
 
 /// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
-/// "peer":"ADDRESS"}.
+/// "link":"gatt"|"l2cap","peer":"ADDRESS"}.
 struct MessageLine: Encodable {
     let index: Int
     let connection: Int
     /// The peer's address (or socket path) it came from; absent where unknown.
     let peer: String?
+    /// What carried the message: "gatt" or "l2cap"; absent where unknown (a peripheral's msgpipe session).
+    let link: String?
     /// Transport's message id; null (not absent) for the plain formats.
     let id: OrNull<UInt32>
     let bytes: Int

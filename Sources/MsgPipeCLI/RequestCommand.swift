@@ -52,6 +52,7 @@ struct RequestCommand: AsyncParsableCommand {
         let requestID = try id.map { try RequestID($0) } ?? RequestID.random()
         if id == nil { printError("request id: \(requestID)") }
         let outcome: Result<ResponseEnvelope, any Error>
+        var carrier: String?
         do {
             var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false)
             options.logger = logger
@@ -60,7 +61,7 @@ struct RequestCommand: AsyncParsableCommand {
             let timeout = timeout
             outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await peerLink.close() }) {
                 let peer = try await connector.connect(peerLink)
-                logger.debug("connected to \(peer)")
+                logger.debug("connected to \(peer) over \(peerLink.usesChannel ? "l2cap" : "gatt")")
                 let transport = Transport(link: peerLink, logger: logger)
                 let deadline = Duration.seconds(timeout)
                 do {
@@ -79,20 +80,21 @@ struct RequestCommand: AsyncParsableCommand {
                     throw error
                 }
             })
+            if case .bluetooth? = try? link.endpoint() { carrier = peerLink.usesChannel ? "l2cap" : "gatt" }
         } catch {
             outcome = .failure(error)
         }
-        try finish(outcome, id: requestID)
+        try finish(outcome, id: requestID, link: carrier)
     }
 
-    private func finish(_ outcome: Result<ResponseEnvelope, any Error>, id: RequestID) throws {
+    private func finish(_ outcome: Result<ResponseEnvelope, any Error>, id: RequestID, link: String?) throws {
         switch outcome {
         case let .success(response):
             let code = RequestExitCode.forStatus(response.status)
             if json {
                 BluetoothDiagnostics.emit(JSONLine.text(RequestResultLine(
                     id: id.value, status: response.status.description, exitCode: response.exitCode,
-                    body: String(decoding: response.body, as: UTF8.self), exit: code.rawValue)))
+                    body: String(decoding: response.body, as: UTF8.self), exit: code.rawValue, link: link)))
             } else {
                 var out = OutputBuffer()
                 try out.append(response.body)
@@ -153,6 +155,8 @@ struct RequestResultLine: Encodable {
     let body: String
     /// This process's exit code.
     let exit: Int32
+    /// What carried the request: "gatt" or "l2cap" (absent over a UNIX socket).
+    let link: String?
 }
 
 /// The `request --json` object for a request that got no answer.

@@ -20,7 +20,7 @@ struct SendSession: Sendable {
         let pipe: MessagePipe
         do {
             pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
-            options.note(.detail, "connected to \(pipe.peer)")
+            options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
         } catch let error as MessagePipeError {
             printError("cannot send to \(link.displayName): \(error)")
             return .refused
@@ -100,9 +100,15 @@ struct SendSession: Sendable {
                 printError("\(Self.name(path)): \(error)")
                 return Self.exitCode(error)
             }
-            results.acknowledged(index, bytes: body.count, since: started)
+            results.acknowledged(index, bytes: body.count, since: started, link: carrier(pipe))
         }
         return .success
+    }
+
+    /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
+    func carrier(_ pipe: MessagePipe) -> String? {
+        guard case .bluetooth? = try? link.endpoint() else { return nil }
+        return pipe.linkKind
     }
 
     /// The exit code for a failed send.
@@ -134,13 +140,14 @@ struct SendResults {
     /// The central a peripheral sent to (`send --name`: one line per central per message).
     var peer: String? = nil
 
-    func acknowledged(_ index: Int, bytes: Int, since started: ContinuousClock.Instant) {
+    /// `link`: what carried the message ("gatt" or "l2cap"), if this side knows.
+    func acknowledged(_ index: Int, bytes: Int, since started: ContinuousClock.Instant, link: String?) {
         guard json else { return }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let line = Line(
             index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
-            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer)
+            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer, link: link)
         BluetoothDiagnostics.emit(JSONLine.text(line))
     }
 
@@ -152,6 +159,8 @@ struct SendResults {
         let seconds: Double
         /// The central's address (peripheral only; absent as central).
         let peer: String?
+        /// What carried it: "gatt" or "l2cap" (as central; absent where unknown).
+        let link: String?
     }
 }
 

@@ -18,11 +18,12 @@ struct LabChannelServe: AsyncParsableCommand {
         let (adapter, psm) = (adapter, psm)
         let listener = try await BlockingCall.run { () throws(BluetoothError) in
             let management = try ManagementSocket()
-            return try L2CAPChannelBox(L2CAPChannel.Listener(
+            return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(
                 adapter: try BluetoothAdapter.resolve(try AdapterSelector(adapter), using: management), psm: psm))
         }
         BluetoothDiagnostics.emit("coc: listening on \(adapter) PSM 0x\(String(listener.psm, radix: 16))")
-        let socket = try await BlockingCall.run { () throws(BluetoothError) in try listener.accept() }
+        let accepted = try await BlockingCall.run { () throws(BluetoothError) in try listener.accept() }
+        guard let socket = accepted else { throw BluetoothError.invalidArgument("no channel") }
         let sendUnit = L2CAPChannel.sendUnit(socket.fileDescriptor) ?? 23
         BluetoothDiagnostics.emit("coc: channel from \(socket.peer), send MTU \(sendUnit)")
         let transport = Transport(link: try StreamLink(adopting: socket.fileDescriptor, sendUnit: sendUnit))
@@ -65,21 +66,5 @@ struct LabChannelSend: AsyncParsableCommand {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         BluetoothDiagnostics.emit("coc: \(bytes) bytes acknowledged in \(seconds) s, \(Int(Double(bytes) / seconds)) B/s, crc32 \(String(CRC32.checksum(body), radix: 16))")
         await transport.close()
-    }
-}
-
-/// A listener moved between the blocking calls' threads (one owner at a time).
-final class L2CAPChannelBox: Sendable {
-    private let listener: L2CAPChannel.Listener
-    let psm: UInt16
-
-    init(_ listener: consuming L2CAPChannel.Listener) {
-        psm = listener.psm
-        self.listener = listener
-    }
-
-    func accept() throws(BluetoothError) -> ConnectedATTSocket {
-        guard let connection = try listener.accept() else { throw .invalidArgument("no channel") }
-        return connection.handOver()
     }
 }

@@ -151,7 +151,7 @@ struct BlueZPeripheralTests {
     /// A fake bluetoothd on a private bus and a peripheral registered with it (`oneCentralAtATime`,
     /// `turnTimeout` and `onEvent` as ``BlueZPeripheral/start(bus:adapter:profile:info:localName:root:backlog:security:oneCentralAtATime:turnTimeout:onEvent:)``).
     static func withPeripheral(
-        oneCentralAtATime: Bool = false, turnTimeout: Duration = .seconds(10),
+        info: MsgPipeServiceInfo = info, oneCentralAtATime: Bool = false, turnTimeout: Duration = .seconds(10),
         onEvent: @escaping @Sendable (BlueZPeripheral.Event) -> Void = { _ in },
         _ body: (FakeBlueZ, BlueZPeripheral, DBusConnection) async throws -> Void
     ) async throws {
@@ -194,6 +194,31 @@ struct BlueZPeripheralTests {
                                                interface: "org.bluez.GattCharacteristic1", member: "ReadValue",
                                                arguments: [.variantDictionary([])])
             #expect(read == [.bytes(Self.info.bytes)])
+        }
+    }
+
+    /// With a channel open the service also publishes its PSM (Apple's characteristic), readable through bluetoothd.
+    @Test func aChannelsPSMIsPublishedBesideTheInfoCharacteristic() async throws {
+        var withChannel = Self.info
+        withChannel.psm = 0x0083
+        try await Self.withPeripheral(info: withChannel) { fake, _, _ in
+            let tree = try #require(fake.record.application.withLock { $0?.tree })
+            let psm = try #require(tree["/org/msgpipe/app/service0/char3"]?["org.bluez.GattCharacteristic1"])
+            #expect(psm["UUID"]?.stringValue?.uppercased() == "ABDD3056-28FA-441D-A470-55A75A52553A")
+            #expect(psm["Flags"]?.stringArray == ["read"])
+            let owner = try #require(fake.record.application.withLock { $0?.owner })
+            let read = try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char3",
+                                               interface: "org.bluez.GattCharacteristic1", member: "ReadValue",
+                                               arguments: [.variantDictionary([])])
+            #expect(read == [.bytes([0x83, 0x00])])
+            let info = try await fake.bus.call(destination: owner, path: "/org/msgpipe/app/service0/char2",
+                                               interface: "org.bluez.GattCharacteristic1", member: "ReadValue",
+                                               arguments: [.variantDictionary([])])
+            #expect(info == [.bytes(withChannel.bytes)], "layout 2, the PSM at offset 10")
+        }
+        try await Self.withPeripheral { fake, _, _ in
+            let tree = try #require(fake.record.application.withLock { $0?.tree })
+            #expect(tree["/org/msgpipe/app/service0/char3"] == nil, "no channel, no PSM characteristic")
         }
     }
 

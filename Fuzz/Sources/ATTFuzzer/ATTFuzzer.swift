@@ -1,7 +1,7 @@
 import FuzzSupport
 import GATT
 
-/// One fuzz input, two targets:
+/// One fuzz input, three targets:
 ///
 /// 1. The ATT decoder: the whole input and every chunk are decoded as a PDU; what decodes must encode to
 ///    bytes that decode to the same PDU.
@@ -9,6 +9,8 @@ import GATT
 ///    client) or `[0xF0 | action][argument]` (the application notifies, indicates, or time passes). Every
 ///    answer must be a well-formed PDU of the right kind within the MTU; commands, pushes and responses get
 ///    none; pushes the server accepts must fit the MTU.
+/// 3. The info characteristic's value (a peer's): what decodes, PSM included, must encode to a value that
+///    decodes to the same info.
 ///
 /// A broken invariant traps, which libFuzzer reports as a crash with the input saved.
 enum ATTFuzzTarget {
@@ -35,6 +37,16 @@ enum ATTFuzzTarget {
     static func run(_ input: [UInt8]) {
         checkDecoder(input[...])
         runServer(input)
+        checkInfo(input)
+    }
+
+    static func checkInfo(_ value: [UInt8]) {
+        guard let info = try? MsgPipeServiceInfo(decoding: value) else { return }
+        precondition(info.psm != 0, "a PSM of 0 decodes as none")
+        guard let again = try? MsgPipeServiceInfo(decoding: info.bytes) else {
+            fatalError("\(info) encodes to \(info.bytes), which does not decode")
+        }
+        precondition(again == info, "\(info) encodes to \(info.bytes), which decodes to \(again)")
     }
 
     static func checkDecoder(_ bytes: ArraySlice<UInt8>) {
@@ -108,11 +120,13 @@ enum ATTFuzzerMain {
         FuzzDriver.run(name: "ATTFuzzer", seeds: seeds, target: ATTFuzzTarget.run)
     }
 
-    /// An MTU exchange, discovery, a subscription, a long read, prepared writes, a notification, an indication.
+    /// An MTU exchange, discovery, a subscription, a long read, prepared writes, a notification, an indication;
+    /// an info value with a channel's PSM.
     static func seeds() -> [(name: String, bytes: [UInt8])] {
         [
             ("session", hex("03 02 05 02 07 10 01 00 ff ff 00 28 05 12 0b 00 03 00 f0 20 f1 02 01 1e")),
             ("writes", hex("05 0c 0f 00 10 00 06 16 0f 00 00 00 61 02 18 01 05 04 01 00 ff ff")),
+            ("info-psm", hex("02 01 09 00 00 00 10 00 f7 00 81 00")),
         ]
     }
 }

@@ -25,11 +25,19 @@ public final class StreamLink: Link {
     private let core: BearerCore
     private let pump = Mutex<Task<Void, Never>?>(nil)
 
+    /// True when packets travel as PROTOCOL.md 7.1 frames; false for a plain format, whose bytes are the stream
+    /// itself (each packet one SDU, each SDU received one packet).
+    public let isFramed: Bool
+
     /// Takes ownership of `fd`. `sendUnit`: the largest SDU the socket sends (the channel's send MTU);
     /// `receiveUnit`: the largest SDU it receives (its receive MTU). Both at most 65535. The socket's send
-    /// buffer must hold a whole SDU, or a send waits for ever (``L2CAPChannel`` enlarges it).
-    public init(adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16) throws(ATTError) {
-        maximumPacketSize = max(1, min(sendUnit, Self.preferredUnit) - StreamFrames.headerSize)
+    /// buffer must hold a whole SDU, or a send waits for ever (``L2CAPChannel`` enlarges it). `framed: false`
+    /// carries a plain format's bytes as they are (see ``isFramed``).
+    public init(
+        adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16, framed: Bool = true
+    ) throws(ATTError) {
+        isFramed = framed
+        maximumPacketSize = max(1, min(sendUnit, Self.preferredUnit) - (framed ? StreamFrames.headerSize : 0))
         core = try BearerCore(fd: fd, receiveCapacity: max(1, receiveCapacity), receiveBufferSize: max(3, min(receiveUnit, 65535)) + 1)
         events = BoundedAsyncQueue(capacity: max(2, receiveCapacity))
         try core.start()
@@ -43,6 +51,10 @@ public final class StreamLink: Link {
                     case let .pdu(bytes):
                         // The packets one SDU completes (bounded by the SDU), handed on with backpressure:
                         // a consumer that stops reading stops this task, the bearer, and the peer's credits.
+                        guard framed else {
+                            try? await events.push(.packet(bytes))
+                            continue
+                        }
                         var packets: [[UInt8]] = []
                         do {
                             try deframer.receive(bytes[...]) { packets.append($0) }
@@ -70,14 +82,18 @@ public final class StreamLink: Link {
 
     deinit { core.close() }
 
-    /// Sends `packet` as one frame in one SDU, suspending while the channel has no credits.
+    /// Sends `packet` as one frame (or as it is, unframed) in one SDU, suspending while the channel has no credits.
     public func send(_ packet: [UInt8]) async throws {
         guard packet.count <= maximumPacketSize else {
             throw LinkError.packetTooLarge(size: packet.count, limit: maximumPacketSize)
         }
         var frame: [UInt8] = []
-        frame.reserveCapacity(packet.count + StreamFrames.headerSize)
-        try StreamFrames.append(packet, to: &frame)
+        if isFramed {
+            frame.reserveCapacity(packet.count + StreamFrames.headerSize)
+            try StreamFrames.append(packet, to: &frame)
+        } else {
+            frame = packet
+        }
         do {
             try await core.send(frame[...])
         } catch {

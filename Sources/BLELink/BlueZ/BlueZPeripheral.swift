@@ -235,8 +235,12 @@ public final class BlueZPeripheral: Sendable {
                     DBusProperty("UUID", .string(profile.tx.description)), DBusProperty("Service", .objectPath(service)),
                     DBusProperty("Flags", .strings(flags.tx)), DBusProperty("NotifyAcquired", .boolean(false)),
                 ]), at: service + "/char1"))
-            if let infoUUID = profile.info {
-                let value = info.bytes
+            // Read-only values: the info characteristic, and the channel's PSM (Apple's convention) when open.
+            var readOnly: [(BluetoothUUID, [UInt8])] = profile.info.map { [($0, info.bytes)] } ?? []
+            if let psm = info.psm {
+                readOnly.append((GATTServiceProfile.channelPSM, [UInt8(truncatingIfNeeded: psm), UInt8(psm >> 8)]))
+            }
+            for (index, (uuid, value)) in readOnly.enumerated() {
                 exported.append(try await bus.export(DBusInterface(
                     name: "org.bluez.GattCharacteristic1",
                     methods: [DBusMethod("ReadValue", input: "a{sv}", output: "ay") { call throws(DBusError) in
@@ -247,9 +251,9 @@ public final class BlueZPeripheral: Sendable {
                         return [.bytes(Array(value[offset...]))]
                     }],
                     properties: [
-                        DBusProperty("UUID", .string(infoUUID.description)), DBusProperty("Service", .objectPath(service)),
+                        DBusProperty("UUID", .string(uuid.description)), DBusProperty("Service", .objectPath(service)),
                         DBusProperty("Flags", .strings(["read"])),
-                    ]), at: service + "/char2"))
+                    ]), at: service + "/char\(2 + index)"))
             }
             exported.append(try await bus.export(DBusInterface(
                 name: "org.bluez.LEAdvertisement1", methods: [DBusMethod("Release") { _ in [] }],

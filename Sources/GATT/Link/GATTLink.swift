@@ -32,6 +32,8 @@ public final class GATTLink: Link, Sendable {
         var connected = false
         var closed = false
         var peerInfo: MsgPipeServiceInfo?
+        /// As central: the channel PSM the peer's service published at the last connect.
+        var peerPSM: UInt16?
         /// As central: the largest packet the server takes (its info characteristic may name less than the
         /// ATT_MTU allows).
         var writeLimit = Int.max
@@ -52,6 +54,9 @@ public final class GATTLink: Link, Sendable {
 
     /// The peripheral's info characteristic as the central read it, if the profile has one.
     public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
+
+    /// The PSM of the LE credit-based channel the peripheral's service published at the last connect (nil: none).
+    public var peerPSM: UInt16? { state.withLock { $0.peerPSM } }
 
     // MARK: - Peripheral
 
@@ -102,7 +107,15 @@ public final class GATTLink: Link, Sendable {
 
     /// Sets up the central on `bearer`: MTU exchange, discovery of the profile's service, RX and TX, the
     /// info characteristic (if any), and the TX subscription; then the link is connected.
-    public func connect(_ bearer: any ATTConnection, mtu: Int = ATTOpcode.maximumMTU, clock: ATTClock = .continuous) async throws(ATTError) {
+    ///
+    /// `takeChannel` is asked, when the service publishes a channel PSM (its ``GATTServiceProfile/channelPSM``
+    /// characteristic, else the info characteristic's), whether the data goes over that channel instead: on
+    /// true TX is left unsubscribed and the link reports nothing for this connection (no `.connected`, no
+    /// `.disconnected`); it only holds the bearer until ``disconnect()``.
+    public func connect(
+        _ bearer: any ATTConnection, mtu: Int = ATTOpcode.maximumMTU, clock: ATTClock = .continuous,
+        takeChannel: (_ psm: UInt16) async -> Bool = { _ in false }
+    ) async throws(ATTError) {
         let client = GATTClient(bearer: bearer, clock: clock)
         do throws(ATTError) {
             try await client.exchangeMTU(mtu)
@@ -113,6 +126,22 @@ public final class GATTLink: Link, Sendable {
             var info: MsgPipeServiceInfo?
             if let infoUUID = profile.info, let characteristic = characteristics.first(where: { $0.uuid == infoUUID }) {
                 info = try? MsgPipeServiceInfo(decoding: try await client.read(characteristic.valueHandle))
+            }
+            var psm = info?.psm
+            if let characteristic = characteristics.first(where: { $0.uuid == GATTServiceProfile.channelPSM }),
+               let value = try? await client.read(characteristic.valueHandle), value.count >= 2 {
+                let published = UInt16(value[0]) | UInt16(value[1]) << 8
+                psm = published == 0 ? psm : published
+            }
+            state.withLock { $0.peerPSM = psm }
+            if let psm, await takeChannel(psm) {
+                guard attach(.central(client, rx: rx.valueHandle)) else { throw ATTError.closed }
+                state.withLock { $0.peerInfo = info }
+                Task {
+                    for await _ in client.notifications {}
+                    await self.detach(reason: client.failure?.description ?? "the peripheral disconnected")
+                }
+                return
             }
             // Notifications carry the data; where TX can also indicate, indications are enabled as well, so
             // the peripheral can end a plain transfer with a confirmed packet (``sendConfirmed(_:)``).

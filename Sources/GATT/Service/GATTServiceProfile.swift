@@ -31,6 +31,10 @@ public struct GATTServiceProfile: Sendable, Equatable {
         info: nil,
         txProperties: [.notify])
 
+    /// Apple's convention for a service's LE credit-based channel: a readable characteristic holding the PSM,
+    /// 2 bytes little-endian, in the service that owns the channel (any profile's, when a channel is open).
+    public static let channelPSM = BluetoothUUID("ABDD3056-28FA-441D-A470-55A75A52553A")!
+
     /// The profile named `name` ("msgpipe" or "nus").
     public static func named(_ name: String) -> GATTServiceProfile? {
         [msgpipe, nordicUART].first { $0.name == name }
@@ -60,7 +64,8 @@ public struct GATTServiceProfile: Sendable, Equatable {
         return custom(service: uuids[0], write: uuids[1], notify: uuids[2])
     }
 
-    /// The attribute database a peripheral serves for this profile.
+    /// The attribute database a peripheral serves for this profile: RX, TX, the info characteristic if the
+    /// profile has one, and the ``channelPSM`` characteristic when `info` names a channel.
     public func makeDatabase(info: MsgPipeServiceInfo) -> GATTDatabase {
         var characteristics = [
             GATTCharacteristic(uuid: rx, properties: [.write, .writeWithoutResponse], permissions: [.write],
@@ -70,6 +75,10 @@ public struct GATTServiceProfile: Sendable, Equatable {
         if let infoUUID = self.info {
             characteristics.append(GATTCharacteristic(uuid: infoUUID, properties: [.read], permissions: [.read],
                                                       value: info.bytes, userDescription: "info"))
+        }
+        if let psm = info.psm {
+            characteristics.append(GATTCharacteristic(uuid: Self.channelPSM, properties: [.read], permissions: [.read],
+                                                      value: [UInt8(truncatingIfNeeded: psm), UInt8(psm >> 8)]))
         }
         return GATTDatabase(services: [GATTService(uuid: service, characteristics: characteristics)])
     }

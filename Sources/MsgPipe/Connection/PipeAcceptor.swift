@@ -52,23 +52,69 @@ public final class PipeAcceptor: Sendable {
     /// advertises. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (a benchmark reads the PHY);
     /// through bluetoothd there is none. `centralsAtOnce` above 1 fails at once through a bluetoothd that
     /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
-    /// values back in order (advice beside a bluetoothd with EATT on).
+    /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
+    /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
+    /// 5.9), and hands each central's channel to `handle` as a ``PeerLink/stream(_:)``.
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
         onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
         handle: @escaping @Sendable (PeerLink, String) async -> Void
     ) async throws {
-        let profile = options.profile
+        var backend = ResolvedBackend.kernel
         if case .bluetooth = address {
-            let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
+            backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
             options.note(.detail, backend.summary)
-            if case let .bluez(bus) = backend {
-                return try await acceptAcquiredLinks(
-                    bus: bus, info: info, connections: connections, maximumConcurrent: maximumConcurrent,
-                    centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady, handle: handle)
-            }
         }
+        var info = info
+        let channels: L2CAPChannel.SharedListener?
+        do {
+            channels = try await openChannelListener()
+        } catch {
+            if case let .bluez(bus) = backend { bus.close() }
+            throw error
+        }
+        info.psm = channels?.psm
+        let served = info
+        let (options, channelOnly) = (options, options.linkMode == .l2cap)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if let channels {
+                options.note(.detail, "L2CAP channel on PSM 0x\(String(channels.psm, radix: 16)) beside GATT")
+                group.addTask {
+                    try await self.acceptChannels(channels, maximumConcurrent: maximumConcurrent, handle: handle)
+                }
+            }
+            do {
+                if case let .bluez(bus) = backend {
+                    try await acceptAcquiredLinks(
+                        bus: bus, info: served, connections: connections, maximumConcurrent: maximumConcurrent,
+                        centralsAtOnce: centralsAtOnce, unnumbered: unnumbered, onReady: onReady
+                    ) { link, peer in
+                        guard channelOnly else { return await handle(link, peer) }
+                        options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
+                        await link.disconnect()
+                    }
+                } else {
+                    try await serveGATT(
+                        info: served, connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady,
+                        onBearer: onBearer, handle: handle)
+                }
+            } catch {
+                channels?.stop()
+                throw error
+            }
+            channels?.stop()
+            try await group.waitForAll()
+        }
+    }
+
+    /// msgpipe's own GATT server for each central (UNIX socket or the kernel's ATT channel), each one's link to
+    /// `handle`; in link mode l2cap GATT only publishes the PSM and a central that subscribes is hung up on.
+    private func serveGATT(
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, onReady: (String) -> Void,
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let (options, profile, channelOnly) = (options, options.profile, options.linkMode == .l2cap)
         // On the kernel's ATT channel the kernel lets a central write before its link is encrypted: msgpipe's
         // GATT server refuses it (Insufficient Authentication) until the link has the security asked for.
         var configuration = GATTServer.Configuration()
@@ -78,9 +124,78 @@ public final class PipeAcceptor: Sendable {
             onBearer(bearer, peer)
             let gattLink = GATTLink(profile: profile)
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await handle(.gatt(gattLink), peer) }
+                group.addTask {
+                    guard channelOnly else { return await handle(.gatt(gattLink), peer) }
+                    for await event in gattLink.events {
+                        guard case .connected = event else { continue }
+                        options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
+                        await gattLink.disconnect()
+                    }
+                }
                 await gattLink.serve(bearer, info: info, configuration: configuration)
                 await gattLink.close()
+            }
+        }
+    }
+
+    /// The channel listener a peripheral opens beside GATT, with either backend (nil in link mode gatt or on a
+    /// UNIX socket): a free dynamic PSM on the adapter, at the options' security level.
+    /// In link mode auto a channel that cannot be opened (no mgmt access, a kernel without LE channels) is
+    /// a warning and GATT serves alone; in link mode l2cap it throws.
+    private func openChannelListener() async throws -> L2CAPChannel.SharedListener? {
+        guard case .bluetooth = address, options.linkMode != .gatt else { return nil }
+        let options = options
+        let listener: L2CAPChannel.SharedListener
+        do {
+            listener = try await BlockingCall.run { () throws(BluetoothError) in
+                let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: try ManagementSocket())
+                return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(adapter: adapter, security: options.security))
+            }
+        } catch {
+            guard options.linkMode == .auto else { throw MessagePipeError.channelUnavailable("cannot listen: \(error)") }
+            options.note(.warning, "no L2CAP channel (\(error)); serving GATT only")
+            return nil
+        }
+        onStop { listener.stop() }
+        return listener
+    }
+
+    /// Accepts centrals' channels, each a ``PeerLink/stream(_:)`` given to `handle` in a child task, up to
+    /// `maximumConcurrent` at once (a channel rides on a central's connection, which GATT's accounting counts
+    /// too); returns once `listener` was stopped and the last `handle` returned.
+    private func acceptChannels(
+        _ listener: L2CAPChannel.SharedListener, maximumConcurrent: Int,
+        handle: @escaping @Sendable (PeerLink, String) async -> Void
+    ) async throws {
+        let (options, slots) = (options, CreditPool(capacity: max(1, maximumConcurrent)))
+        try await withThrowingDiscardingTaskGroup { group in
+            while true {
+                try await slots.acquire()
+                let socket: ConnectedATTSocket?
+                do {
+                    socket = try await BlockingCall.run { () throws(BluetoothError) in try listener.accept() }
+                } catch {
+                    slots.release()
+                    throw error
+                }
+                guard let socket else {
+                    slots.release()
+                    return
+                }
+                group.addTask {
+                    defer { slots.release() }
+                    let unit = L2CAPChannel.sendUnit(socket.fileDescriptor) ?? ATTOpcode.defaultMTU
+                    let peer = "\(socket.peer)"
+                    do {
+                        let link = try StreamLink(
+                            adopting: socket.fileDescriptor, sendUnit: unit, framed: options.format == .msgpipe)
+                        options.note(.detail, "\(peer): data over the L2CAP channel, SDU \(unit)")
+                        await handle(.stream(link), peer)
+                        await link.close()
+                    } catch {
+                        options.note(.warning, "channel from \(peer): \(error)")
+                    }
+                }
             }
         }
     }

@@ -35,7 +35,16 @@ public struct PipeConnector: Sendable {
         guard case .bluetooth = address else { return .gatt(GATTLink(profile: options.profile)) }
         let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
         options.note(.detail, backend.summary)
-        guard case let .bluez(bus) = backend else { return .gatt(GATTLink(profile: options.profile)) }
+        guard case let .bluez(bus) = backend else {
+            guard options.linkMode != .gatt else { return .gatt(GATTLink(profile: options.profile)) }
+            return .channel(ChannelCentralLink(
+                profile: options.profile, mode: options.linkMode, framed: options.format == .msgpipe))
+        }
+        if options.linkMode == .l2cap {
+            bus.close()
+            throw MessagePipeError.channelUnavailable(
+                "a central through bluetoothd uses GATT; the kernel backend (--backend kernel) opens the channel")
+        }
         do {
             let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
             let confirmedWrites = options.format != .msgpipe
@@ -95,11 +104,23 @@ public struct PipeConnector: Sendable {
             try await gattLink.connect(bearer)
             return "unix:\(path)"
         case let (.gatt(gattLink), .bluetooth(target)):
-            let socket = try await connectedSocket(to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
+            let (socket, _) = try await connectedSocket(to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
             onBearer(bearer)
             try await gattLink.connect(bearer)
             return "\(socket.peer)"
+        case let (.channel(channelLink), .bluetooth(target)):
+            let (socket, adapter) = try await connectedSocket(
+                to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
+            let bearer = try ATTBearer(adopting: socket.fileDescriptor)
+            onBearer(bearer)
+            let carrier = try await channelLink.connect(
+                bearer, peer: socket.peer, local: adapter, security: options.security,
+                timeout: max(.seconds(2), ContinuousClock.now.duration(to: deadline)))
+            options.note(.detail, "\(socket.peer): data over \(carrier)")
+            return "\(socket.peer)"
+        case (.channel, .unix), (.stream, _):
+            throw LinkError.io("an L2CAP channel link connects only over Bluetooth, and an accepted one cannot reconnect")
         case let (.bluezCentral(central), .bluetooth(target)):
             return try await central.connect(CentralTarget(target), profile: options.profile, timeout: options.connectTimeout)
         case (.bluezCentral, .unix):
@@ -135,14 +156,16 @@ public struct PipeConnector: Sendable {
 
     /// The kernel backend's connect, one attempt within `timeout`: resolves `target` (scanning for a name)
     /// and connects the ATT channel; blocking calls run on a thread of their own.
-    private func connectedSocket(to target: CentralTarget, within timeout: Duration) async throws(BluetoothError) -> ConnectedATTSocket {
+    private func connectedSocket(
+        to target: CentralTarget, within timeout: Duration
+    ) async throws(BluetoothError) -> (ConnectedATTSocket, BluetoothAdapter) {
         let (options, service) = (options, AdvertisedServiceUUID(options.profile.service.description))
         let timeout = max(timeout, .seconds(1))
         return try await BlockingCall.run { () throws(BluetoothError) in
             let central = try BLECentral(
                 adapter: try AdapterSelector(options.adapter), security: options.security,
                 connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
-            return try central.connect(to: target, service: service).handOver()
+            return (try central.connect(to: target, service: service).handOver(), central.adapter)
         }
     }
 }

@@ -13,12 +13,18 @@ public enum PeerLink: Link {
     case acquired(AcquiredLink)
     /// The central through bluetoothd: one connection after another on a relay.
     case bluezCentral(BlueZCentralLink)
+    /// The central on the kernel backend with a channel allowed: the channel or GATT, per connection.
+    case channel(ChannelCentralLink)
+    /// A central's LE credit-based channel accepted by the peripheral (one connection).
+    case stream(StreamLink)
 
     public var events: BoundedAsyncQueue<LinkEvent, Never> {
         switch self {
         case let .gatt(link): link.events
         case let .acquired(link): link.events
         case let .bluezCentral(link): link.relay.events
+        case let .channel(link): link.relay.events
+        case let .stream(link): link.events
         }
     }
 
@@ -27,6 +33,8 @@ public enum PeerLink: Link {
         case let .gatt(link): try await link.send(packet)
         case let .acquired(link): try await link.send(packet)
         case let .bluezCentral(link): try await link.relay.send(packet)
+        case let .channel(link): try await link.relay.send(packet)
+        case let .stream(link): try await link.send(packet)
         }
     }
 
@@ -35,6 +43,8 @@ public enum PeerLink: Link {
         case let .gatt(link): await link.close()
         case let .acquired(link): await link.close()
         case let .bluezCentral(link): await link.close()
+        case let .channel(link): await link.close()
+        case let .stream(link): await link.close()
         }
     }
 
@@ -43,6 +53,8 @@ public enum PeerLink: Link {
         case let .gatt(link): await link.renewIncoming()
         case let .acquired(link): await link.renewIncoming()
         case let .bluezCentral(link): await link.relay.renewIncoming()
+        case let .channel(link): await link.relay.renewIncoming()
+        case .stream: break
         }
     }
 
@@ -52,12 +64,27 @@ public enum PeerLink: Link {
         case let .gatt(link): await link.disconnect()
         case let .acquired(link): link.disconnect(reason: "dropped locally")
         case let .bluezCentral(link): await link.relay.dropConnection()
+        case let .channel(link): await link.relay.dropConnection()
+        case let .stream(link): await link.close()
         }
     }
 
     /// What the peer's info characteristic said (msgpipe GATT as central only; nil otherwise).
     public var peerInfo: MsgPipeServiceInfo? {
-        if case let .gatt(link) = self { link.peerInfo } else { nil }
+        switch self {
+        case let .gatt(link): link.peerInfo
+        case let .channel(link): link.peerInfo
+        default: nil
+        }
+    }
+
+    /// True when the data goes over an LE credit-based channel now (or on the last connection), false on GATT.
+    public var usesChannel: Bool {
+        switch self {
+        case let .channel(link): link.usesChannel
+        case .stream: true
+        default: false
+        }
     }
 
     /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement.

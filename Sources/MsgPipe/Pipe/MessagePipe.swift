@@ -33,6 +33,13 @@ public final class MessagePipe: Sendable {
     /// Messages are acknowledged only by ``PipeMessage/accept()`` (``Options/holdsAcknowledgements``).
     private var holdsAcknowledgements: Bool { transport?.holdsAcknowledgements ?? false }
 
+    /// What carries the data on the latest connection: "l2cap" (an LE credit-based channel) or "gatt"; nil
+    /// where this side does not know (a peripheral's msgpipe session outlives its connections).
+    public var linkKind: String? {
+        guard let link else { return nil }
+        return link.usesChannel ? "l2cap" : "gatt"
+    }
+
     /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
     /// peripheral). A message arrived on the latest.
     public var connections: Int { connectionCount() }

@@ -16,6 +16,8 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case timedOut
     /// The pipe was closed.
     case closed
+    /// ``LinkMode/l2cap`` was asked for and the peer publishes no channel, refused it, or cannot have one.
+    case channelUnavailable(String)
 
     public var description: String {
         switch self {
@@ -25,6 +27,7 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
         case let .disconnected(reason): "the link dropped during a plain-format transfer: \(reason)"
         case .timedOut: "not every packet was taken before the timeout"
         case .closed: "the pipe is closed"
+        case let .channelUnavailable(reason): "no L2CAP channel (link mode l2cap): \(reason)"
         }
     }
 }

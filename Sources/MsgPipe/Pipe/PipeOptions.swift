@@ -69,7 +69,11 @@ extension MessagePipe {
         public var profile: GATTServiceProfile = .msgpipe
         /// The wire format: msgpipe (acknowledged, resumed), or a plain framing for other apps.
         public var format: FrameFormat = .msgpipe
-        /// Link security: low (none), medium (encrypted, Just Works), high (authenticated pairing).
+        /// What carries the data over Bluetooth: GATT, the peripheral's L2CAP channel, or (auto) the channel
+        /// where there is one.
+        public var linkMode: LinkMode = .auto
+        /// Link security: low (none), medium (encrypted, Just Works), high (authenticated pairing); a channel
+        /// asks for the same level.
         public var security: L2CAPSecurityLevel = .low
         /// Where a kernel-backend peripheral with security medium keeps the keys of bonded centrals, one file
         /// per adapter (nil: none kept; a bond then lasts until the kernel restarts). Through bluetoothd,

@@ -46,6 +46,22 @@ struct StreamLinkTests {
         await receiver.close()
     }
 
+    /// A plain format on a channel: each packet is one SDU as it is, each SDU one packet, no frame header.
+    @Test func anUnframedLinkCarriesThePacketsBytesAsTheyAre() async throws {
+        let (a, b) = try Self.pair()
+        let sender = try StreamLink(adopting: a, sendUnit: 100, framed: false)
+        #expect(sender.maximumPacketSize == 100)
+        try await sender.send([0x53, 0x54, 0x41, 0x52, 0x54])
+        var sdu = [UInt8](repeating: 0, count: 200)
+        let count = sdu.withUnsafeMutableBytes { recv(b, $0.baseAddress, $0.count, 0) }
+        #expect(Array(sdu.prefix(count)) == [0x53, 0x54, 0x41, 0x52, 0x54])
+        let receiver = try StreamLink(adopting: b, sendUnit: 100, framed: false)
+        _ = [UInt8]([1, 2, 3]).withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) }
+        #expect(await Self.packets(receiver, count: 1) == [[1, 2, 3]])
+        await sender.close()
+        await receiver.close()
+    }
+
     /// A phone writes a byte stream: frames split and joined across SDUs arrive as the same packets.
     @Test func framesCutAcrossSDUsArriveWhole() async throws {
         let (a, b) = try Self.pair()

@@ -1,5 +1,6 @@
 import CBluetooth
 import Glibc
+import Synchronization
 
 /// LE credit-based L2CAP channels (connection-oriented, a PSM instead of the ATT fixed channel): the socket
 /// iOS's `CBL2CAPChannel` and Android's `BluetoothSocket` open. Both ends bind with an LE address type, or
@@ -38,6 +39,11 @@ public enum L2CAPChannel {
             adapterName = adapter.name
         }
 
+        /// Wakes a waiting ``accept(until:)`` (it then throws or returns nil): no central is accepted after it.
+        public func shutdown() {
+            _ = Glibc.shutdown(socket.rawValue, Int32(SHUT_RDWR))
+        }
+
         /// Waits for the next central's channel (nil deadline: forever); nil on timeout.
         public func accept(until deadline: Deadline? = nil) throws(BluetoothError) -> L2CAPConnection? {
             while true {
@@ -55,6 +61,39 @@ public enum L2CAPChannel {
                 L2CAPChannel.setReceiveUnit(fd)
                 return L2CAPConnection(socket: SocketDescriptor(adopting: fd), peer: L2CAPSocketAddress.peer(of: peerAddress))
             }
+        }
+    }
+
+    /// A ``Listener`` shared between tasks: each ``accept()`` blocks a thread of its own (``BlockingCall``);
+    /// ``stop()`` wakes it, from any thread, and every later accept returns nil.
+    public final class SharedListener: Sendable {
+        private let listener: Listener
+        private let stopped = Atomic<Bool>(false)
+        /// The PSM the channel listens on.
+        public let psm: UInt16
+
+        public init(_ listener: consuming Listener) {
+            psm = listener.psm
+            self.listener = listener
+        }
+
+        /// The next central's channel, handed over (the caller closes its descriptor); nil once stopped.
+        public func accept() throws(BluetoothError) -> ConnectedATTSocket? {
+            while !stopped.load(ordering: .relaxed) {
+                do throws(BluetoothError) {
+                    if let connection = try listener.accept() { return connection.handOver() }
+                } catch {
+                    if stopped.load(ordering: .relaxed) { return nil }
+                    throw error
+                }
+            }
+            return nil
+        }
+
+        /// Stops listening: a waiting ``accept()`` returns nil.
+        public func stop() {
+            guard !stopped.exchange(true, ordering: .relaxed) else { return }
+            listener.shutdown()
         }
     }
 

@@ -1,0 +1,14 @@
+/// What carries a pipe's data over Bluetooth: GATT (writes and notifications) or the LE credit-based L2CAP
+/// channel whose PSM the peripheral's service publishes (PROTOCOL.md 5.9). The channel moves bytes several
+/// times faster; GATT is what every peer speaks.
+public enum LinkMode: String, Sendable, CaseIterable {
+    /// A peripheral serves both; a central takes the channel when the peripheral publishes one and it opens,
+    /// GATT otherwise.
+    case auto
+    /// GATT only: a peripheral opens no channel, a central never takes one.
+    case gatt
+    /// The channel only: a peripheral still serves GATT to publish the PSM but hangs up on a central that
+    /// subscribes to carry data over it; a central fails with ``MessagePipeError/channelUnavailable(_:)``
+    /// when the peripheral publishes no channel or refuses it.
+    case l2cap
+}

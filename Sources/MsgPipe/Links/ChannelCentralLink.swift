@@ -1,0 +1,114 @@
+import Backpressure
+public import BLELink
+public import GATT
+import Synchronization
+public import Transport
+
+/// The central's link on the kernel backend when a channel may carry the data: a ``RelayLink`` that carries,
+/// connection after connection, the LE credit-based channel the peripheral's service publishes, or GATT where
+/// there is none (``LinkMode``). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
+/// either and Transport resumes over the relay all the same.
+public final class ChannelCentralLink: Sendable {
+    public let relay = RelayLink()
+    public let profile: GATTServiceProfile
+    public let mode: LinkMode
+    /// False for a plain format: the channel carries its bytes as they are (PROTOCOL.md 7.2).
+    public let framed: Bool
+    private struct State {
+        var carrying: Task<Void, Never>?
+        var usesChannel = false
+        var peerInfo: MsgPipeServiceInfo?
+    }
+
+    private let state = Mutex(State())
+
+    public init(profile: GATTServiceProfile, mode: LinkMode, framed: Bool) {
+        self.profile = profile
+        self.mode = mode
+        self.framed = framed
+    }
+
+    /// True while the connection carried now (or the last one) is the channel.
+    public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+    /// The peripheral's info characteristic as read at the last connect.
+    public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
+
+    /// Sets up GATT on `bearer` (connected to `peer` from `local`), opens the published channel at `security`
+    /// within `timeout` unless the mode is ``LinkMode/gatt``, and carries the channel, or GATT, until it drops.
+    /// Returns "channel" or "GATT" and why. Throws what GATT throws, and in ``LinkMode/l2cap``
+    /// ``MessagePipeError/channelUnavailable(_:)``.
+    public func connect(
+        _ bearer: ATTBearer, peer: BluetoothPeer, local: BluetoothAdapter, security: L2CAPSecurityLevel,
+        timeout: Duration
+    ) async throws -> String {
+        let gatt = GATTLink(profile: profile)
+        let mode = mode
+        var channel: ConnectedATTSocket?
+        var refusal: String?
+        do {
+            try await gatt.connect(bearer) { psm in
+                guard mode != .gatt else { return false }
+                do {
+                    channel = try await BlockingCall.run { () throws(BluetoothError) in
+                        try L2CAPChannel.connect(
+                            from: local.address, adapterName: local.name, to: peer, psm: psm, timeout: timeout,
+                            security: security
+                        ).handOver()
+                    }
+                    return true
+                } catch {
+                    refusal = "PSM 0x\(String(psm, radix: 16)): \(error)"
+                    return false
+                }
+            }
+        } catch {
+            await gatt.close()
+            throw error
+        }
+        let info = gatt.peerInfo
+        let carried: any Link
+        let summary: String
+        if let channel {
+            let unit = L2CAPChannel.sendUnit(channel.fileDescriptor) ?? ATTOpcode.defaultMTU
+            do {
+                carried = try StreamLink(adopting: channel.fileDescriptor, sendUnit: unit, framed: framed)
+            } catch {
+                await gatt.close()
+                throw error
+            }
+            summary = "l2cap channel PSM 0x\(String(gatt.peerPSM ?? 0, radix: 16)), SDU \(unit)"
+        } else {
+            if mode == .l2cap {
+                await gatt.close()
+                throw MessagePipeError.channelUnavailable(refusal ?? "the peripheral publishes no channel PSM")
+            }
+            carried = gatt
+            if let refusal {
+                summary = "gatt (the channel failed: \(refusal))"
+            } else {
+                summary = mode == .gatt ? "gatt" : "gatt (no channel published)"
+            }
+        }
+        let usesChannel = channel != nil
+        state.withLock { state in
+            let previous = state.carrying
+            state.usesChannel = usesChannel
+            state.peerInfo = info
+            state.carrying = Task { [relay] in
+                await previous?.value
+                await relay.carry(carried)
+                if usesChannel {
+                    await gatt.disconnect()
+                    await gatt.close()
+                }
+            }
+        }
+        return summary
+    }
+
+    /// Closes the relay and the connection carried now.
+    public func close() async {
+        await relay.close()
+        await state.withLock { $0.carrying }?.value
+    }
+}

@@ -17,6 +17,9 @@
 #      the notifying peripheral) in legacy and in lines: the decoded message is the file, send exits 0.
 #   bumble 6. Two bumble_central.py on hci2 and hci3 connect at the same instant (--at), by address, into one
 #      listen --max-centrals 2: both files arrive (btmon's Create Connection / Connection Complete lines in the log).
+#   bumble 7. Tests/lab/bumble_coc.py (a phone app's L2CAP channel) reads the PSM characteristic, opens the LE
+#      credit-based channel and writes a line into `listen --format lines`; bumble 8: it receives the line that
+#      `send --name --format lines` writes to it over the channel.
 # Each check's MTU, bytes and seconds (Bumble's "done:" line) go into results.txt.
 
 BUMBLE_PY=${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python
@@ -173,6 +176,39 @@ else
 		"$OUT/tbumble_two.log" "bumble hci2 exit 0" "bumble hci3 exit 0" "listen exit 0" "hci2's file intact" "hci3's file intact"
 	btmgmt --index 2 le on > /dev/null 2>&1; btmgmt --index 2 power on > /dev/null 2>&1
 fi
+
+# bumble 7: a phone app opens msgpipe's L2CAP channel, as iOS's openL2CAPChannel and Android's
+# createInsecureL2capChannel do: it reads the PSM characteristic, opens the LE credit-based channel and writes a
+# line into `listen --format lines` (link mode auto publishes the channel).
+no_links
+rm -rf "$OUT/bumble_inbox_coc"
+"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name msgpipe-bbcoc --format lines --count 1 \
+	--out-dir "$OUT/bumble_inbox_coc" > /dev/null 2> "$OUT/tbumble_coc_listen.log" & LS=$!
+wait_for "$OUT/tbumble_coc_listen.log" "advertising"
+timeout 180 "$BUMBLE_PY" Tests/lab/bumble_coc.py --transport "hci-socket:$BUMBLE_INDEX" --to msgpipe-bbcoc \
+	--send "$OUT/bumble_text.txt" > "$OUT/tbumble_coc_bumble.log" 2>&1
+echo "bumble exit $?" > "$OUT/tbumble_coc.log"
+wait_bounded $LS 30; echo "listen exit $?" >> "$OUT/tbumble_coc.log"
+cmp "$OUT/bumble_text.txt" "$OUT/bumble_inbox_coc/00000001.msg" >> "$OUT/tbumble_coc.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_coc.log"
+cat "$OUT/tbumble_coc_bumble.log" "$OUT/tbumble_coc_listen.log" >> "$OUT/tbumble_coc.log"
+bumble_numbers "$OUT/tbumble_coc.log" "phone opens the L2CAP channel -> listen, lines"
+expect "bumble central reads the PSM characteristic, opens the L2CAP channel and writes a line into listen: byte-identical" \
+	"$OUT/tbumble_coc.log" "bumble exit 0" "listen exit 0" "byte-identical" "^psm [0-9]+" "^channel open"
+
+# bumble 8: the other way: `send --name --format lines` writes the line to the phone that opened the channel.
+no_links
+"$MSGPIPE" send "${BKB[@]}" --adapter hci0 --name msgpipe-bbcocs --format lines "$OUT/bumble_text.txt" \
+	> /dev/null 2> "$OUT/tbumble_cocs_send.log" & SND=$!
+wait_for "$OUT/tbumble_cocs_send.log" "advertising"
+timeout 180 "$BUMBLE_PY" Tests/lab/bumble_coc.py --transport "hci-socket:$BUMBLE_INDEX" --to msgpipe-bbcocs \
+	--receive "$OUT/bumble_got_coc" --timeout 120 > "$OUT/tbumble_cocs_bumble.log" 2>&1
+echo "bumble exit $?" > "$OUT/tbumble_cocs.log"
+wait_bounded $SND 30; echo "send exit $?" >> "$OUT/tbumble_cocs.log"
+cmp "$OUT/bumble_text.txt" "$OUT/bumble_got_coc" >> "$OUT/tbumble_cocs.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_cocs.log"
+cat "$OUT/tbumble_cocs_bumble.log" "$OUT/tbumble_cocs_send.log" >> "$OUT/tbumble_cocs.log"
+bumble_numbers "$OUT/tbumble_cocs.log" "send --name -> phone over the L2CAP channel, lines"
+expect "bumble central opens the L2CAP channel of send --name and receives the line: byte-identical" \
+	"$OUT/tbumble_cocs.log" "bumble exit 0" "send exit 0" "byte-identical" "^psm [0-9]+"
 
 # Give the controller back to the kernel (powered, LE) for whatever runs next.
 btmgmt --index "$BUMBLE_INDEX" le on > /dev/null 2>&1; btmgmt --index "$BUMBLE_INDEX" power on > /dev/null 2>&1

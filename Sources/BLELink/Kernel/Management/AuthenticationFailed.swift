@@ -1,5 +1,5 @@
 /// Authentication Failed (event 0x0011): pairing or encryption with a peer failed with an HCI status.
-public struct AuthenticationFailed: Equatable, Sendable {
+public struct AuthenticationFailed: ManagementEventParameters, Equatable, Sendable {
     public static let code: UInt16 = 0x0011
     public var peer: BluetoothPeer
     /// The HCI status: 0x05 Authentication Failure, 0x06 PIN or Key Missing, ...
@@ -21,13 +21,6 @@ public struct AuthenticationFailed: Equatable, Sendable {
     public func encode(into out: inout [UInt8]) {
         out.appendManagementPeer(peer)
         out.append(status)
-    }
-
-    /// The whole event packet on `controllerIndex` (for tests and simulators).
-    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
-        var parameters: [UInt8] = []
-        encode(into: &parameters)
-        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
     }
 
     /// The status in words, where the kernel's SMP and HCI use it for pairing.

@@ -28,7 +28,7 @@ public struct IdentityResolvingKey: Equatable, Sendable {
 
 /// New Identity Resolving Key (event 0x0018): the peer distributed its IRK. `randomAddress` is the private
 /// address it was resolved from (00:00:00:00:00:00 when it connected with its identity address).
-public struct NewIdentityResolvingKey: Equatable, Sendable {
+public struct NewIdentityResolvingKey: ManagementEventParameters, Equatable, Sendable {
     public static let code: UInt16 = 0x0018
     public var storeHint: Bool
     public var randomAddress: BluetoothAddress
@@ -53,13 +53,6 @@ public struct NewIdentityResolvingKey: Equatable, Sendable {
         out.append(storeHint ? 1 : 0)
         out.append(contentsOf: randomAddress.littleEndianBytes)
         key.encode(into: &out)
-    }
-
-    /// The whole event packet on `controllerIndex` (for tests and simulators).
-    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
-        var parameters: [UInt8] = []
-        encode(into: &parameters)
-        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
     }
 }
 

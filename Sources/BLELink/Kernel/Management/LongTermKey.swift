@@ -90,7 +90,7 @@ extension BluetoothPeer {
 }
 
 /// New Long Term Key (event 0x000A): pairing produced a key; `storeHint` says whether to keep it (bonding).
-public struct NewLongTermKey: Equatable, Sendable {
+public struct NewLongTermKey: ManagementEventParameters, Equatable, Sendable {
     public static let code: UInt16 = 0x000A
     public var storeHint: Bool
     public var key: LongTermKey
@@ -111,13 +111,6 @@ public struct NewLongTermKey: Equatable, Sendable {
     public func encode(into out: inout [UInt8]) {
         out.append(storeHint ? 1 : 0)
         key.encode(into: &out)
-    }
-
-    /// The whole event packet on `controllerIndex` (for tests and simulators).
-    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
-        var parameters: [UInt8] = []
-        encode(into: &parameters)
-        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
     }
 }
 

@@ -72,3 +72,18 @@ extension Array where Element == UInt8 {
         return out + parameters
     }
 }
+
+/// A management event's parameters, which know their event code and encode themselves.
+public protocol ManagementEventParameters {
+    static var code: UInt16 { get }
+    func encode(into out: inout [UInt8])
+}
+
+extension ManagementEventParameters {
+    /// The whole event packet on `controllerIndex` (for tests and simulators).
+    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
+        var parameters: [UInt8] = []
+        encode(into: &parameters)
+        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
+    }
+}

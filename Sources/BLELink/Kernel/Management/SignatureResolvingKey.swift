@@ -30,7 +30,7 @@ public struct SignatureResolvingKey: Equatable, Sendable {
 }
 
 /// New Signature Resolving Key (event 0x0019).
-public struct NewSignatureResolvingKey: Equatable, Sendable {
+public struct NewSignatureResolvingKey: ManagementEventParameters, Equatable, Sendable {
     public static let code: UInt16 = 0x0019
     public var storeHint: Bool
     public var key: SignatureResolvingKey
@@ -51,12 +51,5 @@ public struct NewSignatureResolvingKey: Equatable, Sendable {
     public func encode(into out: inout [UInt8]) {
         out.append(storeHint ? 1 : 0)
         key.encode(into: &out)
-    }
-
-    /// The whole event packet on `controllerIndex` (for tests and simulators).
-    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
-        var parameters: [UInt8] = []
-        encode(into: &parameters)
-        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
     }
 }

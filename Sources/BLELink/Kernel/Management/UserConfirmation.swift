@@ -1,6 +1,6 @@
 /// User Confirmation Request (event 0x000F): pairing waits for user space to accept or reject.
 /// `confirmHint` true asks a plain yes/no (Just Works); false asks to compare `value` (numeric comparison).
-public struct UserConfirmationRequest: Equatable, Sendable {
+public struct UserConfirmationRequest: ManagementEventParameters, Equatable, Sendable {
     public static let code: UInt16 = 0x000F
     public var peer: BluetoothPeer
     public var confirmHint: Bool
@@ -26,13 +26,6 @@ public struct UserConfirmationRequest: Equatable, Sendable {
         out.appendManagementPeer(peer)
         out.append(confirmHint ? 1 : 0)
         out.appendManagementField(value)
-    }
-
-    /// The whole event packet on `controllerIndex` (for tests and simulators).
-    public func encodedEvent(controllerIndex: UInt16) -> [UInt8] {
-        var parameters: [UInt8] = []
-        encode(into: &parameters)
-        return .managementEvent(code: Self.code, controllerIndex: controllerIndex, parameters: parameters)
     }
 }
 

@@ -192,8 +192,10 @@ stop $GATT; echo "listen exit $?" >> "$OUT/t10.log"
 cat "$OUT/gatt_listen.json" >> "$OUT/t10.log"
 expect "gatttool discovers the msgpipe service of msgpipe listen, its characteristics and descriptors" "$OUT/t10.log" \
 	"uuid: $MSVC" "uuid = 4d500002-" "uuid = 4d500003-" "uuid = 4d500004-" "uuid = 00002902-"
+# The info value is layout 2 (PROTOCOL.md 5.2): listen's L2CAP channel PSM (0x80-0xff, little-endian) comes last.
 expect "gatttool reads listen's info characteristic and writes RX; the write comes out as a message" "$OUT/t10.log" \
-	"Characteristic value/descriptor: 01 01 08 " "written successfully" '"data":"aGk="' "listen exit 0"
+	"Characteristic value/descriptor: 02 01 08 ([0-9a-f]{2} ){7}[89a-f][0-9a-f] 00 $" "uuid = abdd3056-" "written successfully" \
+	'"data":"aGk="' "listen exit 0"
 
 # 11. Goodput of our GATT stack (GATT client -> GATTLink server, Write Commands at ATT_MTU 247) against the
 #     raw C baseline of check 9, over the same virtual link (lab-probe gatt-serve counts the raw writes).

@@ -113,6 +113,11 @@ else
 	"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-three --max-centrals 3 --connections 3 \
 		--out-dir "$OUT/many3_out" > /dev/null 2> "$OUT/many3_listen.log" & LST=$!
 	wait_for "$OUT/many3_listen.log" "advertising"
+	# Memory per connection: listen's resident set now, and its peak (VmHWM, sampled until it exits) with the
+	# three centrals and their 1 MiB messages (each message's reassembly included).
+	RSS0=$(awk '/^VmRSS/ {print $2}' "/proc/$LST/status")
+	( while [ -e "/proc/$LST/status" ]; do awk '/^VmHWM/ {print $2}' "/proc/$LST/status" 2>/dev/null; sleep 0.2; done ) \
+		> "$OUT/t25d_hwm.txt" 2>/dev/null & HWM_SAMPLER=$!
 	t25d=$(up)
 	for h in 1 2 3; do
 		f=$OUT/mib.bin; [ $h = 2 ] && f=$OUT/mib_c3.bin; [ $h = 3 ] && f=$OUT/mib_d3.bin
@@ -123,6 +128,12 @@ else
 	for h in 1 2 3; do eval "wait \$S$h"; echo "send hci$h exit $?" >> "$OUT/t25d.log"; done
 	THREE=$(awk "BEGIN{printf \"%.1f\", $(up)-$t25d}")
 	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t25d.log"
+	wait_bounded $HWM_SAMPLER 5
+	HWM=$(grep -E '^[0-9]+$' "$OUT/t25d_hwm.txt" | sort -n | tail -1)
+	PER=$(awk "BEGIN{printf \"%d\", (${HWM:-0}-${RSS0:-0})/3}")
+	echo "   memory: listen's RSS ${RSS0:-?} KiB before the centrals came, peak ${HWM:-?} KiB with three sending 1 MiB each over $(cat "$OUT"/t25d_[123].json | grep -o '"link":"[a-z0-9]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ' '): ${PER} KiB per connection, its message included" |
+		tee -a "$OUT/results.txt" >> "$OUT/t25d.log"
+	[ -n "$HWM" ] && [ -n "$RSS0" ] && [ "$PER" -gt 0 ] && [ "$PER" -lt 16384 ] && echo "memory per connection under 16 MiB" >> "$OUT/t25d.log"
 	for f in "$OUT"/many3_out/*; do
 		for g in mib mib_c3 mib_d3; do cmp -s "$f" "$OUT/$g.bin" && echo "$g intact" >> "$OUT/t25d.log"; done
 	done
@@ -131,7 +142,8 @@ else
 	echo "   three sends of 1 MiB at once into one listen: each $(for h in 1 2 3; do printf '%s ' "$(secs_of "$OUT/t25d_$h.json")"; done)s, aggregate $(bps 3145728 "$SEND3") B/s ($THREE s wall clock); two at once (check 19) ${PAIR:-?} s wall clock; one alone (check 12) ${SECS:-?} s" |
 		tee -a "$OUT/results.txt"
 	expect "three msgpipe sends (hci1, hci2, hci3) of 1 MiB each at once into one listen --max-centrals 3: all intact" \
-		"$OUT/t25d.log" "send hci1 exit 0" "send hci2 exit 0" "send hci3 exit 0" "listen exit 0" "mib intact" "mib_c3 intact" "mib_d3 intact"
+		"$OUT/t25d.log" "send hci1 exit 0" "send hci2 exit 0" "send hci3 exit 0" "listen exit 0" "mib intact" "mib_c3 intact" "mib_d3 intact" \
+		"memory per connection under 16 MiB"
 	no_links
 fi
 

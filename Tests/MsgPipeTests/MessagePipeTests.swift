@@ -67,7 +67,10 @@ struct MessagePipeTests {
         }
         #expect(sizes.sorted() == [20_000, 20_001, 20_002])
         #expect(peers.count == 3)
+        #expect(server.connectedCentrals == 3, "each socket is a central of its own")
         for pipe in pipes { await pipe.close() }
+        await server.waitUntilNoCentrals(timeout: .seconds(10))
+        #expect(server.connectedCentrals == 0)
         await server.close()
     }
 

@@ -22,12 +22,19 @@ public enum BlueZCentral {
         public let usesAcquiredDescriptors: Bool
         /// False when another client had connected the device already: ``disconnect()`` then leaves it up.
         public let madeTheConnection: Bool
+        /// The PSM of the LE credit-based channel the peer's service publishes (its characteristic
+        /// ``GATTServiceProfile/channelPSM``, read at connect), nil when it publishes none or the read failed.
+        public let channelPSM: UInt16?
+        /// The adapter's address as bluetoothd reports it (nil if it did not): the local end of a channel.
+        public let adapterAddress: BluetoothAddress?
         private let bus: DBusConnection
         private let watch: BlueZDeviceWatch
 
         init(link: any Link, peer: BluetoothPeer, device: String, mtu: Int, acquired: Bool, madeTheConnection: Bool,
-             bus: DBusConnection, watch: BlueZDeviceWatch) {
+             channelPSM: UInt16?, adapterAddress: BluetoothAddress?, bus: DBusConnection, watch: BlueZDeviceWatch) {
             self.madeTheConnection = madeTheConnection
+            self.channelPSM = channelPSM
+            self.adapterAddress = adapterAddress
             self.link = link
             self.peer = peer
             self.device = device
@@ -71,7 +78,8 @@ public enum BlueZCentral {
         confirmedWrites: Bool = false
     ) async throws(BlueZError) -> Connection {
         let adapterPath = BlueZAdapter.path(adapter)
-        _ = try await BlueZAdapter.requirePowered(bus: bus, adapter: adapterPath)
+        let adapterProperties = try await BlueZAdapter.requirePowered(bus: bus, adapter: adapterPath)
+        let adapterAddress = adapterProperties["Address"]?.stringValue.flatMap { BluetoothAddress($0) }
         let deadline = ContinuousClock.now + timeout
         let (device, discovered) = try await locate(target, bus: bus, adapter: adapterPath, deadline: deadline, timeout: timeout)
         let watch = try await BlueZDeviceWatch.start(bus: bus, device: device)
@@ -90,9 +98,10 @@ public enum BlueZCentral {
             }
             var peer = discovered ?? DiscoveredPeer(bluezDevice: device) ?? DiscoveredPeer(peer: BluetoothPeer(address: .any), rssi: 127)
             peer.merge(bluezDevice: properties)
-            let (link, mtu, acquired) = try await open(profile, device: device, bus: bus, confirmedWrites: confirmedWrites)
+            let (link, mtu, acquired, psm) = try await open(profile, device: device, bus: bus, confirmedWrites: confirmedWrites)
             let connection = Connection(link: link, peer: peer.peer, device: device, mtu: mtu, acquired: acquired,
-                                        madeTheConnection: !wasConnected, bus: bus, watch: watch)
+                                        madeTheConnection: !wasConnected, channelPSM: psm,
+                                        adapterAddress: adapterAddress, bus: bus, watch: watch)
             watch.onDisconnect { reason in
                 if let link = link as? AcquiredLink { link.disconnect(reason: reason) }
                 if let link = link as? BlueZValueLink { link.disconnect(reason: reason) }
@@ -205,10 +214,11 @@ public enum BlueZCentral {
             || message.contains("Operation already in progress")
     }
 
-    /// Finds the profile's characteristics under `device` and opens the link on them.
+    /// Finds the profile's characteristics under `device`, opens the link on them and reads the channel PSM
+    /// the service publishes, if any.
     private static func open(
         _ profile: GATTServiceProfile, device: String, bus: DBusConnection, confirmedWrites: Bool
-    ) async throws(BlueZError) -> (any Link, Int, Bool) {
+    ) async throws(BlueZError) -> (any Link, Int, Bool, UInt16?) {
         let objects: [String: [String: [String: DBusValue]]]
         do throws(DBusError) {
             objects = try await bus.managedObjects(destination: "org.bluez", path: "/")
@@ -243,15 +253,26 @@ public enum BlueZCentral {
             throw .characteristicNotFound(uuid: profile.rx.description + " (with write, for confirmed writes)",
                                           service: profile.service.description)
         }
+        var psm: UInt16?
+        if let published = try? characteristic(GATTServiceProfile.channelPSM) {
+            psm = (try? await readPSM(published.path, bus: bus)) ?? nil
+        }
         if !confirmedWrites, write.flags.contains("write-without-response"), notify.flags.contains("notify"),
            let acquired = try await acquire(write: write.path, notify: notify.path, bus: bus) {
-            return acquired
+            return (acquired.0, acquired.1, acquired.2, psm)
         }
         let mtu = write.mtu ?? notify.mtu ?? 23
         let link = try await BlueZValueLink.start(
             bus: bus, write: write.path, notify: notify.path, maximumPacketSize: maximumWriteSize(mtu: mtu),
             writeType: confirmedWrites || !write.flags.contains("write-without-response") ? .request : .command)
-        return (link, mtu, false)
+        return (link, mtu, false, psm)
+    }
+
+    /// The PSM the characteristic at `path` holds (`ReadValue`), nil for a value that names no LE PSM.
+    private static func readPSM(_ path: String, bus: DBusConnection) async throws(DBusError) -> UInt16? {
+        let reply = try await bus.call(destination: "org.bluez", path: path, interface: "org.bluez.GattCharacteristic1",
+                                       member: "ReadValue", arguments: [.variantDictionary([])])
+        return reply.first?.bytesValue.flatMap(GATTServiceProfile.channelPSM(fromValue:))
     }
 
     /// `AcquireWrite` and `AcquireNotify` into an ``AcquiredLink``; nil when bluetoothd refuses them in a way

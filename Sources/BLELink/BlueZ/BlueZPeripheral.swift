@@ -238,7 +238,7 @@ public final class BlueZPeripheral: Sendable {
             // Read-only values: the info characteristic, and the channel's PSM (Apple's convention) when open.
             var readOnly: [(BluetoothUUID, [UInt8])] = profile.info.map { [($0, info.bytes)] } ?? []
             if let psm = info.psm {
-                readOnly.append((GATTServiceProfile.channelPSM, [UInt8(truncatingIfNeeded: psm), UInt8(psm >> 8)]))
+                readOnly.append((GATTServiceProfile.channelPSM, GATTServiceProfile.channelPSMValue(psm)))
             }
             for (index, (uuid, value)) in readOnly.enumerated() {
                 exported.append(try await bus.export(DBusInterface(

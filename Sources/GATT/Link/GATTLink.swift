@@ -129,9 +129,9 @@ public final class GATTLink: Link, Sendable {
             }
             var psm = info?.psm
             if let characteristic = characteristics.first(where: { $0.uuid == GATTServiceProfile.channelPSM }),
-               let value = try? await client.read(characteristic.valueHandle), value.count >= 2 {
-                let published = UInt16(value[0]) | UInt16(value[1]) << 8
-                psm = published == 0 ? psm : published
+               let value = try? await client.read(characteristic.valueHandle),
+               let published = GATTServiceProfile.channelPSM(fromValue: value) {
+                psm = published
             }
             state.withLock { $0.peerPSM = psm }
             if let psm, await takeChannel(psm) {

@@ -35,6 +35,19 @@ public struct GATTServiceProfile: Sendable, Equatable {
     /// 2 bytes little-endian, in the service that owns the channel (any profile's, when a channel is open).
     public static let channelPSM = BluetoothUUID("ABDD3056-28FA-441D-A470-55A75A52553A")!
 
+    /// The ``channelPSM`` characteristic's value for `psm`: 2 bytes, little-endian (Apple's convention).
+    public static func channelPSMValue(_ psm: UInt16) -> [UInt8] {
+        [UInt8(truncatingIfNeeded: psm), UInt8(psm >> 8)]
+    }
+
+    /// The PSM a ``channelPSM`` value names: its first 2 bytes, little-endian, when that is an LE PSM
+    /// (0x0001-0x00FF); nil for a shorter value, 0 or a PSM no LE channel can have.
+    public static func channelPSM(fromValue value: [UInt8]) -> UInt16? {
+        guard value.count >= 2 else { return nil }
+        let psm = UInt16(value[0]) | UInt16(value[1]) << 8
+        return (1...0xFF).contains(psm) ? psm : nil
+    }
+
     /// The profile named `name` ("msgpipe" or "nus").
     public static func named(_ name: String) -> GATTServiceProfile? {
         [msgpipe, nordicUART].first { $0.name == name }
@@ -78,7 +91,7 @@ public struct GATTServiceProfile: Sendable, Equatable {
         }
         if let psm = info.psm {
             characteristics.append(GATTCharacteristic(uuid: Self.channelPSM, properties: [.read], permissions: [.read],
-                                                      value: [UInt8(truncatingIfNeeded: psm), UInt8(psm >> 8)]))
+                                                      value: Self.channelPSMValue(psm)))
         }
         return GATTDatabase(services: [GATTService(uuid: service, characteristics: characteristics)])
     }

@@ -40,11 +40,6 @@ public struct PipeConnector: Sendable {
             return .channel(ChannelCentralLink(
                 profile: options.profile, mode: options.linkMode, framed: options.format == .msgpipe))
         }
-        if options.linkMode == .l2cap {
-            bus.close()
-            throw MessagePipeError.channelUnavailable(
-                "a central through bluetoothd uses GATT; the kernel backend (--backend kernel) opens the channel")
-        }
         do {
             let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
             let confirmedWrites = options.format != .msgpipe
@@ -54,7 +49,9 @@ public struct PipeConnector: Sendable {
                 eattOff: BluetoothdConfiguration.turnsEATTOff()) {
                 options.note(.advice, note)
             }
-            return .bluezCentral(BlueZCentralLink(bus: bus, adapter: adapter, confirmedWrites: confirmedWrites))
+            return .bluezCentral(BlueZCentralLink(
+                bus: bus, adapter: adapter, confirmedWrites: confirmedWrites, mode: options.linkMode,
+                framed: options.format == .msgpipe, security: options.security))
         } catch {
             bus.close()
             throw error
@@ -122,7 +119,10 @@ public struct PipeConnector: Sendable {
         case (.channel, .unix), (.stream, _):
             throw LinkError.io("an L2CAP channel link connects only over Bluetooth, and an accepted one cannot reconnect")
         case let (.bluezCentral(central), .bluetooth(target)):
-            return try await central.connect(CentralTarget(target), profile: options.profile, timeout: options.connectTimeout)
+            let (peer, carrier) = try await central.connect(
+                CentralTarget(target), profile: options.profile, timeout: options.connectTimeout)
+            options.note(.detail, "\(peer): data over \(carrier)")
+            return peer
         case (.bluezCentral, .unix):
             throw LinkError.io("a link through bluetoothd cannot connect to a UNIX socket")
         case (.acquired, _):

@@ -5,44 +5,111 @@ import Synchronization
 public import Transport
 
 /// The central's link through bluetoothd: a ``RelayLink`` that carries one ``BlueZCentral`` connection after
-/// another, so a reconnect resumes Transport over the same link as on msgpipe's own GATT. Owns the bus
-/// connection.
+/// another, so a reconnect resumes Transport over the same link as on msgpipe's own GATT. Where the peer's
+/// service publishes an LE credit-based channel (and the mode allows it, ``LinkMode``), a connection carries
+/// that channel instead: a kernel socket opened beside bluetoothd's connection, as a normal user (dynamic PSMs
+/// need no privilege). Owns the bus connection.
+///
+/// ```swift
+/// let link = BlueZCentralLink(bus: bus, adapter: "/org/bluez/hci0", mode: .auto)
+/// let summary = try await link.connect(.name("kiosk"), profile: .msgpipe, timeout: .seconds(30))
+/// let transport = Transport(link: link.relay)
+/// ```
 public final class BlueZCentralLink: Sendable {
     public let relay = RelayLink()
+    public let mode: LinkMode
     private let bus: DBusConnection
     private let adapter: String
     private let confirmedWrites: Bool
-    /// The task carrying the current connection (ends once that connection is down and disconnected).
-    private let carrying = Mutex<Task<Void, Never>?>(nil)
+    private let framed: Bool
+    private let security: L2CAPSecurityLevel
+    private struct State {
+        /// The task carrying the current connection (ends once that connection is down and disconnected).
+        var carrying: Task<Void, Never>?
+        var usesChannel = false
+    }
 
-    /// With `confirmedWrites` (plain formats) every packet is a Write Request the peer answers, so a send
-    /// that returned was delivered to its ATT layer.
-    public init(bus: DBusConnection, adapter: String, confirmedWrites: Bool = false) {
+    private let state = Mutex(State())
+
+    /// With `confirmedWrites` (plain formats) every GATT packet is a Write Request the peer answers, so a
+    /// send that returned was delivered to its ATT layer. `framed` false: a plain format, whose bytes a channel
+    /// carries as they are (PROTOCOL.md 7.2). `security`: the level the channel is opened at.
+    public init(
+        bus: DBusConnection, adapter: String, confirmedWrites: Bool = false, mode: LinkMode = .gatt,
+        framed: Bool = true, security: L2CAPSecurityLevel = .low
+    ) {
         self.bus = bus
         self.adapter = adapter
         self.confirmedWrites = confirmedWrites
+        self.mode = mode
+        self.framed = framed
+        self.security = security
     }
 
+    /// True while the connection carried now (or the last one) is the channel.
+    public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+
     /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) within
-    /// `timeout` and carries that connection until it drops; returns the peer's description.
-    public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws(BlueZError) -> String {
+    /// `timeout`, opens the published channel unless the mode is ``LinkMode/gatt``, and carries the channel, or
+    /// GATT, until it drops. Returns the peer's description and what carries the data ("gatt" or the channel,
+    /// and why). Throws what the
+    /// connect throws, and in ``LinkMode/l2cap`` ``MessagePipeError/channelUnavailable(_:)``.
+    public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws -> (peer: String, carrier: String) {
+        let deadline = ContinuousClock.now + timeout
         let connection = try await BlueZCentral.connect(
             bus: bus, adapter: adapter, target: target, profile: profile, timeout: timeout,
             confirmedWrites: confirmedWrites)
-        let previous = carrying.withLock { $0 }
-        let task = Task { [relay] in
-            await previous?.value
-            await relay.carry(connection.link)
+        var channel: StreamLink?
+        var summary = mode == .gatt ? "gatt" : "gatt (no channel published)"
+        if mode != .gatt, let psm = connection.channelPSM {
+            do {
+                channel = try await openChannel(psm, of: connection, within: max(.seconds(2), ContinuousClock.now.duration(to: deadline)))
+                summary = "l2cap channel PSM 0x\(String(psm, radix: 16))"
+            } catch {
+                summary = "gatt (the channel failed: PSM 0x\(String(psm, radix: 16)): \(error))"
+                if mode == .l2cap {
+                    await connection.disconnect()
+                    throw MessagePipeError.channelUnavailable("PSM 0x\(String(psm, radix: 16)): \(error)")
+                }
+            }
+        } else if mode == .l2cap {
             await connection.disconnect()
+            throw MessagePipeError.channelUnavailable("the peripheral publishes no channel PSM")
         }
-        carrying.withLock { $0 = task }
-        return "\(connection.peer)" + (connection.usesAcquiredDescriptors ? "" : " (WriteValue/StartNotify fallback)")
+        let carried: any Link = channel ?? connection.link
+        let usesChannel = channel != nil
+        state.withLock { state in
+            let previous = state.carrying
+            state.usesChannel = usesChannel
+            state.carrying = Task { [relay] in
+                await previous?.value
+                await relay.carry(carried)
+                if usesChannel { await carried.close() }
+                await connection.disconnect()
+            }
+        }
+        let peer = "\(connection.peer)" + (connection.usesAcquiredDescriptors ? "" : " (WriteValue/StartNotify fallback)")
+        return (peer, summary)
+    }
+
+    /// The channel at `psm` on the connection's peer, from the adapter's address, as a ``StreamLink``.
+    private func openChannel(_ psm: UInt16, of connection: BlueZCentral.Connection, within timeout: Duration) async throws -> StreamLink {
+        guard let local = connection.adapterAddress else {
+            throw LinkError.io("bluetoothd did not say the adapter's address")
+        }
+        let (peer, security, name) = (connection.peer, security, BlueZAdapter.name(path: adapter))
+        let socket = try await BlockingCall.run { () throws(BluetoothError) in
+            try L2CAPChannel.connect(from: local, adapterName: name, to: peer, psm: psm, timeout: timeout, security: security)
+                .handOver()
+        }
+        let unit = L2CAPChannel.sendUnit(socket.fileDescriptor) ?? ATTOpcode.defaultMTU
+        return try StreamLink(adopting: socket.fileDescriptor, sendUnit: unit, framed: framed)
     }
 
     /// Closes the relay, disconnects the current connection, then the bus.
     public func close() async {
         await relay.close()
-        await carrying.withLock { $0 }?.value
+        await state.withLock { $0.carrying }?.value
         bus.close()
     }
 }

@@ -82,6 +82,7 @@ public enum PeerLink: Link {
     public var usesChannel: Bool {
         switch self {
         case let .channel(link): link.usesChannel
+        case let .bluezCentral(link): link.usesChannel
         case .stream: true
         default: false
         }

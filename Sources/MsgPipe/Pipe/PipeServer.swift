@@ -15,8 +15,9 @@ public final class PipeServer: Sendable {
     /// Why serving ended, once it did (nil while serving and after ``close()``).
     public var failure: (any Error)? { state.withLock { $0.failure } }
 
-    /// The centrals connected right now.
-    public var connectedCentrals: Int { state.withLock { $0.connected } }
+    /// The centrals connected right now: a central whose data rides an L2CAP channel beside its GATT connection
+    /// counts once.
+    public var connectedCentrals: Int { state.withLock { $0.connected.count } }
 
     private let acceptor: PipeAcceptor
     private struct State {
@@ -24,7 +25,9 @@ public final class PipeServer: Sendable {
         var failure: (any Error)?
         var task: Task<Void, Never>?
         var listener: TransportListener?
-        var connected = 0
+        /// Connections now, by central (``centralKey(_:)``).
+        var connected: [String: Int] = [:]
+        var unnamed = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -53,7 +56,7 @@ public final class PipeServer: Sendable {
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let idle = self.state.withLock { state -> Bool in
-                        if state.connected == 0 { return true }
+                        if state.connected.isEmpty { return true }
                         state.idleWaiters.append(continuation)
                         return false
                     }
@@ -72,12 +75,32 @@ public final class PipeServer: Sendable {
         }
     }
 
-    private func connectionStarted() { state.withLock { $0.connected += 1 } }
+    /// The central a connection's `peer` names: its Bluetooth address, which its GATT connection and its channel
+    /// share (the backends describe a peer as "AA:BB:CC:DD:EE:FF" or "AA:BB:CC:DD:EE:FF (public)"); nil for any
+    /// other peer (a UNIX socket's), which is a central of its own.
+    static func centralAddress(_ peer: String) -> String? {
+        BluetoothAddress(peer.prefix(17)).map { "\($0)" }
+    }
 
-    private func connectionEnded() {
+    private func connectionStarted(_ peer: String) -> String {
+        state.withLock { state in
+            let key: String
+            if let address = Self.centralAddress(peer) {
+                key = address
+            } else {
+                state.unnamed += 1
+                key = "\(peer)#\(state.unnamed)"
+            }
+            state.connected[key, default: 0] += 1
+            return key
+        }
+    }
+
+    private func connectionEnded(_ key: String) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.connected -= 1
-            guard state.connected == 0 else { return [] }
+            state.connected[key, default: 1] -= 1
+            if state.connected[key] == 0 { state.connected[key] = nil }
+            guard state.connected.isEmpty else { return [] }
             defer { state.idleWaiters = [] }
             return state.idleWaiters
         }
@@ -105,8 +128,8 @@ public final class PipeServer: Sendable {
                     info: options.serviceInfo(), connections: connections, maximumConcurrent: max(1, options.maximumCentrals),
                     centralsAtOnce: centralsAtOnce, unnumbered: options.format != .msgpipe, onReady: { ready.resolve(.success($0)) }
                 ) { link, peer in
-                    server.connectionStarted()
-                    defer { server.connectionEnded() }
+                    let central = server.connectionStarted(peer)
+                    defer { server.connectionEnded(central) }
                     options.note(.detail, "connection from \(peer)")
                     if let listener {
                         let observed = ObservedLink(

@@ -39,8 +39,8 @@ import Transport
         await accepting.value
         // Connection 2: the channel.
         let (c, d) = try SeqPacketSocket.pair()
-        let channelCentral = try StreamLink(adopting: c, sendUnit: 2050)
-        let channelPeripheral = try StreamLink(adopting: d, sendUnit: 2050)
+        let channelCentral = try StreamLink(adopting: c, sendUnit: StreamLink.preferredUnit)
+        let channelPeripheral = try StreamLink(adopting: d, sendUnit: StreamLink.preferredUnit)
         let accepting2 = Task { await listener.accept(channelPeripheral, peer: "l2cap") }
         let carrying2 = Task { await relay.carry(channelCentral) }
         try await sending.value

@@ -46,6 +46,22 @@ struct StreamLinkTests {
         await receiver.close()
     }
 
+    /// Where the peer takes large SDUs, msgpipe sends 2221-byte ones: with the SDU length, nine full K-frames of
+    /// MPS 247 (a packet of 2219 bytes after the frame header); a peer's smaller MTU caps them.
+    @Test func aLargeChannelMTUGetsSDUsOfNineFullKFrames() async throws {
+        let (a, b) = try Self.pair()
+        let framed = try StreamLink(adopting: a, sendUnit: 65535)
+        let plain = try StreamLink(adopting: b, sendUnit: 65535, framed: false)
+        #expect(framed.maximumPacketSize == 2219)
+        #expect(plain.maximumPacketSize == 2221)
+        #expect((StreamLink.preferredUnit + 2) % 247 == 0)
+        let (c, d) = try Self.pair()
+        let small = try StreamLink(adopting: c, sendUnit: 512)
+        #expect(small.maximumPacketSize == 510)
+        for link in [framed, plain, small] { await link.close() }
+        close(d)
+    }
+
     /// A plain format on a channel: each packet is one SDU as it is, each SDU one packet, no frame header.
     @Test func anUnframedLinkCarriesThePacketsBytesAsTheyAre() async throws {
         let (a, b) = try Self.pair()

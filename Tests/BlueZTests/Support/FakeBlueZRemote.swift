@@ -38,11 +38,14 @@ final class FakeBlueZRemote: Sendable {
         var rxFlags = ["write", "write-without-response"]
         var txFlags = ["notify", "indicate"]
         var mtu: UInt16 = 185
+        /// The value of the channel PSM characteristic (ABDD3056-...); nil: the service has none.
+        var psmValue: [UInt8]?
 
         var path: String { FakeBlueZRemote.adapter + "/dev_" + address.split(separator: ":").joined(separator: "_") }
         var servicePath: String { path + "/service0010" }
         var rxPath: String { servicePath + "/char0011" }
         var txPath: String { servicePath + "/char0013" }
+        var psmPath: String { servicePath + "/char0017" }
     }
 
     /// What the fake saw.
@@ -293,6 +296,15 @@ final class FakeBlueZRemote: Sendable {
                     DBusProperty("UUID", .string(tx)), DBusProperty("Service", .objectPath(device.servicePath)),
                     DBusProperty("Flags", .strings(device.txFlags)), DBusProperty("MTU", .uint16(device.mtu)),
                 ]), at: device.txPath))
+        }
+        if let psmValue = device.psmValue {
+            exported.append(try await bus.export(DBusInterface(
+                name: "org.bluez.GattCharacteristic1",
+                methods: [DBusMethod("ReadValue", input: "a{sv}", output: "ay") { _ in [.bytes(psmValue)] }],
+                properties: [
+                    DBusProperty("UUID", .string("abdd3056-28fa-441d-a470-55a75a52553a")),
+                    DBusProperty("Service", .objectPath(device.servicePath)), DBusProperty("Flags", .strings(["read"])),
+                ]), at: device.psmPath))
         }
         registrations.withLock { $0.append(contentsOf: exported) }
     }

@@ -32,6 +32,18 @@ import TestSupport
         #expect(!without.attributes.contains { $0.type == GATTServiceProfile.channelPSM })
     }
 
+    /// The PSM characteristic's one codec, for both roles and both backends.
+    @Test func thePSMCharacteristicValueIsTwoBytesLittleEndianAndOnlyLEPSMsCount() {
+        #expect(GATTServiceProfile.channelPSMValue(0x0085) == [0x85, 0x00])
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x85, 0x00]) == 0x0085)
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x25, 0x00]) == 0x0025, "a fixed SPSM is a channel too")
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x85, 0x00, 0xFF]) == 0x0085, "later bytes are ignored")
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x00, 0x00]) == nil)
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x00, 0x01]) == nil, "0x0100 is no LE PSM")
+        #expect(GATTServiceProfile.channelPSM(fromValue: [0x85]) == nil)
+        #expect(GATTServiceProfile.channelPSM(fromValue: []) == nil)
+    }
+
     @Test func aCentralTakingTheChannelLeavesTXUnsubscribedAndReportsNothing() async throws {
         let (a, b) = bearerPair()
         let peripheral = GATTLink(profile: .nordicUART)

@@ -131,7 +131,7 @@ else
 	wait_bounded $HWM_SAMPLER 5
 	HWM=$(grep -E '^[0-9]+$' "$OUT/t25d_hwm.txt" | sort -n | tail -1)
 	PER=$(awk "BEGIN{printf \"%d\", (${HWM:-0}-${RSS0:-0})/3}")
-	echo "   memory: listen's RSS ${RSS0:-?} KiB before the centrals came, peak ${HWM:-?} KiB with three sending 1 MiB each over $(cat "$OUT"/t25d_[123].json | grep -o '"link":"[a-z0-9]*"' | sort | uniq -c | tr -s ' ' | tr '\n' ' '): ${PER} KiB per connection, its message included" |
+	echo "   memory: listen's RSS ${RSS0:-?} KiB before the centrals came, peak ${HWM:-?} KiB with three sending 1 MiB each (links: $(grep -ho '"link":"[a-z0-9]*"' "$OUT"/t25d_[123].json | cut -d'"' -f4 | tr '\n' ' ')): ${PER} KiB per connection, its message included" |
 		tee -a "$OUT/results.txt" >> "$OUT/t25d.log"
 	[ -n "$HWM" ] && [ -n "$RSS0" ] && [ "$PER" -gt 0 ] && [ "$PER" -lt 16384 ] && echo "memory per connection under 16 MiB" >> "$OUT/t25d.log"
 	for f in "$OUT"/many3_out/*; do

@@ -10,7 +10,8 @@ import GATT
 ///    answer must be a well-formed PDU of the right kind within the MTU; commands, pushes and responses get
 ///    none; pushes the server accepts must fit the MTU.
 /// 3. The info characteristic's value (a peer's): what decodes, PSM included, must encode to a value that
-///    decodes to the same info.
+///    decodes to the same info. The PSM characteristic's value likewise: a PSM read from it is an LE PSM and
+///    encodes to a value that reads as the same PSM.
 ///
 /// A broken invariant traps, which libFuzzer reports as a crash with the input saved.
 enum ATTFuzzTarget {
@@ -41,6 +42,10 @@ enum ATTFuzzTarget {
     }
 
     static func checkInfo(_ value: [UInt8]) {
+        if let psm = GATTServiceProfile.channelPSM(fromValue: value) {
+            precondition((1...0xFF).contains(psm), "\(value) reads as PSM \(psm), which no LE channel has")
+            precondition(GATTServiceProfile.channelPSM(fromValue: GATTServiceProfile.channelPSMValue(psm)) == psm)
+        }
         guard let info = try? MsgPipeServiceInfo(decoding: value) else { return }
         precondition(info.psm != 0, "a PSM of 0 decodes as none")
         guard let again = try? MsgPipeServiceInfo(decoding: info.bytes) else {

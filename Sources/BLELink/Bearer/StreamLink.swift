@@ -1,5 +1,6 @@
 public import Backpressure
 import Framing
+import Glibc
 public import GATT
 import Synchronization
 public import Transport
@@ -105,6 +106,47 @@ public final class StreamLink: Link {
             default: throw LinkError.io("\(error)")
             }
         }
+    }
+
+    /// Sends `packet` as ``send(_:)`` does, then waits until the socket has handed every byte queued on it to
+    /// the controller, so that closing the channel afterwards loses nothing: Linux purges an LE channel's queue
+    /// when it closes, and a plain format has no acknowledgement of its own. What the controller has is sent
+    /// before the channel's disconnection, in order. The kernel signals no empty queue, so this reads the
+    /// queue's length (TIOCOUTQ) every few milliseconds; throws ``LinkError/io(_:)`` when nothing left the queue
+    /// for `stall` (a peer that grants no credits), or the link's error.
+    public func sendConfirmed(_ packet: [UInt8], stall: Duration = .seconds(10)) async throws {
+        try await send(packet)
+        var lastUnsent = Int.max
+        var lastProgress = ContinuousClock.now
+        var pause = Duration.milliseconds(1)
+        while true {
+            guard let unsent = unsentBytes() else { throw LinkError.closed }
+            if unsent == 0 { return }
+            if unsent < lastUnsent {
+                (lastUnsent, lastProgress) = (unsent, .now)
+            } else if lastProgress.duration(to: .now) >= stall {
+                throw LinkError.io("\(unsent) bytes stayed queued on the channel for \(stall): the peer grants no credits")
+            }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(20))
+        }
+    }
+
+    /// Bytes queued on the socket that the kernel has not yet handed to the controller (nil once closed).
+    /// TIOCOUTQ counts them on a UNIX socket, and the free send buffer on a Bluetooth one.
+    func unsentBytes() -> Int? {
+        core.withOpenDescriptor { fd -> Int? in
+            var queue: Int32 = 0
+            guard ioctl(fd, UInt(TIOCOUTQ), &queue) == 0 else { return nil }
+            var address = sockaddr()
+            var length = socklen_t(MemoryLayout<sockaddr>.size)
+            guard getsockname(fd, &address, &length) == 0 else { return nil }
+            if address.sa_family == sa_family_t(AF_UNIX) { return Int(queue) }
+            var buffer: Int32 = 0
+            var size = socklen_t(MemoryLayout<Int32>.size)
+            guard getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buffer, &size) == 0 else { return nil }
+            return max(0, Int(buffer) - Int(queue))
+        } ?? nil
     }
 
     public func close() async {

@@ -27,6 +27,7 @@ public final class BlueZCentralLink: Sendable {
         /// The task carrying the current connection (ends once that connection is down and disconnected).
         var carrying: Task<Void, Never>?
         var usesChannel = false
+        var channel: StreamLink?
     }
 
     private let state = Mutex(State())
@@ -48,6 +49,17 @@ public final class BlueZCentralLink: Sendable {
 
     /// True while the connection carried now (or the last one) is the channel.
     public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+
+    /// Sends `packet` on the channel carried now and waits until the channel handed it to the controller
+    /// (``StreamLink/sendConfirmed(_:stall:)``); call it after the packets before it were sent. On GATT every
+    /// packet of a plain format is confirmed already (Write Requests): there it sends through the relay.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        if let channel = state.withLock({ $0.channel }) {
+            try await channel.sendConfirmed(packet)
+        } else {
+            try await relay.send(packet)
+        }
+    }
 
     /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) within
     /// `timeout`, opens the published channel unless the mode is ``LinkMode/gatt``, and carries the channel, or
@@ -81,6 +93,7 @@ public final class BlueZCentralLink: Sendable {
         state.withLock { state in
             let previous = state.carrying
             state.usesChannel = usesChannel
+            state.channel = channel
             state.carrying = Task { [relay] in
                 await previous?.value
                 await relay.carry(carried)

@@ -18,6 +18,8 @@ public final class ChannelCentralLink: Sendable {
         var carrying: Task<Void, Never>?
         var usesChannel = false
         var peerInfo: MsgPipeServiceInfo?
+        /// Sends a packet confirmed on the connection carried now (nil where it cannot confirm).
+        var confirm: (@Sendable ([UInt8]) async throws -> Void)?
     }
 
     private let state = Mutex(State())
@@ -30,6 +32,18 @@ public final class ChannelCentralLink: Sendable {
 
     /// True while the connection carried now (or the last one) is the channel.
     public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+    /// True when ``sendConfirmed(_:)`` confirms on the connection carried now: the channel's drain, or a
+    /// GATT Write Request where the peer's RX takes one.
+    public var canConfirm: Bool { state.withLock { $0.confirm != nil } }
+
+    /// Sends `packet` on the connection carried now and waits until it was confirmed
+    /// (``StreamLink/sendConfirmed(_:stall:)``, ``GATTLink/sendConfirmed(_:)``); call it after the packets
+    /// before it were sent. Throws ``LinkError/notConnected`` where nothing can confirm.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        guard let confirm = state.withLock({ $0.confirm }) else { throw LinkError.notConnected }
+        try await confirm(packet)
+    }
+
     /// The peripheral's info characteristic as read at the last connect.
     public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
 
@@ -68,10 +82,13 @@ public final class ChannelCentralLink: Sendable {
         let info = gatt.peerInfo
         let carried: any Link
         let summary: String
+        let confirm: (@Sendable ([UInt8]) async throws -> Void)?
         if let channel {
             let unit = L2CAPChannel.sendUnit(channel.fileDescriptor) ?? ATTOpcode.defaultMTU
             do {
-                carried = try StreamLink(adopting: channel.fileDescriptor, sendUnit: unit, framed: framed)
+                let stream = try StreamLink(adopting: channel.fileDescriptor, sendUnit: unit, framed: framed)
+                carried = stream
+                confirm = { try await stream.sendConfirmed($0) }
             } catch {
                 await gatt.close()
                 throw error
@@ -83,6 +100,11 @@ public final class ChannelCentralLink: Sendable {
                 throw MessagePipeError.channelUnavailable(refusal ?? "the peripheral publishes no channel PSM")
             }
             carried = gatt
+            if gatt.canConfirm {
+                confirm = { try await gatt.sendConfirmed($0) }
+            } else {
+                confirm = nil
+            }
             if let refusal {
                 summary = "gatt (the channel failed: \(refusal))"
             } else {
@@ -94,6 +116,7 @@ public final class ChannelCentralLink: Sendable {
             let previous = state.carrying
             state.usesChannel = usesChannel
             state.peerInfo = info
+            state.confirm = confirm
             state.carrying = Task { [relay] in
                 await previous?.value
                 await relay.carry(carried)

@@ -88,16 +88,26 @@ public enum PeerLink: Link {
         }
     }
 
-    /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement.
+    /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement (GATT), or for the channel
+    /// to have handed everything to the controller (an L2CAP channel, ``StreamLink/sendConfirmed(_:stall:)``).
     public var canConfirm: Bool {
-        if case let .gatt(link) = self { link.canConfirm } else { false }
+        switch self {
+        case let .gatt(link): link.canConfirm
+        case let .channel(link): link.canConfirm
+        case let .bluezCentral(link): link.usesChannel
+        case .stream: true
+        default: false
+        }
     }
 
-    /// Sends `packet` and, where the link can (``canConfirm``), waits until the peer's ATT layer confirmed
-    /// it; elsewhere as ``send(_:)``.
+    /// Sends `packet` and, where the link can (``canConfirm``), waits until it was confirmed; elsewhere as
+    /// ``send(_:)``.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         switch self {
         case let .gatt(link) where link.canConfirm: try await link.sendConfirmed(packet)
+        case let .stream(link): try await link.sendConfirmed(packet)
+        case let .channel(link) where link.canConfirm: try await link.sendConfirmed(packet)
+        case let .bluezCentral(link) where link.usesChannel: try await link.sendConfirmed(packet)
         default: try await send(packet)
         }
     }

@@ -46,6 +46,36 @@ struct StreamLinkTests {
         await receiver.close()
     }
 
+    /// A plain format's last value: the confirmed send returns only once the socket's queue is empty (here: the
+    /// peer read it), so that closing the channel right after it loses nothing.
+    @Test func aConfirmedSendReturnsOnlyOnceNothingIsQueued() async throws {
+        let (a, b) = try Self.pair()
+        let sender = try StreamLink(adopting: a, sendUnit: 1024, framed: false)
+        try await sender.send([1, 2, 3])
+        let confirmed = Task { () async throws -> ContinuousClock.Instant in
+            try await sender.sendConfirmed([4, 5])
+            return .now
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let readAt = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 64)
+        #expect(recv(b, &buffer, buffer.count, 0) == 3)
+        #expect(recv(b, &buffer, buffer.count, 0) == 2)
+        #expect(try await confirmed.value >= readAt, "it waited for the queue to empty")
+        await sender.close()
+        close(b)
+    }
+
+    @Test func aConfirmedSendThatNothingDrainsFailsAfterTheStall() async throws {
+        let (a, b) = try Self.pair()
+        let sender = try StreamLink(adopting: a, sendUnit: 1024, framed: false)
+        let started = ContinuousClock.now
+        await #expect(throws: LinkError.self) { try await sender.sendConfirmed([1], stall: .milliseconds(200)) }
+        #expect(started.duration(to: .now) >= .milliseconds(200))
+        await sender.close()
+        close(b)
+    }
+
     /// Where the peer takes large SDUs, msgpipe sends 2221-byte ones: with the SDU length, nine full K-frames of
     /// MPS 247 (a packet of 2219 bytes after the frame header); a peer's smaller MTU caps them.
     @Test func aLargeChannelMTUGetsSDUsOfNineFullKFrames() async throws {

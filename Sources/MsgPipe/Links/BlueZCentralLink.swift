@@ -26,7 +26,7 @@ public final class BlueZCentralLink: Sendable {
     private struct State {
         /// The task carrying the current connection (ends once that connection is down and disconnected).
         var carrying: Task<Void, Never>?
-        var usesChannel = false
+        /// The channel carried now or last; nil when that connection is GATT.
         var channel: StreamLink?
     }
 
@@ -48,7 +48,7 @@ public final class BlueZCentralLink: Sendable {
     }
 
     /// True while the connection carried now (or the last one) is the channel.
-    public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+    public var usesChannel: Bool { state.withLock { $0.channel != nil } }
 
     /// Sends `packet` on the channel carried now and waits until the channel handed it to the controller
     /// (``StreamLink/sendConfirmed(_:stall:)``); call it after the packets before it were sent. On GATT every
@@ -64,8 +64,8 @@ public final class BlueZCentralLink: Sendable {
     /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) within
     /// `timeout`, opens the published channel unless the mode is ``LinkMode/gatt``, and carries the channel, or
     /// GATT, until it drops. Returns the peer's description and what carries the data ("gatt" or the channel,
-    /// and why). Throws what the
-    /// connect throws, and in ``LinkMode/l2cap`` ``MessagePipeError/channelUnavailable(_:)``.
+    /// and why). Throws what the connect throws, and in ``LinkMode/l2cap``
+    /// ``MessagePipeError/channelUnavailable(_:)``.
     public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws -> (peer: String, carrier: String) {
         let deadline = ContinuousClock.now + timeout
         let connection = try await BlueZCentral.connect(
@@ -89,15 +89,12 @@ public final class BlueZCentralLink: Sendable {
             throw MessagePipeError.channelUnavailable("the peripheral publishes no channel PSM")
         }
         let carried: any Link = channel ?? connection.link
-        let usesChannel = channel != nil
         state.withLock { state in
             let previous = state.carrying
-            state.usesChannel = usesChannel
             state.channel = channel
             state.carrying = Task { [relay] in
                 await previous?.value
-                await relay.carry(carried)
-                if usesChannel { await carried.close() }
+                await relay.carry(carried)  // closes it once it ended
                 await connection.disconnect()
             }
         }

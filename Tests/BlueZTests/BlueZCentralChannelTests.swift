@@ -70,13 +70,19 @@ struct BlueZCentralChannelTests {
         }
     }
 
-    /// Link mode auto: a channel that does not open leaves the connection on GATT, which still carries packets.
-    @Test func linkModeAutoGoesOnOverGATTWhenTheChannelDoesNotOpen() async throws {
+    /// Link mode auto: a channel that does not open leaves the connection on GATT; link mode gatt never tries
+    /// the channel. Either way GATT carries the packets.
+    @Test(arguments: [
+        (LinkMode.auto, "gatt (the channel failed: PSM 0x85: "),
+        (LinkMode.gatt, "gatt"),
+    ])
+    func withoutAChannelGATTCarriesThePackets(mode: LinkMode, carrierPrefix: String) async throws {
         try await BlueZCentralTests.withFake { fake, client in
             try await fake.add(Self.peripheral(psm: [0x85, 0x00]))
-            let link = BlueZCentralLink(bus: client, adapter: FakeBlueZRemote.adapter, mode: .auto)
+            let link = BlueZCentralLink(bus: client, adapter: FakeBlueZRemote.adapter, mode: mode)
             let (_, carrier) = try await link.connect(.name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(20))
-            #expect(carrier.hasPrefix("gatt (the channel failed: PSM 0x85: "), "\(carrier)")
+            #expect(carrier.hasPrefix(carrierPrefix), "\(carrier)")
+            #expect(mode != .gatt || carrier == "gatt", "\(carrier)")
             #expect(!link.usesChannel)
             var events = link.relay.events.makeAsyncIterator()
             guard case .connected? = await events.next() else {
@@ -87,17 +93,6 @@ struct BlueZCentralChannelTests {
             let end = try #require(fake.record.writeEnd.withLock { $0 })
             var buffer = [UInt8](repeating: 0, count: 16)
             #expect(read(end, &buffer, buffer.count) == 3)
-            await link.close()
-        }
-    }
-
-    @Test func linkModeGATTNeverTriesTheChannel() async throws {
-        try await BlueZCentralTests.withFake { fake, client in
-            try await fake.add(Self.peripheral(psm: [0x85, 0x00]))
-            let link = BlueZCentralLink(bus: client, adapter: FakeBlueZRemote.adapter, mode: .gatt)
-            let (_, carrier) = try await link.connect(.name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(20))
-            #expect(carrier == "gatt")
-            #expect(!link.usesChannel)
             await link.close()
         }
     }

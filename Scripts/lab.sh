@@ -41,7 +41,7 @@ for peer in att_server att_client att_hostile att_blast; do
 done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
-BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-2400}" -- \
+BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
 	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
 	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log

@@ -18,7 +18,7 @@ struct LabChannelServe: AsyncParsableCommand {
         let (adapter, psm) = (adapter, psm)
         let listener = try await BlockingCall.run { () throws(BluetoothError) in
             let management = try ManagementSocket()
-            return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(
+            return try L2CAPChannel.SharedListener(L2CAPChannel.Listener(
                 adapter: try BluetoothAdapter.resolve(try AdapterSelector(adapter), using: management), psm: psm))
         }
         BluetoothDiagnostics.emit("coc: listening on \(adapter) PSM 0x\(String(listener.psm, radix: 16))")

@@ -149,7 +149,7 @@ public final class PipeAcceptor: Sendable {
         do {
             listener = try await BlockingCall.run { () throws(BluetoothError) in
                 let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: try ManagementSocket())
-                return L2CAPChannel.SharedListener(try L2CAPChannel.Listener(adapter: adapter, security: options.security))
+                return try L2CAPChannel.SharedListener(L2CAPChannel.Listener(adapter: adapter, security: options.security))
             }
         } catch {
             guard options.linkMode == .auto else { throw MessagePipeError.channelUnavailable("cannot listen: \(error)") }

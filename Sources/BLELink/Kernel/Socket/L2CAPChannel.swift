@@ -39,7 +39,11 @@ public enum L2CAPChannel {
             adapterName = adapter.name
         }
 
-        /// Wakes a waiting ``accept(until:)`` (it then throws or returns nil): no central is accepted after it.
+        /// The listening socket, for a poll beside others; owned by the listener.
+        var descriptor: Int32 { socket.rawValue }
+
+        /// No central is accepted after it. It does not wake a waiting ``accept(until:)``: Linux raises no poll
+        /// event for a listening L2CAP socket that shuts down (``SharedListener`` wakes its own).
         public func shutdown() {
             _ = Glibc.shutdown(socket.rawValue, Int32(SHUT_RDWR))
         }
@@ -65,25 +69,46 @@ public enum L2CAPChannel {
     }
 
     /// A ``Listener`` shared between tasks: each ``accept()`` blocks a thread of its own (``BlockingCall``);
-    /// ``stop()`` wakes it, from any thread, and every later accept returns nil.
+    /// ``stop()`` wakes it, from any thread, and every later accept returns nil. The wake is a self-pipe polled
+    /// beside the listening socket: Linux's `shutdown(2)` does not wake an L2CAP socket's waiting `poll(2)`.
     public final class SharedListener: Sendable {
         private let listener: Listener
+        private let wake: WakePipe
         private let stopped = Atomic<Bool>(false)
         /// The PSM the channel listens on.
         public let psm: UInt16
 
-        public init(_ listener: consuming Listener) {
+        /// Throws when the process has no descriptor left for the wake pipe.
+        public init(_ listener: consuming Listener) throws(BluetoothError) {
+            do throws(WakePipeError) {
+                wake = try WakePipe()
+            } catch {
+                throw bluetoothError("pipe", errno: error.errno)
+            }
             psm = listener.psm
             self.listener = listener
         }
 
+        deinit { wake.close() }
+
         /// The next central's channel, handed over (the caller closes its descriptor); nil once stopped.
         public func accept() throws(BluetoothError) -> ConnectedATTSocket? {
-            while !stopped.load(ordering: .relaxed) {
+            while !stopped.load(ordering: .acquiring) {
+                var entries = [
+                    pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
+                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
+                ]
+                guard poll(&entries, 2, -1) >= 0 else {
+                    if errno == EINTR { continue }
+                    throw bluetoothError("poll", errno: errno)
+                }
+                if stopped.load(ordering: .acquiring) { return nil }
+                guard entries[0].revents != 0 else { continue }
                 do throws(BluetoothError) {
-                    if let connection = try listener.accept() { return connection.handOver() }
+                    // Readable: a connection is pending (or the socket failed); a zero deadline never blocks.
+                    if let connection = try listener.accept(until: .after(.zero)) { return connection.handOver() }
                 } catch {
-                    if stopped.load(ordering: .relaxed) { return nil }
+                    if stopped.load(ordering: .acquiring) { return nil }
                     throw error
                 }
             }
@@ -92,8 +117,9 @@ public enum L2CAPChannel {
 
         /// Stops listening: a waiting ``accept()`` returns nil.
         public func stop() {
-            guard !stopped.exchange(true, ordering: .relaxed) else { return }
+            guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
             listener.shutdown()
+            wake.wake()
         }
     }
 

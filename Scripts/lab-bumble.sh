@@ -195,6 +195,30 @@ bumble_numbers "$OUT/tbumble_coc.log" "phone opens the L2CAP channel -> listen, 
 expect "bumble central reads the PSM characteristic, opens the L2CAP channel and writes a line into listen: byte-identical" \
 	"$OUT/tbumble_coc.log" "bumble exit 0" "listen exit 0" "byte-identical" "^psm [0-9]+" "^channel open"
 
+# bumble 7b: the phone opens the channel while listen does not run (SIGSTOP after the PSM read) and writes at
+# once, as a phone app does: nothing may be lost. Linux 6.1 gives a channel that nobody accepted yet the
+# default receive buffer and drops, silently, an SDU that does not fit; listen answers a channel only once it
+# accepted and sized it, so here the phone's open waits until listen runs again. The 5 s stop only makes the
+# overlap certain; nothing is judged by time.
+no_links
+rm -rf "$OUT/bumble_inbox_cocb"
+"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name msgpipe-bbcocb --format lines --count 1 \
+	--out-dir "$OUT/bumble_inbox_cocb" > /dev/null 2> "$OUT/tbumble_cocb_listen.log" & LS=$!
+wait_for "$OUT/tbumble_cocb_listen.log" "advertising"
+timeout 180 "$BUMBLE_PY" Tests/lab/bumble_coc.py --transport "hci-socket:$BUMBLE_INDEX" --to msgpipe-bbcocb \
+	--send "$OUT/bumble_text.txt" --hold 1 > "$OUT/tbumble_cocb_bumble.log" 2>&1 & BP=$!
+wait_for "$OUT/tbumble_cocb_bumble.log" "^holding"
+kill -STOP $LS && echo "stopped listen at $(up)" > "$OUT/tbumble_cocb.log"
+sleep 5
+kill -CONT $LS && echo "continued listen at $(up)" >> "$OUT/tbumble_cocb.log"
+wait $BP; echo "bumble exit $?" >> "$OUT/tbumble_cocb.log"
+wait_bounded $LS 30; echo "listen exit $?" >> "$OUT/tbumble_cocb.log"
+cmp "$OUT/bumble_text.txt" "$OUT/bumble_inbox_cocb/00000001.msg" >> "$OUT/tbumble_cocb.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_cocb.log"
+cat "$OUT/tbumble_cocb_bumble.log" "$OUT/tbumble_cocb_listen.log" >> "$OUT/tbumble_cocb.log"
+bumble_numbers "$OUT/tbumble_cocb.log" "phone writes on a channel opened while listen was stopped, lines"
+expect "bumble central opens the L2CAP channel while listen is stopped and writes at once: nothing lost, byte-identical" \
+	"$OUT/tbumble_cocb.log" "stopped listen" "bumble exit 0" "listen exit 0" "byte-identical" "^channel open"
+
 # bumble 8: the other way: `send --name --format lines` writes the line to the phone that opened the channel.
 no_links
 "$MSGPIPE" send "${BKB[@]}" --adapter hci0 --name msgpipe-bbcocs --format lines "$OUT/bumble_text.txt" \

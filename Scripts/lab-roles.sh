@@ -337,8 +337,11 @@ echo "   link cut mid-message: hci1 (cut, reconnected) ${B27:-?} s; hci2 beside 
 no_links
 
 # 28. A central that stops reading slows only itself: send --name --centrals 2 on hci0 to listen --to on hci1
-#     and hci2; hci2's listen is stopped (SIGSTOP) for 5 s once both links carry data, then continued. hci1
-#     finishes in about its time of check 25 (both times printed), both files intact.
+#     and hci2; hci2's listen is stopped (SIGSTOP) 2 s after both links are up and stays stopped until hci1's
+#     listen has its whole message, then continues. Behaviour, not speed: hci1 must finish while hci2 reads
+#     nothing at all (a sender that waited for its slowest central would never let it), and both files arrive
+#     intact. The stop lasts at most 20 s: a hang guard, four times hci1's loaded worst case (about 5 s left
+#     after the stop) and below the ~26 s of retransmission timeouts after which the sender gives hci2 up.
 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --name msgpipe-slow --centrals 2 --json "$OUT/mib.bin" \
 	> "$OUT/t28.json" 2> "$OUT/t28_send.log" & SND=$!
 wait_for "$OUT/t28_send.log" "advertising"
@@ -349,7 +352,9 @@ sleep 2
 # `timeout` runs listen as its child: stop that one (the process that reads the link).
 L2P=$(pgrep -P $L2 | head -1); L2P=${L2P:-$L2}
 kill -STOP "$L2P" && echo "stopped hci2's listen at $(up)" > "$OUT/t28.log"
-sleep 5
+until=$((SECONDS + 20))
+while kill -0 $L1 2>/dev/null && [ $SECONDS -lt $until ]; do sleep 0.2; done
+kill -0 $L1 2>/dev/null || echo "hci1 finished while hci2 was stopped, at $(up)" >> "$OUT/t28.log"
 kill -CONT "$L2P" && echo "continued hci2's listen at $(up)" >> "$OUT/t28.log"
 wait $L1; echo "listen B exit $?" >> "$OUT/t28.log"
 wait $L2; echo "listen C exit $?" >> "$OUT/t28.log"
@@ -357,15 +362,11 @@ wait_bounded $SND 120; echo "send exit $?" >> "$OUT/t28.log"
 cmp "$OUT/mib.bin" "$OUT/slow_b.bin" >> "$OUT/t28.log" 2>&1 && echo "B byte-identical" >> "$OUT/t28.log"
 cmp "$OUT/mib.bin" "$OUT/slow_c.bin" >> "$OUT/t28.log" 2>&1 && echo "C byte-identical" >> "$OUT/t28.log"
 B28=$(secs_of "$OUT/t28.json" "\"peer\":\"$B"); C28=$(secs_of "$OUT/t28.json" "\"peer\":\"$C")
-# "about its normal time": at most 1.5 times its time in check 25 plus 2 s (a TCG guest's jitter), and before
-# the stopped one.
-[ -n "$B28" ] && [ -n "$PUSH2B" ] && awk "BEGIN{ exit !($B28 <= 1.5 * $PUSH2B + 2) }" && echo "B in about its time" >> "$OUT/t28.log"
-[ -n "$B28" ] && [ -n "$C28" ] && awk "BEGIN{ exit !($B28 < $C28) }" && echo "B finished first" >> "$OUT/t28.log"
 cat "$OUT/t28.json" "$OUT/t28_send.log" "$OUT/t28_b.log" "$OUT/t28_c.log" >> "$OUT/t28.log"
-expect "a central that stops reading for 5 s (hci2) slows only itself: hci1 finishes in about its time, both intact" \
-	"$OUT/t28.log" "stopped hci2's listen" "listen B exit 0" "listen C exit 0" "send exit 0" \
-	"B byte-identical" "C byte-identical" "B in about its time" "B finished first"
-echo "   a central stopped 5 s: hci1 ${B28:-?} s (in check 25: ${PUSH2B:-?} s), hci2 (stopped) ${C28:-?} s (in check 25: ${PUSH2C:-?} s)" |
+expect "a central that stops reading (hci2) slows only itself: hci1 finishes while hci2 is stopped, both intact" \
+	"$OUT/t28.log" "stopped hci2's listen" "hci1 finished while hci2 was stopped" "listen B exit 0" "listen C exit 0" \
+	"send exit 0" "B byte-identical" "C byte-identical"
+echo "   a central stopped until the other finished: hci1 ${B28:-?} s (in check 25: ${PUSH2B:-?} s), hci2 (stopped) ${C28:-?} s (in check 25: ${PUSH2C:-?} s)" |
 	tee -a "$OUT/results.txt"
 no_links
 fi  # third controller

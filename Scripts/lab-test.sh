@@ -22,6 +22,15 @@ result() {  # result NAME STATUS
 	if [ "$2" = 0 ]; then PASSED=$((PASSED + 1)); echo "ok - $1 [$DT s]" | tee -a "$OUT/results.txt"
 	else FAILED=$((FAILED + 1)); echo "not ok - $1 [$DT s]" | tee -a "$OUT/results.txt"; fi
 }
+# section NAME: the checks that follow belong to NAME (one word); each section's seconds and number of checks go
+# to $OUT/sections.txt, which Scripts/lab.sh prints as a table at the end ("section" alone closes the last one)
+SECTION=""; SECTION_T0=$(up); SECTION_N0=0
+section() {
+	local t; t=$(up)
+	[ -n "$SECTION" ] && echo "$SECTION $(awk "BEGIN{printf \"%.0f\", $t-$SECTION_T0}") $((PASSED + FAILED + SKIPPED - SECTION_N0))" >> "$OUT/sections.txt"
+	SECTION=${1:-}; SECTION_T0=$t; SECTION_N0=$((PASSED + FAILED + SKIPPED))
+}
+: > "$OUT/sections.txt"
 # skip NAME WHY: a check this lab cannot run (counted apart, never as passed)
 skip() { SKIPPED=$((SKIPPED + 1)); took; echo "skip - $1 ($2) [$DT s]" | tee -a "$OUT/results.txt"; }
 # expect NAME LOGFILE PATTERN... : passes when every pattern occurs in LOGFILE
@@ -73,8 +82,8 @@ wait_bounded() {
 secs_of() { grep -h -- "${2:-}" "$1" 2>/dev/null | sed -n 's/.*"seconds":\([0-9.]*\).*/\1/p' | head -1; }
 # ratio A B: A/B, "?" when a number is missing
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1/$2; else print \"?\" }" || echo "?"; }
-# wait_file PATH: until PATH exists (listen --out-dir renames a message into place once it is whole), at most 20 s
-wait_file() { local i; for i in $(seq 1 100); do [ -e "$1" ] && return 0; sleep 0.2; done; echo "   no $1 after 20 s"; return 1; }
+# wait_file PATH: until PATH exists (listen --out-dir renames a message into place once it is whole), at most 60 s
+wait_file() { local i; for i in $(seq 1 300); do [ -e "$1" ] && return 0; sleep 0.2; done; echo "   no $1 after 60 s"; return 1; }
 # wait_for FILE PATTERN: until PATTERN shows up in FILE (a peer is ready), at most 60 s (slow emulated CPU)
 wait_for() {
 	local until=$((SECONDS + 60))
@@ -103,6 +112,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 if [ -n "${LAB_ONLY:-}" ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
+section core
 
 # 1. Swift central (hci1) -> reference C ATT server (hci0, advertising via btmgmt): Exchange MTU + Read.
 "$LABBIN/att_server" "$A" 0 > "$OUT/att_server.log" 2>&1 & SRV=$!
@@ -543,21 +553,25 @@ fi  # LAB_ONLY (checks 1-20)
 # msgpipe over an LE credit-based channel (checks 19e-19i, Scripts/lab-coc.sh): LAB_ONLY=coc runs only it;
 # LAB_COC=0 leaves it (and check 19d) out of the full run.
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_COC:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = coc ]; then
+section coc
 . "$PWD/Scripts/lab-coc.sh"
 fi  # LAB_ONLY (coc)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
+section roles
 . "$PWD/Scripts/lab-roles.sh"
 fi  # LAB_ONLY (checks 25-28)
 
 # Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend, about 1.5-2.5 minutes): part of the full run
 # (LAB_BUMBLE=0 leaves it out); LAB_ONLY=bumble runs only it.
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bumble ]; then
+section bumble
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
 # A phone that pairs with bonding (Scripts/lab-bonding.sh, kernel backend, Bumble as the phone): LAB_ONLY=bonding
 # runs only it; the full run includes it unless LAB_BONDING=0 (its bond 3 only with LAB_ONLY=bonding or LAB_BONDING_LOST=1).
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
+section bonding
 . "$PWD/Scripts/lab-bonding.sh"
 fi  # LAB_ONLY (bonding)
 
@@ -568,6 +582,7 @@ if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = stockbox ]; then
 # anything of ours starts, as on every Raspberry Pi OS, Debian and Ubuntu box. Checks 1-20 bind the kernel's
 # ATT channel themselves and need bluetoothd NOT running, so this section comes last (LAB_ONLY=stockbox runs
 # only it). Logs in OUT: dbus-daemon.log, bluetoothd.log (bluetoothd -n -d), stockbox_*.log, t21*.log, t22.log.
+section stockbox
 echo "== [$(up)] stock box: dbus-daemon --system and bluetoothd take the adapters"
 no_links
 # blelab.sh leaves hci0's global advertising setting on (checks 1-20 use it); on a stock box it is off, and it
@@ -1179,9 +1194,11 @@ fi  # LAB_ONLY (stock box)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = newbluez ]; then
 [ -n "${DBUS_PID:-}" ] && for i in $(seq 1 50); do kill -0 "$DBUS_PID" 2> /dev/null || break; sleep 0.1; done
+section newbluez
 . "$PWD/Scripts/lab-newbluez.sh"
 fi  # LAB_ONLY (checks 34-36)
 
+section
 stop $MON
 echo "   ATT PDUs on the air: $(grep -c 'ATT:' "$OUT/btmon.txt")"
 [ "$SKIPPED" = 0 ] || echo "   $SKIPPED skipped (see the skip lines)"

@@ -2,6 +2,7 @@
 # lab.sh - msgpipe's lab run on the host: builds msgpipe and the C test peers, sets the VM lab up on first
 # use (Scripts/blelab.sh --setup: apt packages, Debian kernel, initramfs), runs the guest suite
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
+# `Scripts/lab.sh --setup-only` sets the lab up and stops there.
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
 # bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
@@ -30,6 +31,8 @@ PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Sc
 # Bumble (the Bumble checks' phone, a venv of Debian's python3) likewise; without it they are skipped.
 "$LAB/bumble/bin/python" -c 'import bumble' > /dev/null 2>&1 || Scripts/blelab.sh --setup-bumble ||
 	echo "lab: Bumble could not be installed: the Bumble checks will be skipped"
+# --setup-only: only the above (Scripts/test.sh runs it beside the build: it mostly waits on the network).
+if [ "${1:-}" = --setup-only ]; then echo "lab: set up in $(secs "$t0" "$(now)") s"; exit 0; fi
 t1=$(now)
 CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
 for product in msgpipe msgpipe-lab; do
@@ -53,6 +56,18 @@ line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$OUT/results.txt" 2>/dev/null |
 if [ -z "$line" ]; then
 	fail "the guest suite reported no result (VM exit status $rc; logs in $OUT)"
 fi
+# The table: where the lab's minutes went, a section a line, then the slowest checks.
+{
+	echo "lab: seconds per section"
+	printf '  %-10s %6s\n' setup "$(secs "$t0" "$t1")" build "$(secs "$t1" "$t2")" boot "${boot:-?}"
+	while read -r name seconds checks; do
+		printf '  %-10s %6s  (%s checks)\n' "$name" "$seconds" "$checks"
+	done < "$OUT/sections.txt" 2>/dev/null
+	printf '  %-10s %6s\n' "VM total" "$(secs "$t2" "$t3")"
+	echo "lab: the slowest checks"
+	sed -n 's/^\(ok\|not ok\|skip\) - \(.*\) \[\([0-9]*\) s\]$/\3 \1 - \2/p' "$OUT/results.txt" 2>/dev/null | sort -rn | head -8 |
+		while read -r seconds rest; do printf '  %5s s  %s\n' "$seconds" "$(echo "$rest" | cut -c1-110)"; done
+}
 echo "lab: logs in $OUT"
 echo "$line"
 [ "$rc" = 0 ] && [[ "$line" == *" 0 failed" ]]

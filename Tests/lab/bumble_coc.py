@@ -8,12 +8,13 @@ open the channel, and then read and write a byte stream. No msgpipe code is shar
 lines format (docs/PROTOCOL.md), the message followed by one newline.
 
     bumble_coc.py --transport hci-socket:3 --to NAME|ADDRESS (--send FILE | --receive OUT)
-                  [--mtu 2048] [--mps 247] [--timeout S]
+                  [--mtu 2048] [--mps 247] [--timeout S] [--hold S]
 
 Output, one line each (the lab parses it):
     own address ADDRESS (random static)
     connected to ADDRESS after S s
     psm P (characteristic in service UUID)
+    holding S s before opening the channel           (with --hold)
     channel open: MTU M, MPS S (peer MTU M, MPS S)
     sent B bytes in S s
     received B bytes in S s
@@ -70,6 +71,9 @@ async def run(args: argparse.Namespace) -> int:
             say("no PSM characteristic")
             return 1
         say(f"psm {psm} (characteristic in service {service.uuid})")
+        if args.hold > 0:  # the lab stops the peripheral's process meanwhile
+            say(f"holding {args.hold} s before opening the channel")
+            await asyncio.sleep(args.hold)
         channel = await connection.create_l2cap_channel(
             spec=l2cap.LeCreditBasedChannelSpec(psm=psm, mtu=args.mtu, mps=args.mps, max_credits=args.credits))
         say(f"channel open: MTU {channel.mtu}, MPS {channel.mps} (peer MTU {channel.peer_mtu}, MPS {channel.peer_mps})")
@@ -133,6 +137,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120, help="seconds for --receive's message")
     parser.add_argument("--scan-timeout", type=float, default=30)
     parser.add_argument("--connect-timeout", type=float, default=30)
+    parser.add_argument("--hold", type=float, default=0, help="seconds between reading the PSM and opening the channel")
     parser.add_argument("--linger", type=float, default=1.0, help="seconds after the last write")
     args = parser.parse_args()
     try:

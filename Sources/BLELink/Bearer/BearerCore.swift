@@ -36,12 +36,35 @@ final class BearerCore: Sendable {
     /// Received PDUs, then the disconnect, for the single consumer. The poll thread only pushes while the
     /// watermarks let it read, so a push never finds it full; the disconnect bypasses the capacity (one).
     private let inbox: BoundedAsyncQueue<ATTBearerEvent, Never>
+    private let receiveCapacity: Int
     private let fd: Int32
     private let waker: WakePipe
     private let state: Mutex<State>
+    /// Counts the packets the kernel dropped on this socket (nil: not watched). See ``init(fd:receiveCapacity:receiveBufferSize:kernelDrops:receive:)``.
+    private let kernelDrops: (@Sendable (Int32) -> UInt32?)?
+    /// One non-blocking `recv(2)` into the buffer: its result, and `errno` when it is negative (tests stand in).
+    private let receiveCall: @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32)
 
-    init(fd: Int32, receiveCapacity: Int, receiveBufferSize: Int = BearerCore.attReceiveBufferSize) throws(ATTError) {
+    /// The system's `recv(2)`, non-blocking, reporting a datagram's whole length (MSG_TRUNC).
+    static let systemReceive: @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = { fd, buffer in
+        let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC))
+        return (count, count < 0 ? errno : 0)
+    }
+
+    /// `kernelDrops`, when given, turns a packet the kernel dropped into the end of the connection: a stream
+    /// with a hole cannot be read on. The thread reads a batch, then asks `kernelDrops(fd)`; when it grew, the
+    /// batch is withheld (its packets may lie after the hole) and the consumer gets
+    /// ``ATTBearerEvent/disconnected(reason:)`` naming the loss. Every packet handed over was read before any
+    /// drop. ``BearerCore/socketDrops(_:)`` reads Linux's count.
+    init(
+        fd: Int32, receiveCapacity: Int, receiveBufferSize: Int = BearerCore.attReceiveBufferSize,
+        kernelDrops: (@Sendable (Int32) -> UInt32?)? = nil,
+        receive: @escaping @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = BearerCore.systemReceive
+    ) throws(ATTError) {
         self.receiveBufferSize = receiveBufferSize
+        self.receiveCapacity = receiveCapacity
+        self.kernelDrops = kernelDrops
+        receiveCall = receive
         do throws(WakePipeError) {
             waker = try WakePipe()
         } catch {
@@ -170,6 +193,7 @@ final class BearerCore: Sendable {
 
     private func run() {
         var buffer = [UInt8](repeating: 0, count: receiveBufferSize)
+        var pendingError: String?
         while true {
             let (wantRead, wantWrite, closed) = state.withLock { state in
                 (!state.ended && !state.parked && !state.marks.isPaused, state.wantWrite, state.closed)
@@ -194,7 +218,7 @@ final class BearerCore: Sendable {
                 gate.signalReady()
             }
             if wantRead, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
-                readAvailable(into: &buffer)
+                readAvailable(into: &buffer, pendingError: &pendingError)
             } else if revents & Int32(POLLHUP | POLLERR) != 0 {
                 state.withLock { $0.parked = true }
             }
@@ -207,26 +231,85 @@ final class BearerCore: Sendable {
         waker.close()
     }
 
-    /// Reads packets until the socket is empty, the inbox is full, or the connection ended.
-    private func readAvailable(into buffer: inout [UInt8]) {
-        while state.withLock({ !$0.marks.isPaused && !$0.ended && !$0.closed }) {
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_TRUNC)) }
-            if count > 0 {
-                deliver(Array(buffer[0..<min(count, buffer.count)]))
-            } else if count == 0 {
-                guard peerShutDown() else {
-                    deliver([])  // a zero-length packet, not the end: the consumer ignores it
-                    continue
-                }
-                end("the peer closed the connection")
-            } else {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN, EWOULDBLOCK: return
-                case let code: end(Self.reason(code))
+    /// Reads packets until the socket is empty, the inbox is full, or the connection ended. `pendingError`: the
+    /// error a read reported while packets may still be queued behind it (see ``readOne(into:pendingError:)``).
+    private func readAvailable(into buffer: inout [UInt8], pendingError: inout String?) {
+        guard let kernelDrops else {
+            while state.withLock({ !$0.marks.isPaused && !$0.ended && !$0.closed }) {
+                switch readOne(into: &buffer, pendingError: &pendingError) {
+                case let .packet(packet): deliver(packet)
+                case .empty: return
+                case let .ended(reason): end(reason)
                 }
             }
+            return
         }
+        // Watched: a batch no larger than the inbox's room, handed over only once no drop came before it.
+        while state.withLock({ !$0.marks.isPaused && !$0.ended && !$0.closed }) {
+            var batch: [[UInt8]] = []
+            var ending: String?
+            let room = max(1, receiveCapacity - inbox.count)
+            reading: while batch.count < room {
+                switch readOne(into: &buffer, pendingError: &pendingError) {
+                case let .packet(packet): batch.append(packet)
+                case .empty: break reading
+                case let .ended(reason): ending = reason; break reading
+                }
+            }
+            if let dropped = kernelDrops(fd), dropped > 0 {
+                end("the kernel dropped \(dropped) packet\(dropped == 1 ? "" : "s") of this connection (its receive buffer was full): the stream has a hole, \(batch.count) packet\(batch.count == 1 ? "" : "s") after it withheld")
+                return
+            }
+            for packet in batch { deliver(packet) }
+            if let ending { end(ending); return }
+            if batch.count < room { return }
+        }
+    }
+
+    private enum Read { case packet([UInt8]), empty, ended(String) }
+
+    /// One `recv(2)`: a packet, nothing to read now, or the end of the connection. Linux reports a socket's
+    /// error (ECONNRESET when the peer disconnects) once, on the next read, even while packets that arrived
+    /// before it are still queued; after the peer's L2CAP Disconnection Request that read returns 0 instead. So
+    /// the first error or end is kept in `pendingError` and reading goes on: the queued packets are handed on
+    /// first, and the end comes when a read finds nothing more.
+    private func readOne(into buffer: inout [UInt8], pendingError: inout String?) -> Read {
+        while true {
+            let (count, code) = buffer.withUnsafeMutableBytes { receiveCall(fd, $0) }
+            if count > 0 { return .packet(Array(buffer[0..<min(count, buffer.count)])) }
+            if count == 0 {
+                // A zero-length packet, not the end: the consumer ignores it.
+                guard peerShutDown() else { return .packet([]) }
+                if pendingError == nil {
+                    pendingError = "the peer closed the connection"
+                    continue
+                }
+                return .ended(pendingError ?? "the peer closed the connection")
+            }
+            switch code {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK:
+                if let pendingError { return .ended(pendingError) }
+                return .empty
+            default:
+                if pendingError == nil {
+                    pendingError = Self.reason(code)
+                    continue
+                }
+                return .ended(pendingError ?? Self.reason(code))
+            }
+        }
+    }
+
+    /// Linux's count of packets dropped on `fd` because its receive buffer was full (SO_MEMINFO's
+    /// SK_MEMINFO_DROPS); nil when the kernel does not say.
+    @Sendable static func socketDrops(_ fd: Int32) -> UInt32? {
+        let variables = 9  // SK_MEMINFO_VARS; SK_MEMINFO_DROPS is the last
+        var info = [UInt32](repeating: 0, count: variables)
+        var length = socklen_t(MemoryLayout<UInt32>.size * variables)
+        let status = info.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, 55 /* SO_MEMINFO */, $0.baseAddress, &length) }
+        guard status == 0, Int(length) >= MemoryLayout<UInt32>.size * variables else { return nil }
+        return info[variables - 1]
     }
 
     /// `recv` returns 0 both for a zero-length packet and at the end of the stream; only the end comes with

@@ -35,12 +35,30 @@ public final class StreamLink: Link {
     /// `receiveUnit`: the largest SDU it receives (its receive MTU). Both at most 65535. The socket's send
     /// buffer must hold a whole SDU, or a send waits for ever (``L2CAPChannel`` enlarges it). `framed: false`
     /// carries a plain format's bytes as they are (see ``isFramed``).
-    public init(
+    ///
+    /// A stream with a hole cannot be read on: when the kernel drops an SDU (Linux 6.1 does, silently, when the
+    /// socket's receive buffer is full, and gives the peer its credit back), the link ends with
+    /// ``LinkEvent/disconnected(reason:)`` naming the loss, and no packet read after the hole is handed on.
+    public convenience init(
         adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16, framed: Bool = true
+    ) throws(ATTError) {
+        try self.init(
+            adopting: fd, sendUnit: sendUnit, receiveUnit: receiveUnit, receiveCapacity: receiveCapacity, framed: framed,
+            kernelDrops: BearerCore.socketDrops)
+    }
+
+    /// As the public initializer, with the kernel's drop count read by `kernelDrops` and each read made by
+    /// `receive` (tests stand in for the kernel).
+    init(
+        adopting fd: Int32, sendUnit: Int, receiveUnit: Int = 65535, receiveCapacity: Int = 16, framed: Bool = true,
+        kernelDrops: @escaping @Sendable (Int32) -> UInt32?,
+        receive: @escaping @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = BearerCore.systemReceive
     ) throws(ATTError) {
         isFramed = framed
         maximumPacketSize = max(1, min(sendUnit, Self.preferredUnit) - (framed ? StreamFrames.headerSize : 0))
-        core = try BearerCore(fd: fd, receiveCapacity: max(1, receiveCapacity), receiveBufferSize: max(3, min(receiveUnit, 65535)) + 1)
+        core = try BearerCore(
+            fd: fd, receiveCapacity: max(1, receiveCapacity), receiveBufferSize: max(3, min(receiveUnit, 65535)) + 1,
+            kernelDrops: kernelDrops, receive: receive)
         events = BoundedAsyncQueue(capacity: max(2, receiveCapacity))
         try core.start()
         try? events.pushIgnoringCapacity(.connected(maximumPacketSize: maximumPacketSize))

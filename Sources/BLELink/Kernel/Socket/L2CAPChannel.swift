@@ -26,6 +26,11 @@ public enum L2CAPChannel {
             try L2CAPCalls.bind(fd, L2CAPChannel.address(adapter.address, type: .lePublic, psm: psm), adapter: adapter.name)
             try L2CAPCalls.setSecurity(fd, security)
             L2CAPChannel.setReceiveUnit(fd)
+            // A channel is answered only once accepted and sized (see `accept(until:)`).
+            var deferred: Int32 = 1
+            guard setsockopt(fd, SOL_BLUETOOTH, BT_DEFER_SETUP, &deferred, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+                throw bluetoothError("setsockopt(BT_DEFER_SETUP) on \(adapter.name)", errno: errno, adapter: adapter.name)
+            }
             guard listen(fd, 4) == 0 else {
                 throw bluetoothError("listen(L2CAP channel on \(adapter.name))", errno: errno, adapter: adapter.name)
             }
@@ -48,7 +53,10 @@ public enum L2CAPChannel {
             _ = Glibc.shutdown(socket.rawValue, Int32(SHUT_RDWR))
         }
 
-        /// Waits for the next central's channel (nil deadline: forever); nil on timeout.
+        /// Waits for the next central's channel (nil deadline: forever); nil on timeout. The channel is answered
+        /// only here, after its socket got its buffers: the peer sends nothing before, so nothing it sends can
+        /// meet the kernel's default receive buffer (Linux 6.1 drops an LE channel's SDU that does not fit,
+        /// silently, and gives the credit back all the same).
         public func accept(until deadline: Deadline? = nil) throws(BluetoothError) -> L2CAPConnection? {
             while true {
                 guard try pollDescriptor(socket.rawValue, events: Int16(POLLIN), until: deadline) != 0 else { return nil }
@@ -63,6 +71,7 @@ public enum L2CAPChannel {
                 }
                 _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
                 L2CAPChannel.setReceiveUnit(fd)
+                L2CAPChannel.answer(fd)
                 return L2CAPConnection(socket: SocketDescriptor(adopting: fd), peer: L2CAPSocketAddress.peer(of: peerAddress))
             }
         }
@@ -165,6 +174,14 @@ public enum L2CAPChannel {
         var length = socklen_t(MemoryLayout<UInt16>.size)
         guard getsockopt(fd, SOL_BLUETOOTH, BT_SNDMTU, &value, &length) == 0, value > 0 else { return nil }
         return Int(value)
+    }
+
+    /// Accepts a channel that a listener with BT_DEFER_SETUP holds pending: the kernel sends the LE Credit Based
+    /// Connection Response, with the channel's credits, on the socket's first read. MSG_PEEK leaves a channel
+    /// that is already open as it is, and MSG_DONTWAIT never blocks.
+    static func answer(_ fd: Int32) {
+        var byte: UInt8 = 0
+        _ = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
     }
 
     /// A `sockaddr_l2` for a channel: `psm` set, no fixed channel.

@@ -177,20 +177,30 @@ else
 	btmgmt --index 2 le on > /dev/null 2>&1; btmgmt --index 2 power on > /dev/null 2>&1
 fi
 
+# coc_listen TAG: `listen --format lines --count 1` on hci0 as msgpipe-bbTAG, into $OUT/bumble_inbox_TAG (sets LS)
+coc_listen() {
+	no_links
+	rm -rf "$OUT/bumble_inbox_$1"
+	"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name "msgpipe-bb$1" --format lines --count 1 \
+		--out-dir "$OUT/bumble_inbox_$1" > /dev/null 2> "$OUT/tbumble_$1_listen.log" & LS=$!
+	wait_for "$OUT/tbumble_$1_listen.log" "advertising"
+}
+# coc_verdict TAG: listen's exit, the line against the file, then both logs, appended to $OUT/tbumble_TAG.log
+coc_verdict() {
+	local log=$OUT/tbumble_$1.log
+	wait_bounded $LS 30; echo "listen exit $?" >> "$log"
+	cmp "$OUT/bumble_text.txt" "$OUT/bumble_inbox_$1/00000001.msg" >> "$log" 2>&1 && echo "byte-identical" >> "$log"
+	cat "$OUT/tbumble_$1_bumble.log" "$OUT/tbumble_$1_listen.log" >> "$log"
+}
+
 # bumble 7: a phone app opens msgpipe's L2CAP channel, as iOS's openL2CAPChannel and Android's
 # createInsecureL2capChannel do: it reads the PSM characteristic, opens the LE credit-based channel and writes a
 # line into `listen --format lines` (link mode auto publishes the channel).
-no_links
-rm -rf "$OUT/bumble_inbox_coc"
-"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name msgpipe-bbcoc --format lines --count 1 \
-	--out-dir "$OUT/bumble_inbox_coc" > /dev/null 2> "$OUT/tbumble_coc_listen.log" & LS=$!
-wait_for "$OUT/tbumble_coc_listen.log" "advertising"
+coc_listen coc
 timeout 180 "$BUMBLE_PY" Tests/lab/bumble_coc.py --transport "hci-socket:$BUMBLE_INDEX" --to msgpipe-bbcoc \
 	--send "$OUT/bumble_text.txt" > "$OUT/tbumble_coc_bumble.log" 2>&1
 echo "bumble exit $?" > "$OUT/tbumble_coc.log"
-wait_bounded $LS 30; echo "listen exit $?" >> "$OUT/tbumble_coc.log"
-cmp "$OUT/bumble_text.txt" "$OUT/bumble_inbox_coc/00000001.msg" >> "$OUT/tbumble_coc.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_coc.log"
-cat "$OUT/tbumble_coc_bumble.log" "$OUT/tbumble_coc_listen.log" >> "$OUT/tbumble_coc.log"
+coc_verdict coc
 bumble_numbers "$OUT/tbumble_coc.log" "phone opens the L2CAP channel -> listen, lines"
 expect "bumble central reads the PSM characteristic, opens the L2CAP channel and writes a line into listen: byte-identical" \
 	"$OUT/tbumble_coc.log" "bumble exit 0" "listen exit 0" "byte-identical" "^psm [0-9]+" "^channel open"
@@ -200,11 +210,7 @@ expect "bumble central reads the PSM characteristic, opens the L2CAP channel and
 # default receive buffer and drops, silently, an SDU that does not fit; listen answers a channel only once it
 # accepted and sized it, so here the phone's open waits until listen runs again. The 5 s stop only makes the
 # overlap certain; nothing is judged by time.
-no_links
-rm -rf "$OUT/bumble_inbox_cocb"
-"$MSGPIPE" listen "${BKB[@]}" --adapter hci0 --name msgpipe-bbcocb --format lines --count 1 \
-	--out-dir "$OUT/bumble_inbox_cocb" > /dev/null 2> "$OUT/tbumble_cocb_listen.log" & LS=$!
-wait_for "$OUT/tbumble_cocb_listen.log" "advertising"
+coc_listen cocb
 timeout 180 "$BUMBLE_PY" Tests/lab/bumble_coc.py --transport "hci-socket:$BUMBLE_INDEX" --to msgpipe-bbcocb \
 	--send "$OUT/bumble_text.txt" --hold 1 > "$OUT/tbumble_cocb_bumble.log" 2>&1 & BP=$!
 wait_for "$OUT/tbumble_cocb_bumble.log" "^holding"
@@ -212,9 +218,7 @@ kill -STOP $LS && echo "stopped listen at $(up)" > "$OUT/tbumble_cocb.log"
 sleep 5
 kill -CONT $LS && echo "continued listen at $(up)" >> "$OUT/tbumble_cocb.log"
 wait $BP; echo "bumble exit $?" >> "$OUT/tbumble_cocb.log"
-wait_bounded $LS 30; echo "listen exit $?" >> "$OUT/tbumble_cocb.log"
-cmp "$OUT/bumble_text.txt" "$OUT/bumble_inbox_cocb/00000001.msg" >> "$OUT/tbumble_cocb.log" 2>&1 && echo "byte-identical" >> "$OUT/tbumble_cocb.log"
-cat "$OUT/tbumble_cocb_bumble.log" "$OUT/tbumble_cocb_listen.log" >> "$OUT/tbumble_cocb.log"
+coc_verdict cocb
 bumble_numbers "$OUT/tbumble_cocb.log" "phone writes on a channel opened while listen was stopped, lines"
 expect "bumble central opens the L2CAP channel while listen is stopped and writes at once: nothing lost, byte-identical" \
 	"$OUT/tbumble_cocb.log" "stopped listen" "bumble exit 0" "listen exit 0" "byte-identical" "^channel open"

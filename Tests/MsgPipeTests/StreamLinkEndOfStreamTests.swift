@@ -11,21 +11,25 @@ import Transport
 /// disconnect; and a stream the kernel punched a hole into ends there, with nothing after the hole handed on.
 @Suite("StreamLink end of stream")
 struct StreamLinkEndOfStreamTests {
-    /// A phone app writes a line in 4 KiB SDUs, the newline alone in the last one, and closes the channel at
-    /// once: the lines receiver gets the whole line (16 SDUs fill the link's inbox; the 17th and the close
-    /// wait in the socket until the consumer made room).
-    @Test func aLineWhoseNewlineArrivesJustBeforeTheCloseIsWhole() async throws {
+    /// 64 KiB of text, as a phone app writes a line: 4 KiB SDUs, the newline alone in a 17th.
+    static let text = (0 ..< 65536).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+
+    /// A socket pair whose first end has queued the line's 17 SDUs for the second and is closed.
+    static func queuedLine() throws -> Int32 {
         let (a, b) = try SeqPacketSocket.pair()
         var size: Int32 = 1 << 20
         setsockopt(a, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let text = (0 ..< 65536).map { UInt8(ascii: "a") + UInt8($0 % 26) }
         var chunks = stride(from: 0, to: text.count, by: 4096).map { Array(text[$0 ..< min($0 + 4096, text.count)]) }
         chunks.append([UInt8(ascii: "\n")])
         for chunk in chunks {
             #expect(chunk.withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) } == chunk.count)
         }
         close(a)
-        let link = try StreamLink(adopting: b, sendUnit: 4096, framed: false)
+        return b
+    }
+
+    /// The lines `link` carries until it ends, as listen's plain-format receiver decodes them.
+    static func lines(on link: StreamLink) async -> [[UInt8]] {
         var messages: [[UInt8]] = []
         let failure = await PlainReceiving.receive(
             link.events, format: .lines, limits: PlainReceiving.limits(maximumMessageSize: 1 << 20),
@@ -35,9 +39,18 @@ struct StreamLinkEndOfStreamTests {
             return true
         }
         #expect(failure == nil)
-        #expect(messages.map(\.count) == [text.count], "one whole line")
-        #expect(messages.first.map { $0 == text } == true, "byte for byte")
         await link.close()
+        return messages
+    }
+
+    /// A phone app writes a line in 4 KiB SDUs, the newline alone in the last one, and closes the channel at
+    /// once: the lines receiver gets the whole line (16 SDUs fill the link's inbox; the 17th and the close
+    /// wait in the socket until the consumer made room).
+    @Test func aLineWhoseNewlineArrivesJustBeforeTheCloseIsWhole() async throws {
+        let link = try StreamLink(adopting: try Self.queuedLine(), sendUnit: 4096, framed: false)
+        let messages = await Self.lines(on: link)
+        #expect(messages.map(\.count) == [Self.text.count], "one whole line")
+        #expect(messages.first.map { $0 == Self.text } == true, "byte for byte")
     }
 
     /// Linux reports the peer's disconnect on the next read even while SDUs that arrived before it are still
@@ -46,38 +59,19 @@ struct StreamLinkEndOfStreamTests {
     /// disconnect comes: it is still read and handed on, and the line is whole.
     @Test(arguments: [(-1, ECONNRESET), (0, 0)])
     func anEndReportedBeforeQueuedSDUsLosesNoneOfThem(result: Int, code: Int32) async throws {
-        let (a, b) = try SeqPacketSocket.pair()
-        var size: Int32 = 1 << 20
-        setsockopt(a, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        let text = (0 ..< 65536).map { UInt8(ascii: "a") + UInt8($0 % 26) }
-        var chunks = stride(from: 0, to: text.count, by: 4096).map { Array(text[$0 ..< min($0 + 4096, text.count)]) }
-        chunks.append([UInt8(ascii: "\n")])
-        for chunk in chunks {
-            #expect(chunk.withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) } == chunk.count)
-        }
-        close(a)  // the peer is gone before anything is read: every read sees its end
-        // As Linux does: the 17th read reports the end once, the next one returns the SDU still queued, and the
-        // end follows.
+        // The peer is gone before anything is read, so every read sees its end. As Linux does, the 17th read
+        // reports that end once, the next one returns the SDU still queued, and the end follows.
         let reads = Atomic<Int>(0)
         let link = try StreamLink(
-            adopting: b, sendUnit: 4096, framed: false, kernelDrops: { _ in 0 },
+            adopting: try Self.queuedLine(), sendUnit: 4096, framed: false, kernelDrops: { _ in 0 },
             receive: { fd, buffer in
                 if reads.add(1, ordering: .relaxed).newValue == 17 { return (result, code) }
                 return BearerCore.systemReceive(fd, buffer)
             })
-        var messages: [[UInt8]] = []
-        let failure = await PlainReceiving.receive(
-            link.events, format: .lines, limits: PlainReceiving.limits(maximumMessageSize: 1 << 20),
-            logger: Logger(label: "test")
-        ) { (message: [UInt8]) async throws(CancellationError) -> Bool in
-            messages.append(message)
-            return true
-        }
-        #expect(failure == nil)
-        #expect(reads.load(ordering: .relaxed) >= 18, "the error was injected")
-        #expect(messages.map(\.count) == [text.count], "one whole line")
-        #expect(messages.first.map { $0 == text } == true, "byte for byte")
-        await link.close()
+        let messages = await Self.lines(on: link)
+        #expect(reads.load(ordering: .relaxed) >= 18, "the end was injected")
+        #expect(messages.map(\.count) == [Self.text.count], "one whole line")
+        #expect(messages.first.map { $0 == Self.text } == true, "byte for byte")
     }
 
     /// The kernel's drop count grows between two reads: the link ends naming the loss, and the packets read after

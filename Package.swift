@@ -45,6 +45,8 @@ let package = Package(
         // paho-mqtt3as), and the C that fills its option structs (C initializer macros).
         .systemLibrary(name: "CPahoMQTT", providers: [.apt(["libpaho-mqtt-dev"])]),
         .target(name: "CMQTTShim", dependencies: ["CPahoMQTT"]),
+        // The commit a build was given with `-Xcc -DMSGPIPE_COMMIT=...` (Scripts/package.sh), for `--version`.
+        .target(name: "CBuildInfo"),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
@@ -136,7 +138,7 @@ let package = Package(
             name: "MsgPipeCLI",
             dependencies: [
                 "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "Simulator", "Secure", "Exchange",
-                "CSystemd",
+                "CSystemd", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -7,6 +7,9 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// MSGPIPE_COMMIT, when the build's environment has it, as a C string literal for CBuildInfo.
+let buildCommit: [CSetting] = Context.environment["MSGPIPE_COMMIT"].map { [.define("MSGPIPE_COMMIT", to: "\"\($0)\"")] } ?? []
+
 let package = Package(
     name: "msgpipe",
     platforms: [.macOS(.v15)],
@@ -47,8 +50,9 @@ let package = Package(
         // paho-mqtt3as), and the C that fills its option structs (C initializer macros).
         .systemLibrary(name: "CPahoMQTT", providers: [.apt(["libpaho-mqtt-dev"])]),
         .target(name: "CMQTTShim", dependencies: ["CPahoMQTT"]),
-        // The commit a build was given with `-Xcc -DMSGPIPE_COMMIT=...` (Scripts/package.sh), for `--version`.
-        .target(name: "CBuildInfo"),
+        // The commit `msgpipe --version` names: MSGPIPE_COMMIT from the build's environment (Scripts/package.sh
+        // sets it), else "unknown". Only this C file sees it, so a new commit recompiles nothing else.
+        .target(name: "CBuildInfo", cSettings: buildCommit),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),

@@ -6,8 +6,10 @@
 #      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build, a few minutes
 #      the first time),
 #   4. the BLE lab: the real Linux Bluetooth stack in a throw-away VM (Scripts/lab.sh; needs root, qemu and
-#      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use).
-# MSGPIPE_LAB=0 skips step 4 (for machines where the lab cannot run).
+#      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use),
+#   5. the DocC documentation of the library modules, failing on any warning (Scripts/docs.sh),
+#   6. the Debian package: one release build, lintian, install, checks, purge (Scripts/package-test.sh; needs root).
+# MSGPIPE_LAB=0 skips step 4 (for machines where the lab cannot run); MSGPIPE_PACKAGE=0 skips steps 5 and 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
@@ -19,6 +21,11 @@ fi
 # core): run apart, they cannot starve the in-process tests, whose ATT and Transport timers keep running.
 swift test --skip-build --skip CLITests
 swift test --skip-build --filter CLITests
+# DocC and the package's man pages reuse the debug build above; the package adds one release build.
+if [ "${MSGPIPE_PACKAGE:-1}" != 0 ]; then
+  Scripts/docs.sh
+  if [ "$(id -u)" = 0 ]; then Scripts/package-test.sh; else sudo env PATH="$PATH" Scripts/package-test.sh; fi
+fi
 if [ "${MSGPIPE_FUZZ_SECONDS:-8}" != 0 ]; then
   Scripts/fuzz.sh "${MSGPIPE_FUZZ_SECONDS:-8}" >"$log" 2>&1 || { tail -60 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
   grep -E "^(== |Done)" "$log"

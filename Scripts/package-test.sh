@@ -21,7 +21,7 @@ if dpkg -s msgpipe >/dev/null 2>&1; then $SUDO apt-get purge -y -q msgpipe >/dev
 deb=$(Scripts/package.sh .package)
 echo "== $(basename "$deb"): $(du -k "$deb" | cut -f1) KiB"
 
-lintian --fail-on error --no-tag-display-limit "$deb" || fail "lintian reported errors (above)"
+lintian --fail-on error --tag-display-limit 0 "$deb" || fail "lintian reported errors (above)"
 
 $SUDO apt-get install -y -q "$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")" >/dev/null
 files=$(dpkg -L msgpipe)

@@ -103,6 +103,8 @@ Description: whole messages of any size over Bluetooth LE GATT
  This package holds the msgpipe command, its man pages and shell completions,
  and systemd units for an MQTT gateway and an encrypted request server.
 EOF
+(cd "$stage" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | LC_ALL=C sort -z | xargs -0 md5sum) \
+  >"$stage/DEBIAN/md5sums"
 find "$stage" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 deb="$out/msgpipe_${version}_$arch.deb"
 dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >&2

@@ -7,6 +7,9 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// MSGPIPE_COMMIT, when the build's environment has it, as a C string literal for CBuildInfo.
+let buildCommit: [CSetting] = Context.environment["MSGPIPE_COMMIT"].map { [.define("MSGPIPE_COMMIT", to: "\"\($0)\"")] } ?? []
+
 let package = Package(
     name: "msgpipe",
     platforms: [.macOS(.v15)],
@@ -31,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.0.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        // `swift package generate-documentation`: DocC for the library modules (Scripts/docs.sh).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.27.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -45,6 +50,9 @@ let package = Package(
         // paho-mqtt3as), and the C that fills its option structs (C initializer macros).
         .systemLibrary(name: "CPahoMQTT", providers: [.apt(["libpaho-mqtt-dev"])]),
         .target(name: "CMQTTShim", dependencies: ["CPahoMQTT"]),
+        // The commit `msgpipe --version` names: MSGPIPE_COMMIT from the build's environment (Scripts/package.sh
+        // sets it), else "unknown". Only this C file sees it, so a new commit recompiles nothing else.
+        .target(name: "CBuildInfo", cSettings: buildCommit),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
@@ -136,7 +144,7 @@ let package = Package(
             name: "MsgPipeCLI",
             dependencies: [
                 "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "Simulator", "Secure", "Exchange",
-                "CSystemd",
+                "CSystemd", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser that reads a peer's or a disk's bytes with libFuzzer, SECONDS each (default 60):
 #   Scripts/fuzz.sh [SECONDS] [TARGET...] [-- libFuzzer flags...]
+#   Scripts/fuzz.sh --build-only            (the targets' build alone: Scripts/test.sh runs it beside the lab)
 # Targets (Fuzz/Sources/<target>, one executable each; all of them unless named):
 #   ATTFuzzer          ATT PDU decoder and the GATT server (module GATT)
 #   MsgPipeFuzzer      msgpipe packet, message header and control packet decoder; MsgPipeReassembler
@@ -24,6 +25,8 @@ cd "$(dirname "$0")/../Fuzz"
 # A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
 all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer BlueZFuzzer BondStoreFuzzer)
+build_only=0
+if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 seconds=${1:-60}
 shift || true
 targets=()
@@ -33,6 +36,7 @@ if [ ${#targets[@]} -eq 0 ]; then targets=("${all[@]}"); fi
 flags=(-c release --scratch-path .build/fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING)
 log=$(mktemp)
 if ! swift build "${flags[@]}" >"$log" 2>&1; then cat "$log"; exit 1; fi
+if [ "$build_only" = 1 ]; then exit 0; fi
 bin=$(swift build "${flags[@]}" --show-bin-path)
 failed=()
 for target in "${targets[@]}"; do

@@ -2,26 +2,33 @@
 # msgpipe's test suite, as README gives it and CI runs it:
 #   1. a warning-free build of everything (library, CLI, tests, benchmarks),
 #   2. swift test: unit, byte-vector, property-based and fault-injection tests (the CLI's process tests apart),
-#   3. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh: seven targets,
-#      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build, a few minutes
-#      the first time),
+#   3. the DocC documentation of the library, without a warning (Scripts/docs.sh),
 #   4. the BLE lab: the real Linux Bluetooth stack in a throw-away VM (Scripts/lab.sh; needs root, qemu and
-#      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use).
-# MSGPIPE_LAB=0 skips step 4 (for machines where the lab cannot run).
+#      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use),
+#   5. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh,
+#      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build),
+#   6. the Debian package end to end (Scripts/package-test.sh: build, lintian, install, use, purge).
+# The release builds of 5 and 6 run beside the lab at the lowest CPU priority: the lab's checks judge behaviour,
+# not speed, and the build only takes what the VM leaves. The lab's one-time setup runs beside step 1.
+# MSGPIPE_LAB=0 skips the lab (for machines where it cannot run), MSGPIPE_PACKAGE=0 steps 3 and 6.
+# It ends with the seconds of each step and, last, the lab's "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
 # step NAME: NAME's seconds go into the summary printed at the end (where a run's minutes went)
 steps=(); step_t0=$SECONDS; step_name=""
 step() {
-  [ -z "$step_name" ] || steps+=("$(printf '%-12s %5d s' "$step_name" $((SECONDS - step_t0)))")
+  [ -z "$step_name" ] || steps+=("$(printf '%-14s %5d s' "$step_name" $((SECONDS - step_t0)))")
   step_name=${1:-}; step_t0=$SECONDS
 }
-# The lab's one-time setup (apt packages, a kernel, bleak and Bumble: mostly waiting on the network) runs
-# beside the build; the lab step waits for it.
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo env PATH="$PATH" "$@"; fi; }
+fuzz=${MSGPIPE_FUZZ_SECONDS:-8}
+package=${MSGPIPE_PACKAGE:-1}
+
+# The lab's setup (apt packages, a kernel, bleak and Bumble: mostly waiting on the network) beside the build.
 labsetup=""; labsetup_log=$(mktemp)
 if [ "${MSGPIPE_LAB:-1}" != 0 ]; then as_root Scripts/lab.sh --setup-only >"$labsetup_log" 2>&1 & labsetup=$!; fi
+
 step build
 if ! swift build --build-tests >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -E "(warning|error):" "$log" | grep -v "^warning: 'package-benchmark'"; then
@@ -33,12 +40,20 @@ step "unit tests"
 swift test --skip-build --skip CLITests
 step "CLI tests"
 swift test --skip-build --filter CLITests
-step fuzz
-if [ "${MSGPIPE_FUZZ_SECONDS:-8}" != 0 ]; then
-  Scripts/fuzz.sh "${MSGPIPE_FUZZ_SECONDS:-8}" >"$log" 2>&1 || { tail -60 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
-  grep -E "^(== |Done)" "$log"
+if [ "$package" != 0 ]; then
+  step docs
+  Scripts/docs.sh
 fi
+
+# The fuzzers' and the package's release builds, niced, beside the lab (each in its own build folder).
 step lab
+builds=""; builds_log=$(mktemp)
+if [ "$fuzz" != 0 ] || [ "$package" != 0 ]; then
+  (
+    [ "$fuzz" = 0 ] || nice -n 19 Scripts/fuzz.sh --build-only
+    [ "$package" = 0 ] || nice -n 19 Scripts/package.sh --build-only
+  ) >"$builds_log" 2>&1 & builds=$!
+fi
 lab_rc=0; lab_line=""
 if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   # A failed setup says why here; lab.sh then tries it once more itself.
@@ -46,6 +61,19 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   lablog=$(mktemp)
   as_root Scripts/lab.sh | tee "$lablog" || lab_rc=$?
   lab_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$lablog" | tail -1)
+fi
+if [ -n "$builds" ]; then
+  step "release builds"  # what of them the lab did not hide
+  wait "$builds" || { cat "$builds_log"; echo "test.sh: a release build failed" >&2; exit 1; }
+fi
+if [ "$fuzz" != 0 ]; then
+  step fuzz
+  Scripts/fuzz.sh "$fuzz" >"$log" 2>&1 || { tail -60 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
+  grep -E "^(== |Done)" "$log"
+fi
+if [ "$package" != 0 ]; then
+  step package
+  as_root Scripts/package-test.sh
 fi
 step
 echo "test.sh: seconds per step"

@@ -6,6 +6,7 @@ public struct MsgPipeCommand: AsyncParsableCommand {
         commandName: "msgpipe",
         abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
         discussion: "Reference: docs/CLI.md. Start with `msgpipe listen --help` and `msgpipe send --help`.",
+        version: BuildInfo.versionLine,
         subcommands: [
             ListenCommand.self,
             SendCommand.self,

@@ -9,7 +9,7 @@ struct SystemdUnitTests {
             .deletingLastPathComponent().appendingPathComponent("Scripts/systemd/msgpipe-gateway.service")
         let binary = ListenMQTTCLITests.binary.path
         let unit = try String(contentsOf: source, encoding: .utf8)
-            .replacingOccurrences(of: "/usr/local/bin/msgpipe", with: binary)
+            .replacingOccurrences(of: "/usr/bin/msgpipe", with: binary)
         let directory = try scratchDirectory()
         let file = directory.appendingPathComponent("msgpipe-gateway.service")
         try unit.write(to: file, atomically: true, encoding: .utf8)

@@ -4,7 +4,7 @@ public import GATT
 import Synchronization
 public import Transport
 
-/// The central's link through bluetoothd: a ``RelayLink`` that carries one ``BlueZCentral`` connection after
+/// The central's link through bluetoothd: a `RelayLink` that carries one `BlueZCentral` connection after
 /// another, so a reconnect resumes Transport over the same link as on msgpipe's own GATT. Where the peer's
 /// service publishes an LE credit-based channel (and the mode allows it, ``LinkMode``), a connection carries
 /// that channel instead: a kernel socket opened beside bluetoothd's connection, as a normal user (dynamic PSMs
@@ -51,7 +51,7 @@ public final class BlueZCentralLink: Sendable {
     public var usesChannel: Bool { state.withLock { $0.channel != nil } }
 
     /// Sends `packet` on the channel carried now and waits until the channel handed it to the controller
-    /// (``StreamLink/sendConfirmed(_:stall:)``); call it after the packets before it were sent. On GATT every
+    /// (`StreamLink.sendConfirmed(_:stall:)`); call it after the packets before it were sent. On GATT every
     /// packet of a plain format is confirmed already (Write Requests): there it sends through the relay.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         if let channel = state.withLock({ $0.channel }) {

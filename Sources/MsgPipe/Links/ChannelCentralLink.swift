@@ -4,7 +4,7 @@ public import GATT
 import Synchronization
 public import Transport
 
-/// The central's link on the kernel backend when a channel may carry the data: a ``RelayLink`` that carries,
+/// The central's link on the kernel backend when a channel may carry the data: a `RelayLink` that carries,
 /// connection after connection, the LE credit-based channel the peripheral's service publishes, or GATT where
 /// there is none (``LinkMode``). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
 /// either and Transport resumes over the relay all the same.
@@ -37,8 +37,8 @@ public final class ChannelCentralLink: Sendable {
     public var canConfirm: Bool { state.withLock { $0.confirm != nil } }
 
     /// Sends `packet` on the connection carried now and waits until it was confirmed
-    /// (``StreamLink/sendConfirmed(_:stall:)``, ``GATTLink/sendConfirmed(_:)``); call it after the packets
-    /// before it were sent. Throws ``LinkError/notConnected`` where nothing can confirm.
+    /// (`StreamLink.sendConfirmed(_:stall:)`, `GATTLink.sendConfirmed(_:)`); call it after the packets
+    /// before it were sent. Throws `LinkError.notConnected` where nothing can confirm.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         guard let confirm = state.withLock({ $0.confirm }) else { throw LinkError.notConnected }
         try await confirm(packet)

@@ -1,6 +1,6 @@
 public import Transport
 
-/// A ``Link`` that forwards another one and shows an observer what passes: the link's events (to learn of a
+/// A `Link` that forwards another one and shows an observer what passes: the link's events (to learn of a
 /// disconnect while Transport consumes them) and the size of each packet sent (for progress).
 public struct ObservedLink<Base: Link>: Link {
     public let base: Base

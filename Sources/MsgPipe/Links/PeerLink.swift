@@ -89,7 +89,7 @@ public enum PeerLink: Link {
     }
 
     /// True when ``sendConfirmed(_:)`` waits for the peer's ATT acknowledgement (GATT), or for the channel
-    /// to have handed everything to the controller (an L2CAP channel, ``StreamLink/sendConfirmed(_:stall:)``).
+    /// to have handed everything to the controller (an L2CAP channel, `StreamLink.sendConfirmed(_:stall:)`).
     public var canConfirm: Bool {
         switch self {
         case let .gatt(link): link.canConfirm

@@ -9,7 +9,7 @@ extension MessagePipe {
     /// failures are retried within ``Options/connectTimeout``. After a drop the pipe reconnects with
     /// ``Options/reconnect``'s backoff and Transport resumes where it stopped.
     ///
-    /// Throws ``BluetoothError``/``BlueZError``/``ATTError`` when no connection could be made, and
+    /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made, and
     /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats.
     public static func connect(to peer: String, options: Options = Options()) async throws -> MessagePipe {
         let connector = PipeConnector(to: PipeAddress(peer), options: options)

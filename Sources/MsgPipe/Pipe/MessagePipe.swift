@@ -20,7 +20,7 @@ public final class MessagePipe: Sendable {
     public let peer: String
     /// The wire format this pipe speaks.
     public let format: FrameFormat
-    /// The pipe's Transport (msgpipe format only): for ``SecureChannel`` or request/response.
+    /// The pipe's Transport (msgpipe format only): for `SecureChannel` or request/response.
     public let transport: Transport?
     /// What the peer's info characteristic said (msgpipe's own GATT, as central), if anything.
     public let peerInfo: MsgPipeServiceInfo?
@@ -171,7 +171,7 @@ public final class MessagePipe: Sendable {
     }
 
     /// Sends one whole message. msgpipe format: returns once the peer acknowledged all of it; throws
-    /// ``TransportError`` (e.g. not acknowledged within `timeout`), ``MessagePipeError/linkLost(attempts:)``
+    /// `TransportError` (e.g. not acknowledged within `timeout`), ``MessagePipeError/linkLost(attempts:)``
     /// when reconnecting gave up, or ``MessagePipeError/messageTooLarge(size:limit:)``. Plain formats: returns
     /// once the peer's ATT layer took every packet (see ``PlainSending``); a drop or `timeout` is an error and
     /// nothing is resumed. Concurrent sends go one after the other.

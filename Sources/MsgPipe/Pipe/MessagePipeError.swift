@@ -2,7 +2,7 @@ import Transport
 public import Framing
 
 /// Why a pipe could not be made or a message not delivered. Transport's, GATT's and BLELink's own errors
-/// (``TransportError``, ``BluetoothError``, ``BlueZError``) pass through unchanged.
+/// (`TransportError`, `BluetoothError`, `BlueZError`) pass through unchanged.
 public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     /// The peer's info characteristic says it does not speak this format.
     case formatMismatch(FrameFormat)

@@ -8,7 +8,7 @@ public enum PlainSending {
     /// packet goes as a Write Request (as peripheral: an indication where the central enabled them), so a
     /// return means the peer's ATT layer took every packet; a notify-only central cannot confirm, and then
     /// a return means the last packet was handed to the link. `onSent` counts the bytes of each packet.
-    /// Throws ``FramingError`` when the body cannot be carried (a newline in `lines`), or the link's error.
+    /// Throws `FramingError` when the body cannot be carried (a newline in `lines`), or the link's error.
     public static func send(
         _ body: [UInt8], format: FrameFormat, packetSize: Int, over link: PeerLink, confirmLast: Bool = true,
         onSent: (Int) -> Void = { _ in }

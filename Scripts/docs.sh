@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of the library modules (swift-docc-plugin) in one invocation and fails on any
+# warning: a broken symbol link, an undocumented parameter named in a doc comment, a missing article.
+# The archives land in .build/plugins/Swift-DocC/outputs/<Module>.doccarchive.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+log=$(mktemp)
+if ! swift package generate-documentation --target MsgPipe --target MsgPipeMQTT --target Transport --target Framing \
+  >"$log" 2>&1; then cat "$log"; exit 1; fi
+if grep -E "(warning|error):" "$log"; then
+  echo "DocC reported the warnings above: the documentation builds without warnings" >&2; exit 1
+fi
+grep -A4 "^Generated" "$log" || true
+rm -f "$log"

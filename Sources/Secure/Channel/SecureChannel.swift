@@ -90,7 +90,7 @@ public actor SecureChannel {
             try await transport.respond(to: hello, with: try handshake.respond(to: hello.body))
         } catch let error as SecureError {
             if hello.isRequest {
-                try? await transport.respond(to: hello, with: HandshakeReject(SecureAlert(error) ?? .malformed).bytes)
+                await reject(hello, with: SecureAlert(error) ?? .malformed, over: transport)
             }
             throw error
         }
@@ -98,6 +98,18 @@ public actor SecureChannel {
         let session = try handshake.complete(clientFinish: finish.body)
         logger?.debug("secure session established", metadata: ["peer": "\(handshake.peer?.label ?? "-")"])
         return SecureChannel(transport: transport, session: session, logger: logger, peer: handshake.peer)
+    }
+
+    /// Answers a refused ClientHello with one Reject, waiting at most 2 s for its acknowledgement: a client
+    /// that is refused usually leaves at once, and a session that may resume would otherwise hold the
+    /// refusal open until it expires.
+    private static func reject(_ hello: ReceivedMessage, with alert: SecureAlert, over transport: Transport) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await transport.respond(to: hello, with: HandshakeReject(alert).bytes) }
+            group.addTask { try? await Task.sleep(for: .seconds(2)) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// What this session sealed, opened and rejected so far.

@@ -1,6 +1,7 @@
 import Framing
 import FoundationEssentials
 import Glibc
+import Secure
 
 /// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own
 /// in a directory, or one JSON line on standard output. Every message is written out completely before the
@@ -32,8 +33,11 @@ final class MessageSink {
 
     /// Writes one message; `messageID` is Transport's id (nil for the plain formats), `connection` the
     /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known,
-    /// `link` what carried it ("gatt" or "l2cap") if known.
-    func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil) throws(FileIOError) {
+    /// `link` what carried it ("gatt" or "l2cap") if known, `sender` the authorized key that sealed it (end to end).
+    func write(
+        _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil,
+        sender: AuthorizedKeys.Entry? = nil
+    ) throws(FileIOError) {
         count += 1
         switch mode {
         case let .stdout(newline):
@@ -45,7 +49,8 @@ final class MessageSink {
         case .json:
             let line = MessageLine(
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
-                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString())
+                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString(),
+                peerKey: sender?.key.text, peerName: sender?.name)
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
         }
@@ -117,7 +122,7 @@ final class MessageSink {
 }
 
 /// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
-/// "link":"gatt"|"l2cap","peer":"ADDRESS"}.
+/// "link":"gatt"|"l2cap","peer":"ADDRESS","peer_key":"msgpipe-x25519-public:HEX","peer_name":"NAME"}.
 struct MessageLine: Encodable {
     let index: Int
     let connection: Int
@@ -130,4 +135,14 @@ struct MessageLine: Encodable {
     let bytes: Int
     let crc32: String
     let data: String
+    /// End to end (`--authorized-keys`, `--peer-key`): the public key that sealed the message; absent otherwise.
+    let peerKey: String?
+    /// The name of `peerKey` in the authorized-keys file; absent without one.
+    let peerName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case index, connection, peer, link, id, bytes, crc32, data
+        case peerKey = "peer_key"
+        case peerName = "peer_name"
+    }
 }

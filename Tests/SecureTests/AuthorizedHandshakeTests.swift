@@ -92,10 +92,7 @@ struct AuthorizedHandshakeTests {
 /// SecureChannel with authorized keys over Transports on an in-memory link.
 @Suite("secure channel with authorized keys")
 struct AuthorizedChannelTests {
-    static func transports() -> (client: Transport, server: Transport) {
-        let (a, b) = MemoryLink.pair()
-        return (Transport(link: a), Transport(link: b))
-    }
+    static func transports() -> (client: Transport, server: Transport) { SecureChannelTests.transports() }
 
     @Test("a known key delivers its sealed messages and the channel names the sender")
     func knownKeyDelivers() async throws {

@@ -116,6 +116,39 @@ struct AuthorizedKeysCLITests {
         #expect(lines.map(\.peerName) == ["till-2", "till-1"])
     }
 
+    @Test("SIGHUP closes a removed phone's open session: what it sends afterwards is never written")
+    func hangupClosesOpenSession() throws {
+        let keys = try Keys(phones: ["till-1"])
+        defer { keys.remove() }
+        try keys.authorize(["till-1"])
+        let listener = try RunningMsgPipe(["listen"] + keys.server(["--json"]))
+        #expect(listener.waitForError(containing: "listening on unix:"), "\(listener.stderrSoFar)")
+        let first = keys.directory.appendingPathComponent("first").path
+        try Data("one".utf8).write(to: URL(fileURLWithPath: first))
+        // The second message is standard input, read only when it is sent: the session stays open until then.
+        let sender = Process()
+        sender.executableURL = MsgPipeProcess.binary
+        sender.arguments = ["send"] + keys.link
+            + ["--identity", keys.identity("till-1"), "--peer-key", keys.serverPublic, "--timeout", "8", first, "-"]
+        let input = Pipe()
+        sender.standardInput = input
+        sender.standardOutput = FileHandle.nullDevice
+        sender.standardError = FileHandle.nullDevice
+        try sender.run()
+        #expect(listener.waitForError(containing: "authenticated as till-1"), "\(listener.stderrSoFar)")
+        Thread.sleep(forTimeInterval: 1)  // the first message is written
+        try keys.authorize([])
+        kill(listener.process.processIdentifier, SIGHUP)
+        #expect(listener.waitForError(containing: "revoked till-1"), "\(listener.stderrSoFar)")
+        input.fileHandleForWriting.write(Data("two".utf8))
+        try input.fileHandleForWriting.close()
+        sender.waitUntilExit()
+        #expect(sender.terminationStatus != 0, "the second message was acknowledged")
+        kill(listener.process.processIdentifier, SIGTERM)
+        let result = listener.finish()
+        #expect(try Self.lines(result.stdout).map(\.body) == ["one"], "\(result.stderr)")
+    }
+
     @Test("a world-writable or missing key file, or a bad line, exits 78 before listening")
     func badKeyFiles() throws {
         let keys = try Keys(phones: ["till-1"])

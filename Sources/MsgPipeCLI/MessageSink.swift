@@ -20,14 +20,14 @@ final class MessageSink {
     private var output = OutputBuffer()
     /// Messages written so far by this process.
     private(set) var count = 0
-    /// The number of the next file in directory mode (continues after the files already there).
-    private var nextFileNumber = 1
+    /// The number of the next file in each directory written (continues after the files already there).
+    private var nextFileNumbers: [String: Int] = [:]
 
     init(_ mode: Mode) throws(FileIOError) {
         self.mode = mode
         if case let .directory(path) = mode {
             try Self.makeDirectory(path)
-            nextFileNumber = try Self.highestFileNumber(in: path) + 1
+            nextFileNumbers[path] = try Self.highestFileNumber(in: path) + 1
         }
     }
 
@@ -45,7 +45,8 @@ final class MessageSink {
             if newline { try output.append([0x0A]) }
             try output.flush()
         case let .directory(path):
-            try writeFile(body, in: path)
+            // End to end with a key list: a directory per key name (names never start with a dot).
+            try writeFile(body, in: sender?.name.map { path + "/" + $0 } ?? path)
         case .json:
             let line = MessageLine(
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
@@ -70,8 +71,15 @@ final class MessageSink {
 
     /// Writes to a hidden temporary name first and renames it, so a watcher never sees a partial file.
     private func writeFile(_ body: [UInt8], in directory: String) throws(FileIOError) {
-        let name = Self.fileName(nextFileNumber)
-        nextFileNumber += 1
+        let number: Int
+        if let next = nextFileNumbers[directory] {
+            number = next
+        } else {
+            try Self.makeDirectory(directory)
+            number = try Self.highestFileNumber(in: directory) + 1
+        }
+        nextFileNumbers[directory] = number + 1
+        let name = Self.fileName(number)
         let final = directory + "/" + name
         let temporary = directory + "/." + name + ".part"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)

@@ -95,6 +95,28 @@ struct AuthorizedKeysCLITests {
         #expect(!result.stdout.isEmpty && !lines.contains { $0.body.contains("let me in") })
     }
 
+    @Test("--out-dir files each phone's messages in a directory named after its key")
+    func outDirectoryPerKey() throws {
+        let keys = try Keys(phones: ["till-1", "till-2"])
+        defer { keys.remove() }
+        try keys.authorize(["till-1", "till-2"])
+        let inbox = keys.directory.appendingPathComponent("inbox").path
+        let listener = try RunningMsgPipe(["listen"] + keys.server(["--out-dir", inbox]))
+        #expect(listener.waitForError(containing: "listening on unix:"), "\(listener.stderrSoFar)")
+        for (name, body) in [("till-1", "a"), ("till-2", "b"), ("till-1", "c")] {
+            #expect(try keys.send(as: name, body).status == 0)
+        }
+        kill(listener.process.processIdentifier, SIGTERM)
+        #expect(listener.finish().status == 0)
+        func read(_ path: String) -> String? {
+            FileManager.default.contents(atPath: inbox + "/" + path).map { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(read("till-1/00000001.msg") == "a")
+        #expect(read("till-1/00000002.msg") == "c")
+        #expect(read("till-2/00000001.msg") == "b")
+        #expect(read("00000001.msg") == nil)
+    }
+
     @Test("SIGHUP reloads the file: a removed phone is refused from then on, the others still deliver")
     func hangupRevokes() throws {
         let keys = try Keys(phones: ["till-1", "till-2"])

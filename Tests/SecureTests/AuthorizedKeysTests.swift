@@ -43,9 +43,11 @@ struct AuthorizedKeysTests {
         Bad(text: "msgpipe-psk:\(keyB) a", error: .badLine(
             line: 1, reason: "invalid key: expected one line 'msgpipe-x25519-public:' followed by 64 hex digits")),
         Bad(text: "\(keyA) till/1", error: .badLine(
-            line: 1, reason: "the name 'till/1' must be 1 to 64 of A-Z a-z 0-9 . _ - @")),
+            line: 1, reason: "the name 'till/1' must be 1 to 64 of A-Z a-z 0-9 . _ - @, not starting with '.'")),
         Bad(text: "\(keyA) \(String(repeating: "n", count: 65))", error: .badLine(
-            line: 1, reason: "the name '\(String(repeating: "n", count: 65))' must be 1 to 64 of A-Z a-z 0-9 . _ - @")),
+            line: 1, reason: "the name '\(String(repeating: "n", count: 65))' must be 1 to 64 of A-Z a-z 0-9 . _ - @, not starting with '.'")),
+        Bad(text: "\(keyA) ..", error: .badLine(
+            line: 1, reason: "the name '..' must be 1 to 64 of A-Z a-z 0-9 . _ - @, not starting with '.'")),
         Bad(text: "\(keyA) caf\u{e9}", error: .badLine(line: 1, reason: "byte 0xc3 is not printable ASCII")),
         Bad(text: "\(keyA) a\0", error: .badLine(line: 1, reason: "byte 0x0 is not printable ASCII")),
         Bad(text: "\(keyA) a\n# x\n\(keyB) b\n\(keyA) c\n", error: .duplicateKey(line: 4, firstLine: 1)),

@@ -24,6 +24,7 @@ enum AuthorizedKeysFuzzTarget {
         for entry in keys.entries {
             guard let name = entry.name else { return require(false, "an entry without a name") }
             require((1...AuthorizedKeys.maximumNameLength).contains(name.utf8.count), "name of \(name.utf8.count) bytes")
+            require(!name.hasPrefix("."), "a name starting with a dot")
             require(keys.entry(for: entry.key) == entry, "a key not found by entry(for:)")
             printed += "\(entry.key.text) \(name)\n"
         }

@@ -6,8 +6,8 @@
 ///     493e82fc74464a59268817623d2053c5eb8e2cc4a988b4fee179ec6b010d531d  till-2
 ///
 /// Fields are separated by spaces or tabs; the key is `msgpipe-x25519-public:` and 64 hex digits, or the bare
-/// hex digits; the name is 1 to 64 of `A-Z a-z 0-9 . _ - @` (safe in a JSON field, an MQTT topic, a file
-/// name). A line that is blank or starts with `#` (after leading blanks) is ignored; lines end in LF or CRLF.
+/// hex digits; the name is 1 to 64 of `A-Z a-z 0-9 . _ - @`, not starting with `.` (safe in a JSON field, an
+/// MQTT topic, a file name). A line that is blank or starts with `#` (after leading blanks) is ignored; lines end in LF or CRLF.
 /// Parsing is pure: reading the file and checking its permissions is the caller's (Exchange's
 /// `KeyFiles`). Input of any size or content gives a value or an ``AuthorizedKeysError``, never a trap.
 public struct AuthorizedKeys: Sendable, Equatable {
@@ -118,12 +118,11 @@ public struct AuthorizedKeys: Sendable, Equatable {
             throw .badLine(line: number, reason: "\(error)")
         }
         let name = fields[1]
-        guard name.utf8.count <= maximumNameLength,
-            name.utf8.allSatisfy({ isNameByte($0) })
+        guard name.utf8.count <= maximumNameLength, name.utf8.allSatisfy({ isNameByte($0) }), !name.hasPrefix(".")
         else {
             throw .badLine(
                 line: number,
-                reason: "the name '\(name)' must be 1 to \(maximumNameLength) of A-Z a-z 0-9 . _ - @")
+                reason: "the name '\(name)' must be 1 to \(maximumNameLength) of A-Z a-z 0-9 . _ - @, not starting with '.'")
         }
         return Entry(name: name, key: key)
     }

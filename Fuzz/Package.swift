@@ -55,6 +55,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict),
+        // The authorized-keys file parser (module Secure).
+        .executableTarget(
+            name: "AuthorizedKeysFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "Secure", package: "msgpipe")],
+            swiftSettings: strict),
         // Exchange's request and response envelopes, journal records, and the journal read from disk.
         .executableTarget(
             name: "ExchangeFuzzer",

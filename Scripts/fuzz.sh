@@ -9,6 +9,7 @@
 #   StreamFramesFuzzer the stream deframer (packet boundaries on an L2CAP channel)
 #   TransportFuzzer    Transport control packets; a TransportEndpoint fed a peer's packets
 #   SecureFuzzer       Secure handshake messages and sealed records
+#   AuthorizedKeysFuzzer the authorized-keys file parser (module Secure)
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
 #   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
 #                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BLELink)
@@ -24,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 # A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
-all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer ExchangeFuzzer BlueZFuzzer BondStoreFuzzer)
+all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer AuthorizedKeysFuzzer ExchangeFuzzer BlueZFuzzer BondStoreFuzzer)
 build_only=0
 if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 seconds=${1:-60}

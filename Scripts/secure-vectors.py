@@ -19,6 +19,10 @@ def pub(private):
 def handshake(mode, client_static=None, server_static=None, psk=None):
     ce, se = key(0x20), key(0x40)
     client_hello = bytes([1, 1, mode]) + pub(ce)
+    if mode == 3:  # the client's static public key, sealed to the server's identity
+        k = HKDF(algorithm=hashes.SHA256(), length=32, salt=hashlib.sha256(client_hello).digest(),
+                 info=b"msgpipe secure v1 announce").derive(ce.exchange(server_static.public_key()))
+        client_hello += ChaCha20Poly1305(k).encrypt(bytes(12), pub(client_static), client_hello)
     server_unconfirmed = bytes([1, 2, mode]) + pub(se)
     ikm = ce.exchange(se.public_key())
     if mode == 1:
@@ -41,7 +45,8 @@ def seal(k, direction, counter, plaintext, kind=0x10):
     return header + ChaCha20Poly1305(k).encrypt(nonce, plaintext, header)
 
 for name, args in [("psk", dict(mode=1, psk=bytes(range(32)))),
-                   ("identity", dict(mode=2, client_static=key(0x60), server_static=key(0x80)))]:
+                   ("identity", dict(mode=2, client_static=key(0x60), server_static=key(0x80))),
+                   ("announced", dict(mode=3, client_static=key(0x60), server_static=key(0x80)))]:
     ch, sh, cf, c2s, s2c = handshake(**args)
     print(f"{name}.clientHello  {ch.hex()}")
     print(f"{name}.serverHello  {sh.hex()}")

@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import MsgPipe
 import MsgPipeMQTT
+import Secure
 import Transport
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
@@ -32,13 +33,19 @@ struct ListenCommand: AsyncParsableCommand {
             published to PREFIX/ID/up (MQTT 5, QoS 1) and acknowledged to its central only after the broker's \
             PUBACK; PREFIX/ID/status says online/offline (retained).
 
+            With --identity FILE --authorized-keys FILE (peripheral) only centrals whose key is in the file are \
+            accepted, every message is sealed end to end, and --json names each message's peer_key and \
+            peer_name; SIGHUP reloads the file and closes the sessions of removed keys. As the central: \
+            --identity FILE --peer-key KEY.
+
             Exit codes: 0 done or interrupted, 1 link failure, 64 usage error (a bad --mqtt URL too), 69 the \
             broker cannot be reached, 73 --out-dir cannot be written, 74 standard output cannot be written, 77 \
-            the broker refused the credentials or a publish, or its TLS certificate is not trusted. Reference: \
-            docs/CLI.md.
+            the broker refused the credentials or a publish, or its TLS certificate is not trusted, 78 a key file \
+            is missing, unreadable, world-writable or invalid. Reference: docs/CLI.md.
             """)
 
     @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
     var format: FrameFormat = .msgpipe
@@ -97,6 +104,10 @@ struct ListenCommand: AsyncParsableCommand {
         } else if gateway != nil {
             throw ValidationError("--gateway names the gateway on --mqtt's broker: give --mqtt too")
         }
+        if secure.isEnabled {
+            if format != .msgpipe { throw ValidationError("end-to-end keys need --format msgpipe") }
+            if mqtt != nil { throw ValidationError("--mqtt does not carry end-to-end sealed messages yet") }
+        }
         if try link.role(role, default: .peripheral) == .central, connections != nil {
             throw ValidationError("--connections counts the centrals a peripheral serves: not with --to or --role central")
         }
@@ -114,6 +125,9 @@ struct ListenCommand: AsyncParsableCommand {
         if try link.role(role, default: .peripheral) == .central {
             return try await receiveAsCentral(sink: output, shutdown: shutdown)
         }
+        let security = try secure.serverSecurity()
+        security?.reloadOnHangup()
+        let verbose = verbose
         let outcomes = AsyncStream<ListenOutcome>.makeStream()
         let sink = SharedMessageSink(
             output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
@@ -143,6 +157,10 @@ struct ListenCommand: AsyncParsableCommand {
             await withDiscardingTaskGroup { group in
                 for await central in server.centrals {
                     group.addTask {
+                        if let security {
+                            await Self.receiveSealed(from: central, security: security, into: sink, verbose: verbose)
+                            return
+                        }
                         for await message in central.messages {
                             if let broker {
                                 do throws(MQTTGatewayError) {
@@ -207,6 +225,47 @@ struct ListenCommand: AsyncParsableCommand {
         // The socket file goes; over Bluetooth advertising stops.
         await server.close()
         await broker?.close()
+    }
+
+    /// End to end: runs the handshake on `central`'s Transport (15 s at most), then writes each message it
+    /// opens. A refused handshake or a record that does not open (tampered, replayed, malformed) closes the
+    /// connection: nothing more of that central is written. The refusal is logged with the central's address.
+    static func receiveSealed(
+        from central: MessagePipe, security: ServerSecurity, into sink: SharedMessageSink, verbose: Bool
+    ) async {
+        guard let transport = central.transport else { return }
+        let logger = CLILogging.logger("listen", verbose: verbose)
+        let channel: SecureChannel
+        do {
+            channel = try await withDeadline(seconds: 15, onTimeout: { await central.close() }) {
+                try await security.accept(over: transport, limits: SecureLimits(), logger: logger)
+            }
+        } catch {
+            printError("refused \(central.peer): \(error)")
+            await central.close()
+            return
+        }
+        defer { security.ended(channel) }
+        let sender = channel.peer
+        printError("\(central.peer) authenticated" + (sender.map { " as \($0.label)" } ?? ""))
+        while true {
+            let message: SecureMessage?
+            do {
+                message = try await channel.receive()
+            } catch {
+                printError("closing \(central.peer) (\(sender?.label ?? "pre-shared key")): \(error)")
+                await central.close()
+                return
+            }
+            guard let message else { return }
+            do throws(FileIOError) {
+                try sink.write(
+                    message.plaintext, messageID: message.received.messageID, connection: central.connections,
+                    peer: central.peer, sender: sender)
+            } catch {
+                return
+            }
+        }
     }
 
     /// With --mqtt: the gateway, connected to its broker; nil without.

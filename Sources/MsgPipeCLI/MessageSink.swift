@@ -1,6 +1,7 @@
 import Framing
 import FoundationEssentials
 import Glibc
+import Secure
 
 /// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own
 /// in a directory, or one JSON line on standard output. Every message is written out completely before the
@@ -19,21 +20,24 @@ final class MessageSink {
     private var output = OutputBuffer()
     /// Messages written so far by this process.
     private(set) var count = 0
-    /// The number of the next file in directory mode (continues after the files already there).
-    private var nextFileNumber = 1
+    /// The number of the next file in each directory written (continues after the files already there).
+    private var nextFileNumbers: [String: Int] = [:]
 
     init(_ mode: Mode) throws(FileIOError) {
         self.mode = mode
         if case let .directory(path) = mode {
             try Self.makeDirectory(path)
-            nextFileNumber = try Self.highestFileNumber(in: path) + 1
+            nextFileNumbers[path] = try Self.highestFileNumber(in: path) + 1
         }
     }
 
     /// Writes one message; `messageID` is Transport's id (nil for the plain formats), `connection` the
     /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known,
-    /// `link` what carried it ("gatt" or "l2cap") if known.
-    func write(_ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil) throws(FileIOError) {
+    /// `link` what carried it ("gatt" or "l2cap") if known, `sender` the authorized key that sealed it (end to end).
+    func write(
+        _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil,
+        sender: AuthorizedKeys.Entry? = nil
+    ) throws(FileIOError) {
         count += 1
         switch mode {
         case let .stdout(newline):
@@ -41,11 +45,13 @@ final class MessageSink {
             if newline { try output.append([0x0A]) }
             try output.flush()
         case let .directory(path):
-            try writeFile(body, in: path)
+            // End to end with a key list: a directory per key name (names never start with a dot).
+            try writeFile(body, in: sender?.name.map { path + "/" + $0 } ?? path)
         case .json:
             let line = MessageLine(
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
-                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString())
+                crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString(),
+                peerKey: sender?.key.text, peerName: sender?.name)
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
         }
@@ -65,8 +71,15 @@ final class MessageSink {
 
     /// Writes to a hidden temporary name first and renames it, so a watcher never sees a partial file.
     private func writeFile(_ body: [UInt8], in directory: String) throws(FileIOError) {
-        let name = Self.fileName(nextFileNumber)
-        nextFileNumber += 1
+        let number: Int
+        if let next = nextFileNumbers[directory] {
+            number = next
+        } else {
+            try Self.makeDirectory(directory)
+            number = try Self.highestFileNumber(in: directory) + 1
+        }
+        nextFileNumbers[directory] = number + 1
+        let name = Self.fileName(number)
         let final = directory + "/" + name
         let temporary = directory + "/." + name + ".part"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -117,7 +130,7 @@ final class MessageSink {
 }
 
 /// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
-/// "link":"gatt"|"l2cap","peer":"ADDRESS"}.
+/// "link":"gatt"|"l2cap","peer":"ADDRESS","peer_key":"msgpipe-x25519-public:HEX","peer_name":"NAME"}.
 struct MessageLine: Encodable {
     let index: Int
     let connection: Int
@@ -130,4 +143,14 @@ struct MessageLine: Encodable {
     let bytes: Int
     let crc32: String
     let data: String
+    /// End to end (`--authorized-keys`, `--peer-key`): the public key that sealed the message; absent otherwise.
+    let peerKey: String?
+    /// The name of `peerKey` in the authorized-keys file; absent without one.
+    let peerName: String?
+
+    enum CodingKeys: String, CodingKey {
+        case index, connection, peer, link, id, bytes, crc32, data
+        case peerKey = "peer_key"
+        case peerName = "peer_name"
+    }
 }

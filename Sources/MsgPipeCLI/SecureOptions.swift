@@ -1,47 +1,129 @@
 import ArgumentParser
-import Glibc
+import Exchange
+import Logging
 import Secure
+import Transport
 
-/// The end-to-end key of `request` and `serve`: a pre-shared key file, or our X25519 identity file and
-/// the peer's pinned public key (PROTOCOL.md 6.1).
+/// The end-to-end keys of `request`, `serve`, `send` and `listen` (PROTOCOL.md 6.1): a pre-shared key file, or
+/// our X25519 identity file with the peer's pinned public key (a central; or a server of one peer), or with an
+/// authorized-keys file (a server of many). Key files are checked before anything connects or advertises:
+/// missing, unreadable, world-writable or invalid exits 78.
 struct SecureOptions: ParsableArguments {
     @Option(help: "A pre-shared key file written by 'msgpipe keygen' (both sides use the same file).")
     var keyFile: String?
 
-    @Option(help: "Our X25519 identity file written by 'msgpipe keygen --x25519' (with --peer-key).")
+    @Option(help: "Our X25519 identity file written by 'msgpipe keygen --x25519' (with --peer-key or --authorized-keys).")
     var identity: String?
 
     @Option(help: "The peer's X25519 public key (msgpipe-x25519-public:HEX or 64 hex digits), pinned.")
     var peerKey: String?
 
+    @Option(help: "Accepting centrals: the file of the X25519 public keys accepted, one 'KEY NAME' a line (SIGHUP reloads it).")
+    var authorizedKeys: String?
+
+    /// The exit code when a key file fails its checks.
+    static let keyFileExitCode: Int32 = 78
+
     func validate() throws {
-        switch (keyFile, identity, peerKey) {
-        case (_?, nil, nil), (nil, _?, _?): return
-        case (nil, nil, nil): throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY")
-        case (_?, _, _): throw ValidationError("--key-file excludes --identity and --peer-key")
-        default: throw ValidationError("--identity and --peer-key go together")
+        if keyFile != nil, identity != nil || peerKey != nil || authorizedKeys != nil {
+            throw ValidationError("--key-file excludes --identity, --peer-key and --authorized-keys")
+        }
+        if peerKey != nil, authorizedKeys != nil {
+            throw ValidationError("--peer-key pins one peer, --authorized-keys accepts a list: give one of them")
+        }
+        if identity == nil, peerKey != nil || authorizedKeys != nil {
+            throw ValidationError("--peer-key and --authorized-keys go with --identity FILE")
+        }
+        if identity != nil, peerKey == nil, authorizedKeys == nil {
+            throw ValidationError("--identity goes with --peer-key KEY (or, accepting centrals, --authorized-keys FILE)")
         }
     }
 
+    /// Whether any end-to-end key was given.
+    var isEnabled: Bool { keyFile != nil || identity != nil }
+
+    /// The credentials of the side that starts the handshake (a central). Exits 78 for a bad key file.
     func credentials() throws -> SecureCredentials {
         if let keyFile {
-            return .preSharedKey(try PreSharedKey(text: try Self.readKeyFile(keyFile)))
+            return .preSharedKey(try Self.checked(keyFile) { (path: String) throws(KeyFileError) -> PreSharedKey in
+                let text = try KeyFiles.contents(of: path)
+                do {
+                    return try PreSharedKey(text: Self.firstLine(text))
+                } catch {
+                    throw .invalid(path: path, reason: "\(error)")
+                }
+            })
         }
-        guard let identity, let peerKey else { throw ValidationError("missing --identity or --peer-key") }
-        return .identity(try IdentityKey(text: try Self.readKeyFile(identity)), peer: try PeerPublicKey(text: peerKey))
+        guard let identity, let peerKey else {
+            if authorizedKeys != nil {
+                throw ValidationError("--authorized-keys is for the side that accepts centrals: a central pins --peer-key KEY")
+            }
+            throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY")
+        }
+        let key = try Self.checked(identity, KeyFiles.identity(at:))
+        return .identity(key, peer: try PeerPublicKey(text: peerKey))
     }
 
-    /// The first line of a small key file.
-    static func readKeyFile(_ path: String) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ValidationError("cannot open key file \(path): \(String(cString: strerror(errno)))")
+    /// The keys of the side that accepts handshakes (a peripheral, `serve`); nil without any key option.
+    /// Exits 78 for a bad key file.
+    func serverSecurity() throws -> ServerSecurity? {
+        guard isEnabled else { return nil }
+        guard let identity, let authorizedKeys else { return .credentials(try credentials()) }
+        let key = try Self.checked(identity, KeyFiles.identity(at:))
+        let keyring = try Self.checked(authorizedKeys) { (path: String) throws(KeyFileError) -> AuthorizedKeyring in
+            try AuthorizedKeyring(path: path)
         }
-        defer { _ = close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = read(descriptor, &buffer, buffer.count)
-        guard count > 0 else { throw ValidationError("key file \(path) is empty or unreadable") }
-        return String(decoding: buffer.prefix(count), as: UTF8.self).split(whereSeparator: \.isNewline).first
-            .map(String.init) ?? ""
+        return .authorized(key, keyring)
+    }
+
+    private static func checked<T>(_ path: String, _ load: (String) throws(KeyFileError) -> T) throws -> T {
+        do {
+            return try load(path)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(keyFileExitCode)
+        }
+    }
+
+    private static func firstLine(_ bytes: [UInt8]) -> String {
+        String(decoding: bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? [], as: UTF8.self)
+    }
+}
+
+/// How a server authenticates the centrals it accepts: one set of credentials, or an identity and a
+/// reloadable keyring of authorized keys.
+enum ServerSecurity: Sendable {
+    case credentials(SecureCredentials)
+    case authorized(IdentityKey, AuthorizedKeyring)
+
+    /// The responder's handshake on `transport`; the channel's `peer` names the key for a keyring.
+    func accept(over transport: Transport, limits: SecureLimits, logger: Logger?) async throws -> SecureChannel {
+        switch self {
+        case let .credentials(credentials):
+            try await SecureChannel.accept(over: transport, credentials: credentials, limits: limits, logger: logger)
+        case let .authorized(identity, keyring):
+            try await keyring.accept(over: transport, identity: identity, limits: limits, logger: logger)
+        }
+    }
+
+    /// Stops tracking a session that ended.
+    func ended(_ channel: SecureChannel) {
+        if case let .authorized(_, keyring) = self { keyring.ended(channel) }
+    }
+
+    /// With a keyring: reloads its file on every SIGHUP, closing the sessions of revoked keys, and logs what
+    /// changed (a file that fails its checks is logged and the keys stay as they were).
+    func reloadOnHangup() {
+        guard case let .authorized(_, keyring) = self else { return }
+        HangupSignal.shared.onSignal {
+            do {
+                let revoked = try await keyring.reload()
+                let names = revoked.map(\.label).joined(separator: ", ")
+                printError("reloaded \(keyring.path ?? "the authorized keys"): \(keyring.keys.entries.count) keys"
+                    + (revoked.isEmpty ? "" : "; revoked \(names)"))
+            } catch {
+                printError("reload failed, the keys stay as they were: \(error)")
+            }
+        }
     }
 }

@@ -32,6 +32,7 @@ struct SendCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var link: LinkOptions
+    @OptionGroup var secure: SecureOptions
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
     var format: FrameFormat = .msgpipe
@@ -75,6 +76,10 @@ struct SendCommand: AsyncParsableCommand {
     func validate() throws {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
+        if secure.isEnabled {
+            if format != .msgpipe { throw ValidationError("end-to-end keys need --format msgpipe") }
+            if mqtt != nil { throw ValidationError("--mqtt does not carry end-to-end sealed messages yet") }
+        }
         if files.count(where: { $0 == "-" }) > 1 { throw ValidationError("standard input ('-') can be sent once") }
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
@@ -124,9 +129,19 @@ struct SendCommand: AsyncParsableCommand {
         options.onNote = { [onNote = options.onNote] note in
             if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
         }
-        let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
+        var session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
+        let asPeripheral = try link.role(role, default: .central) == .peripheral
+        if secure.isEnabled {
+            // Key files are checked before anything connects or advertises.
+            if asPeripheral {
+                session.security = try secure.serverSecurity()
+                session.security?.reloadOnHangup()
+            } else {
+                session.credentials = try secure.credentials()
+            }
+        }
         let outcome =
-            try link.role(role, default: .central) == .peripheral
+            asPeripheral
             ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), centrals: centrals, json: json)
             : await session.run(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
         progress.finish(complete: outcome == .success)

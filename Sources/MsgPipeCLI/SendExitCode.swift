@@ -18,6 +18,10 @@ enum SendExitCode: Int32 {
     case noInput = 66
     /// Reading an input failed.
     case ioError = 74
+    /// End to end: the peer does not accept our key, or is not the pinned peer (nothing was sent).
+    case notAuthenticated = 77
+    /// A key file is missing, unreadable, world-writable or invalid (nothing was sent).
+    case keyFile = 78
 
     /// The exit code for a Transport failure of a send.
     init(_ error: TransportError) {
@@ -33,6 +37,6 @@ enum SendExitCode: Int32 {
     static let help = """
         Exit codes: 0 every message acknowledged, 1 link failure, 2 not acknowledged before --timeout, 3 refused \
         by the peer (too large, another --format), 64 usage error, 65 an input the format cannot carry, 66 an \
-        input cannot be opened, 74 reading an input failed.
+        input cannot be opened, 74 reading an input failed, 77 not authenticated (end to end), 78 a bad key file.
         """
 }

@@ -1,6 +1,7 @@
 import BLELink
 import Framing
 import MsgPipe
+import Secure
 import Synchronization
 import Transport
 
@@ -12,6 +13,10 @@ struct SendSession: Sendable {
     let options: MessagePipe.Options
     let progress: ProgressReporter
     let deadline: ContinuousClock.Instant?
+    /// End to end as the central: the credentials the handshake starts with (nil: plain messages).
+    var credentials: SecureCredentials? = nil
+    /// End to end as the peripheral: how each central is authenticated (nil: plain messages).
+    var security: ServerSecurity? = nil
 
     var format: FrameFormat { options.format }
 
@@ -28,8 +33,20 @@ struct SendSession: Sendable {
             printError(link.connectFailure(error))
             return .linkFailure
         }
+        var channel: SecureChannel?
+        if let credentials {
+            do {
+                guard let transport = pipe.transport else { throw SecureError.handshakeFailed("no Transport") }
+                channel = try await SecureChannel.initiate(
+                    over: transport, credentials: credentials, timeout: .seconds(15), logger: options.logger)
+            } catch {
+                printError("cannot send to \(link.displayName): \(error)")
+                await pipe.close()
+                return Self.exitCode(error)
+            }
+        }
         let results = SendResults(inputs: inputs.paths, json: json)
-        let outcome = await send(inputs, over: pipe, results: results)
+        let outcome = await send(inputs, over: pipe, channel: channel, results: results)
         await pipe.close()
         return outcome
     }
@@ -71,7 +88,19 @@ struct SendSession: Sendable {
                 group.addTask {
                     var results = SendResults(inputs: inputs.paths, json: json)
                     results.peer = pipe.peer
-                    let code = await send(inputs, over: pipe, results: results)
+                    var channel: SecureChannel?
+                    if let security {
+                        do {
+                            guard let transport = pipe.transport else { throw SecureError.handshakeFailed("no Transport") }
+                            channel = try await security.accept(over: transport, limits: SecureLimits(), logger: self.options.logger)
+                        } catch {
+                            printError("refused central \(pipe.peer): \(error)")
+                            await pipe.close()
+                            return Self.exitCode(error)
+                        }
+                    }
+                    defer { if let channel { security?.ended(channel) } }
+                    let code = await send(inputs, over: pipe, channel: channel, results: results)
                     if code != .success { printError("central \(pipe.peer) failed (exit code \(code.rawValue))") }
                     return code
                 }
@@ -84,7 +113,10 @@ struct SendSession: Sendable {
 
     /// Sends `inputs` in order over `pipe` and returns this peer's exit code. One call per peer: several may
     /// share `inputs` (standard input is read once).
-    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> SendExitCode {
+    /// With `channel` each message is sealed and sent through it.
+    func send(
+        _ inputs: SendInputs, over pipe: MessagePipe, channel: SecureChannel? = nil, results: SendResults
+    ) async -> SendExitCode {
         for (index, path) in inputs.paths.enumerated() {
             let body: [UInt8]
             do {
@@ -95,7 +127,11 @@ struct SendSession: Sendable {
             }
             let started = ContinuousClock.now
             do {
-                try await pipe.send(body, timeout: try remainingTime())
+                if let channel {
+                    try await channel.send(body, timeout: try remainingTime())
+                } else {
+                    try await pipe.send(body, timeout: try remainingTime())
+                }
             } catch {
                 printError("\(Self.name(path)): \(error)")
                 return Self.exitCode(error)
@@ -115,6 +151,11 @@ struct SendSession: Sendable {
     static func exitCode(_ error: any Error) -> SendExitCode {
         switch error {
         case let error as TransportError: SendExitCode(error)
+        case SecureError.notAuthenticated, SecureError.modeMismatch, SecureError.refusedByPeer(.notAuthenticated),
+            SecureError.refusedByPeer(.modeMismatch):
+            .notAuthenticated
+        case SecureError.closedDuringHandshake: .linkFailure
+        case is SecureError: .refused
         case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch: .refused
         case MessagePipeError.timedOut: .notAcknowledged
         case is FramingError: .dataError

@@ -28,6 +28,10 @@ struct ServeCommand: AsyncParsableCommand {
             it) is published to PREFIX/ID/served (QoS 1); request bodies stay end-to-end encrypted. Exit 64 on \
             a bad URL, 69 when the broker cannot be reached, 77 when it refuses the credentials.
 
+            With --identity FILE --authorized-keys FILE any central whose key is in the file is served; \
+            SIGHUP reloads the file and closes the sessions of removed keys. Exit 78 when a key file is \
+            missing, unreadable, world-writable or invalid.
+
             Reference: docs/CLI.md.
             """)
 
@@ -88,7 +92,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.logger("serve", verbose: verbose)
-        let credentials = try secure.credentials()
+        guard let security = try secure.serverSecurity() else {
+            throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY or --authorized-keys FILE")
+        }
+        security.reloadOnHangup()
         let limits = ExchangeLimits(maximumRequestSize: maxBody, maximumResponseSize: maxBody, retainedRequests: retain)
         let secureLimits = SecureLimits(maximumPlaintextSize: maxBody + ExchangeLimits.envelopeOverhead)
         let stateDirectory = try state ?? Self.temporaryStateDirectory()
@@ -125,9 +132,10 @@ struct ServeCommand: AsyncParsableCommand {
                     let channel = try await withDeadline(
                         seconds: handshakeTimeout, onTimeout: { await transport.close() }
                     ) {
-                        try await SecureChannel.accept(
-                            over: transport, credentials: credentials, limits: secureLimits, logger: logger)
+                        try await security.accept(over: transport, limits: secureLimits, logger: logger)
                     }
+                    defer { security.ended(channel) }
+                    if let name = channel.peer?.name { logger.info("connection from \(peer) authenticated as \(name)") }
                     await server.serve(channel, idleTimeout: idle) { event in
                         ServeEvent.report(event, json: json)
                         if let broker, case let .handled(request) = event {

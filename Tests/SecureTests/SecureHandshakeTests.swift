@@ -16,17 +16,18 @@ struct SecureHandshakeTests {
         }
     }
 
-    @Test("a server that pinned another client key is not authenticated by the client")
+    @Test("a server that pinned another client key is not authenticated by the client (mode 2 hello)")
     func serverPinnedAnotherClient() throws {
-        let client = ClientHandshake(credentials: .clientPinned)
+        let client = ClientHandshake(credentials: .clientPinned, announcesIdentity: false)
         var server = ServerHandshake(credentials: .identity(serverIdentity, peer: IdentityKey().publicKey))
         let serverHello = try server.respond(to: client.hello)
         #expect(throws: SecureError.self) { try client.finish(serverHello: serverHello) }
     }
 
-    @Test("a client that pinned another server key rejects the real server")
+    @Test("a client that pinned another server key rejects the real server (mode 2 hello)")
     func clientPinnedAnotherServer() throws {
-        let client = ClientHandshake(credentials: .identity(clientIdentity, peer: IdentityKey().publicKey))
+        let client = ClientHandshake(
+            credentials: .identity(clientIdentity, peer: IdentityKey().publicKey), announcesIdentity: false)
         var server = ServerHandshake(credentials: .serverPinned)
         let serverHello = try server.respond(to: client.hello)
         #expect(throws: SecureError.notAuthenticated(

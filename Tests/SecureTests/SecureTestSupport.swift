@@ -33,3 +33,11 @@ extension SecureCredentials {
     static let clientPinned = SecureCredentials.identity(clientIdentity, peer: serverIdentity.publicKey)
     static let serverPinned = SecureCredentials.identity(serverIdentity, peer: clientIdentity.publicKey)
 }
+
+/// The vectors' client key as `till-1`, beside two other keys.
+let vectorAuthorizedKeys = try! AuthorizedKeys(parsing: """
+    # the shop's phones
+    \(IdentityKey().publicKey.text) till-0
+    msgpipe-x25519-public:675dd574ed7789310b3d2e7681f3790b466c773b1521fecf36577958371ea52f till-1
+    \(Hex.string(IdentityKey().publicKey.bytes))\ttill-2
+    """)

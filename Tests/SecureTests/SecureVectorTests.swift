@@ -13,6 +13,10 @@ struct SecureVectorTests {
         let client: SecureCredentials
         let server: SecureCredentials
         let clientHello, serverHello, clientFinish, sealedToServer, sealedToClient, alertToClient: String
+        /// Mode 3 (the client announces its key) or the older hellos.
+        var announces = false
+        /// A server that accepts this set instead of `server`'s pinned key.
+        var authorized: AuthorizedKeys? = nil
         var testDescription: String { name }
     }
 
@@ -33,18 +37,38 @@ struct SecureVectorTests {
             sealedToServer: "0110000000000000000019f52cb29241fc047dcc4ab434d58f716c9b6a2500198bacbd61d59d2b",
             sealedToClient: "011000000000000000000d71244cbb160d77ee8390c3c7d5e895d2fa0fa2cf8eeba5",
             alertToClient: "01110000000000000001ecac813070c1558e86d6b8cb735a061baa"),
+        announced("announced X25519 identity, server pinned its key", authorized: nil),
+        announced("announced X25519 identity, server accepts a set of keys", authorized: vectorAuthorizedKeys),
     ]
+
+    static func announced(_ name: String, authorized: AuthorizedKeys?) -> Vector {
+        Vector(
+            name: name, client: .clientPinned, server: .serverPinned,
+            clientHello: "010103358072d6365880d1aeea329adf9121383851ed21a28e3b75e965d0d2cd166254"
+                + "9b8d0c272243e0d66024a3a6d51b878ed04e30c7b9c801fe82eb8fa0219fa6f717ae77a6e5364cde6685bb0287529c5f",
+            serverHello: "01020379a631eede1bf9c98f12032cdeadd0e7a079398fc786b88cc846ec89af85a51a92f9f126ba47c6c024eba9e605ddc520a13f129ce29526fc55b3d438dabd8a1f",
+            clientFinish: "0103f53ba4ce3112010b2ae8ab18729e9290b02a1dccd276fb3e725255635ca8433e",
+            sealedToServer: "01100000000000000000f31ef37b2cabca77b9be73b44715cf9e2bd3eae77c9887d2e3df8525f7",
+            sealedToClient: "011000000000000000001e8f530e5684b4cb45b69945e9e77126818c41c23ed9e524",
+            alertToClient: "01110000000000000001eb39bb92b6a29a433b7a83b3e776793ffc", announces: true,
+            authorized: authorized)
+    }
 
     @Test("handshake messages and sealed records match the pinned bytes", arguments: vectors)
     func pinnedBytes(vector: Vector) throws {
-        let client = ClientHandshake(credentials: vector.client, ephemeral: fixedPrivateKey(0x20))
-        var server = ServerHandshake(credentials: vector.server, ephemeral: fixedPrivateKey(0x40))
+        let client = ClientHandshake(
+            credentials: vector.client, ephemeral: fixedPrivateKey(0x20), announcesIdentity: vector.announces)
+        var server = vector.authorized.map {
+            ServerHandshake(identity: serverIdentity, authorizedKeys: $0, ephemeral: fixedPrivateKey(0x40))
+        } ?? ServerHandshake(credentials: vector.server, ephemeral: fixedPrivateKey(0x40))
         #expect(Hex.string(client.hello) == vector.clientHello)
         let serverHello = try server.respond(to: client.hello)
         #expect(Hex.string(serverHello) == vector.serverHello)
         var (finish, clientSession) = try client.finish(serverHello: serverHello)
         #expect(Hex.string(finish) == vector.clientFinish)
         var serverSession = try server.complete(clientFinish: finish)
+        #expect(server.peer?.key == (vector.client.mode == .preSharedKey ? nil : clientIdentity.publicKey))
+        if vector.authorized != nil { #expect(server.peer?.name == "till-1") }
 
         let request = try clientSession.seal(Array("pay 12.50 EUR".utf8))
         #expect(Hex.string(request) == vector.sealedToServer)

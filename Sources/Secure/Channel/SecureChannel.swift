@@ -16,11 +16,15 @@ public actor SecureChannel {
     private let transport: Transport
     private var session: SecureSession
     private let logger: Logger?
+    /// As responder in an identity mode: the client's key, and its name when it came from an
+    /// ``AuthorizedKeys`` set. Nil with a pre-shared key and as initiator.
+    public nonisolated let peer: AuthorizedKeys.Entry?
 
-    private init(transport: Transport, session: SecureSession, logger: Logger?) {
+    private init(transport: Transport, session: SecureSession, logger: Logger?, peer: AuthorizedKeys.Entry? = nil) {
         self.transport = transport
         self.session = session
         self.logger = logger
+        self.peer = peer
     }
 
     /// Runs the initiator's handshake. Throws ``SecureError/notAuthenticated(_:)`` when the peer holds
@@ -53,22 +57,59 @@ public actor SecureChannel {
         over transport: Transport, credentials: SecureCredentials, limits: SecureLimits = SecureLimits(),
         logger: Logger? = nil
     ) async throws -> SecureChannel {
+        try await accept(over: transport, handshake: ServerHandshake(credentials: credentials, limits: limits), logger: logger)
+    }
+
+    /// Runs the responder's handshake accepting any client whose key is in `authorizedKeys` (the client
+    /// announces its key, mode 3); ``peer`` tells which entry connected. A client with another key gets one
+    /// Reject ("not authenticated") and this throws ``SecureError/notAuthenticated(_:)``; nothing it sends
+    /// is ever opened.
+    ///
+    /// ```swift
+    /// let keys = try AuthorizedKeys(parsing: fileText)
+    /// let channel = try await SecureChannel.accept(over: transport, identity: identity, authorizedKeys: keys)
+    /// print("\(channel.peer!.label) connected")
+    /// ```
+    public static func accept(
+        over transport: Transport, identity: IdentityKey, authorizedKeys: AuthorizedKeys,
+        limits: SecureLimits = SecureLimits(), logger: Logger? = nil
+    ) async throws -> SecureChannel {
+        try await accept(
+            over: transport,
+            handshake: ServerHandshake(identity: identity, authorizedKeys: authorizedKeys, limits: limits), logger: logger)
+    }
+
+    private static func accept(
+        over transport: Transport, handshake: ServerHandshake, logger: Logger?
+    ) async throws -> SecureChannel {
+        var handshake = handshake
         var messages = transport.messages.makeAsyncIterator()
         guard let hello = await messages.next() else { throw SecureError.closedDuringHandshake }
-        var handshake = ServerHandshake(credentials: credentials, limits: limits)
         do {
             guard hello.isRequest else { throw SecureError.handshakeFailed("ClientHello must be a request") }
             try await transport.respond(to: hello, with: try handshake.respond(to: hello.body))
         } catch let error as SecureError {
             if hello.isRequest {
-                try? await transport.respond(to: hello, with: HandshakeReject(SecureAlert(error) ?? .malformed).bytes)
+                await reject(hello, with: SecureAlert(error) ?? .malformed, over: transport)
             }
             throw error
         }
         guard let finish = await messages.next() else { throw SecureError.closedDuringHandshake }
         let session = try handshake.complete(clientFinish: finish.body)
-        logger?.debug("secure session established", metadata: ["mode": "\(credentials.mode)"])
-        return SecureChannel(transport: transport, session: session, logger: logger)
+        logger?.debug("secure session established", metadata: ["peer": "\(handshake.peer?.label ?? "-")"])
+        return SecureChannel(transport: transport, session: session, logger: logger, peer: handshake.peer)
+    }
+
+    /// Answers a refused ClientHello with one Reject, waiting at most 2 s for its acknowledgement: a client
+    /// that is refused usually leaves at once, and a session that may resume would otherwise hold the
+    /// refusal open until it expires.
+    private static func reject(_ hello: ReceivedMessage, with alert: SecureAlert, over transport: Transport) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await transport.respond(to: hello, with: HandshakeReject(alert).bytes) }
+            group.addTask { try? await Task.sleep(for: .seconds(2)) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// What this session sealed, opened and rejected so far.

@@ -6,21 +6,37 @@ public struct ClientHandshake: Sendable {
     private let credentials: SecureCredentials
     private let ephemeral: Curve25519.KeyAgreement.PrivateKey
     private let limits: SecureLimits
+    /// The mode the ClientHello names (and the ServerHello must echo).
+    public let mode: SecureMode
 
     /// The ClientHello to send as a request.
     public let hello: [UInt8]
 
-    /// Starts a handshake; `ephemeral` is fresh per connection (fixed only for test vectors).
+    /// Starts a handshake; `ephemeral` is fresh per connection (fixed only for test vectors). With identity
+    /// credentials the hello announces our public key, sealed to the pinned server key (mode 3), so a server
+    /// that accepts a set of keys can tell which is ours; `announcesIdentity: false` sends a mode-2 hello,
+    /// which only a server that pinned our key accepts.
     public init(
         credentials: SecureCredentials, limits: SecureLimits = SecureLimits(),
-        ephemeral: Curve25519.KeyAgreement.PrivateKey = .init()
+        ephemeral: Curve25519.KeyAgreement.PrivateKey = .init(), announcesIdentity: Bool = true
     ) {
         self.credentials = credentials
         self.ephemeral = ephemeral
         self.limits = limits
+        let ephemeralPublic = Array(ephemeral.publicKey.rawRepresentation)
         var hello: [UInt8] = []
-        ClientHello(mode: credentials.mode, ephemeralPublicKey: Array(ephemeral.publicKey.rawRepresentation))
-            .encode(into: &hello)
+        switch credentials {
+        case let .identity(identity, peer) where announcesIdentity:
+            mode = .announcedIdentity
+            ClientHello(mode: mode, ephemeralPublicKey: ephemeralPublic).encode(into: &hello)
+            // Sealing fails only for a low-order pinned key; the hello then goes out without an identity and
+            // the server refuses it as malformed, which is the error such a key deserves.
+            hello += (try? IdentityAnnouncement.seal(
+                identity.publicKey, ephemeral: ephemeral, server: peer, helloPrefix: hello)) ?? []
+        default:
+            mode = credentials.mode
+            ClientHello(mode: mode, ephemeralPublicKey: ephemeralPublic).encode(into: &hello)
+        }
         self.hello = hello
     }
 
@@ -28,8 +44,8 @@ public struct ClientHandshake: Sendable {
     /// Throws ``SecureError/notAuthenticated(_:)`` when the server holds another key.
     public func finish(serverHello bytes: [UInt8]) throws(SecureError) -> (finish: [UInt8], session: SecureSession) {
         let serverHello = try ServerHello(decoding: bytes[...])
-        guard serverHello.mode == credentials.mode else {
-            throw .modeMismatch(local: credentials.mode, peer: serverHello.mode)
+        guard serverHello.mode == mode else {
+            throw .modeMismatch(local: mode, peer: serverHello.mode)
         }
         var transcript = hello
         serverHello.encodeUnconfirmed(into: &transcript)

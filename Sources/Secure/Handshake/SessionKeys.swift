@@ -58,7 +58,7 @@ struct SessionKeys: Sendable {
                 key: material[96..<128], label: "msgpipe client finished", transcriptHash: transcriptHash))
     }
 
-    private static func agree(
+    static func agree(
         _ privateKey: Curve25519.KeyAgreement.PrivateKey, _ publicKey: Curve25519.KeyAgreement.PublicKey
     ) throws(SecureError) -> [UInt8] {
         do {

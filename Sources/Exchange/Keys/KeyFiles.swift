@@ -1,0 +1,61 @@
+import Glibc
+public import Secure
+
+/// Reads the key files a secure server or client starts from, with the checks ssh makes: the file exists,
+/// is a regular file no larger than ``maximumSize``, can be read, and is not writable by every user.
+public enum KeyFiles {
+    /// The largest key file read (an authorized-keys file of about 6000 keys).
+    public static let maximumSize = 1 << 20
+
+    /// Our X25519 identity from the first line of `path` (`msgpipe keygen --x25519 --out FILE`).
+    public static func identity(at path: String) throws(KeyFileError) -> IdentityKey {
+        let text = try contents(of: path)
+        let line = text.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
+        do {
+            return try IdentityKey(text: String(decoding: line, as: UTF8.self))
+        } catch {
+            throw .invalid(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The authorized keys in `path` (format: ``AuthorizedKeys``).
+    public static func authorizedKeys(at path: String) throws(KeyFileError) -> AuthorizedKeys {
+        let text = try contents(of: path)
+        do {
+            return try AuthorizedKeys(parsing: text)
+        } catch {
+            throw .invalid(path: path, reason: "\(error)")
+        }
+    }
+
+    /// The bytes of `path` after the checks above.
+    public static func contents(of path: String) throws(KeyFileError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            if code == ENOENT { throw .missing(path: path) }
+            throw .unreadable(path: path, reason: String(cString: strerror(code)))
+        }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else {
+            throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(path: path) }
+        guard status.st_mode & S_IWOTH == 0 else { throw .worldWritable(path: path) }
+        guard status.st_size <= maximumSize else {
+            throw .tooLarge(path: path, size: Int(status.st_size), limit: maximumSize)
+        }
+        var bytes = [UInt8](repeating: 0, count: maximumSize + 1)
+        var count = 0
+        while count < bytes.count {
+            let result = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if result < 0, errno == EINTR { continue }
+            guard result >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+            if result == 0 { break }
+            count += result
+        }
+        guard count <= maximumSize else { throw .tooLarge(path: path, size: count, limit: maximumSize) }
+        return Array(bytes.prefix(count))
+    }
+}

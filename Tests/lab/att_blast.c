@@ -96,6 +96,12 @@ static int sink(const char *local, int count)
 				memset(c, 0, sizeof(*c));
 				c->fd = accept(srv, NULL, NULL);
 				if (c->fd < 0) { perror("accept"); return 1; }
+				/* Write Commands have no flow control: on a loaded host a sink that reads slower than the
+				 * central writes lost some to a full socket. The baseline measures the link, not this
+				 * process, so its socket holds the whole blast (set before the MTU answer lets it start). */
+				int size = 32 << 20;
+				if (setsockopt(c->fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+					setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
 				accepted++;
 				open++;
 			}

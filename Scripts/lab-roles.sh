@@ -110,7 +110,7 @@ else
 	head -c 1048576 /dev/urandom > "$OUT/mib_c3.bin"
 	head -c 1048576 /dev/urandom > "$OUT/mib_d3.bin"
 	rm -rf "$OUT/many3_out"; mkdir -p "$OUT/many3_out"
-	"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-three --max-centrals 3 --connections 3 \
+	"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-three --max-centrals 3 --connections 3 --verbose \
 		--out-dir "$OUT/many3_out" > /dev/null 2> "$OUT/many3_listen.log" & LST=$!
 	wait_for "$OUT/many3_listen.log" "advertising"
 	# Memory per connection: listen's resident set now, and its peak (VmHWM, sampled until it exits) with the

@@ -27,8 +27,9 @@ struct KernelErrorTests {
     @Test func kernelWithoutBluetoothNamesBothRemedies() {
         let text = BluetoothError.kernelWithoutBluetooth.description
         #expect(text.contains("this kernel has no Bluetooth support"))
-        #expect(text.contains("Scripts/blelab.sh"))
-        #expect(text.contains("modprobe bluetooth"))
+        #expect(text.contains("sudo modprobe bluetooth"))
+        #expect(text.contains("a kernel built with Bluetooth"))
+        #expect(!text.contains("Scripts/"), "users of the library or the package have no repository scripts")
     }
 
     @Test(arguments: [

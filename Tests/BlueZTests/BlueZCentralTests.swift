@@ -186,7 +186,7 @@ struct BlueZCentralTests {
             try await fake.add(device)
             let started = ContinuousClock.now
             // 10 s: the fake's Connect reply must fit in it however busy the machine is, or the error is the call's
-            // timeout (3 s was too short once, on a host running two lab VMs and a build); the test waits it out.
+            // timeout; the test waits it out.
             await #expect(throws: BlueZError.servicesNotResolved(device: device.path, timeout: .seconds(10))) {
                 try await BlueZCentral.connect(bus: client, target: .name("msgpipe-peer"), profile: .msgpipe,
                                                timeout: .seconds(10), backoff: Self.quickBackoff)

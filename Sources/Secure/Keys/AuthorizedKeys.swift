@@ -1,15 +1,11 @@
-/// The X25519 public keys a server accepts, each with a name: the text of an authorized-keys file, in the
-/// spirit of ssh's `authorized_keys`. One key per line, then its name:
-///
-///     # the shop's phones
-///     msgpipe-x25519-public:675dd574ed7789310b3d2e7681f3790b466c773b1521fecf36577958371ea52f  till-1
-///     493e82fc74464a59268817623d2053c5eb8e2cc4a988b4fee179ec6b010d531d  till-2
-///
-/// Fields are separated by spaces or tabs; the key is `msgpipe-x25519-public:` and 64 hex digits, or the bare
-/// hex digits; the name is 1 to 64 of `A-Z a-z 0-9 . _ - @`, not starting with `.` (safe in a JSON field, an
-/// MQTT topic, a file name). A line that is blank or starts with `#` (after leading blanks) is ignored; lines end in LF or CRLF.
-/// Parsing is pure: reading the file and checking its permissions is the caller's (Exchange's
-/// `KeyFiles`). Input of any size or content gives a value or an ``AuthorizedKeysError``, never a trap.
+/// The X25519 public keys a server accepts, each with a name: an authorized-keys file, one `KEY NAME` a line
+/// (PROTOCOL.md 6.1 has the grammar). `#` comments and blank lines are ignored; a name is 1-64 of
+/// `A-Z a-z 0-9 . _ - @`, not starting with `.`. Pure: any input gives a value or an ``AuthorizedKeysError``
+/// naming the line, never a trap; reading the file and checking its permissions is `KeyFiles`' (Exchange).
+/// ```swift
+/// let keys = try AuthorizedKeys(parsing: fileText)      // "msgpipe-x25519-public:<64 hex>  till-1", ...
+/// let name = keys.entry(for: clientKey)?.name            // nil: not a known phone
+/// ```
 public struct AuthorizedKeys: Sendable, Equatable {
     /// One accepted key. `name` is nil for a key pinned outside a file (`--peer-key`).
     public struct Entry: Sendable, Equatable {

@@ -38,7 +38,7 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
         switch self {
         case .kernelWithoutBluetooth:
             "this kernel has no Bluetooth support (socket(AF_BLUETOOTH) failed with EAFNOSUPPORT); "
-                + "run inside the lab VM (Scripts/blelab.sh) or load the bluetooth module (modprobe bluetooth)"
+                + "load the bluetooth module (sudo modprobe bluetooth), or run on a kernel built with Bluetooth (a container or VM often has none)"
         case let .noAdapter(selector):
             "no Bluetooth adapter \(selector.isEmpty ? "found" : "matches '\(selector)'"); "
                 + "list adapters with 'btmgmt info' or 'hciconfig -a', and check the controller is attached"

@@ -123,7 +123,7 @@ let package = Package(
         .target(
             name: "MsgPipe",
             dependencies: [
-                "Framing", "Backpressure", "Transport", "GATT", "BLELink",
+                "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -183,7 +183,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
-            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport"],
+            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

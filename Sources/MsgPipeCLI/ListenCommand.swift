@@ -125,8 +125,8 @@ struct ListenCommand: AsyncParsableCommand {
         if try link.role(role, default: .peripheral) == .central {
             return try await receiveAsCentral(sink: output, shutdown: shutdown)
         }
-        let security = try secure.serverSecurity()
-        security?.reloadOnHangup()
+        let keys = try secure.serverKeys()
+        keys?.reloadOnHangup()
         let verbose = verbose
         let outcomes = AsyncStream<ListenOutcome>.makeStream()
         let sink = SharedMessageSink(
@@ -139,6 +139,7 @@ struct ListenCommand: AsyncParsableCommand {
         options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
         let broker = try await connectGateway()
         options.holdsAcknowledgements = broker != nil
+        options.keys = keys
         let acceptor = try link.acceptor(options)
         shutdown.onSignal { acceptor.stop() }
         let server: PipeServer
@@ -157,9 +158,8 @@ struct ListenCommand: AsyncParsableCommand {
             await withDiscardingTaskGroup { group in
                 for await central in server.centrals {
                     group.addTask {
-                        if let security {
-                            await Self.receiveSealed(from: central, security: security, into: sink, verbose: verbose)
-                            return
+                        if central.isSealed {
+                            printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
                         }
                         for await message in central.messages {
                             if let broker {
@@ -171,7 +171,9 @@ struct ListenCommand: AsyncParsableCommand {
                                 }
                             }
                             do throws(FileIOError) {
-                                try sink.write(message.bytes, messageID: message.id, connection: central.connections, peer: central.peer)
+                                try sink.write(
+                                    message.bytes, messageID: message.id, connection: central.connections,
+                                    peer: central.peer, sender: message.sender)
                             } catch {
                                 return  // the output is gone or --count was reached: stop receiving from this central
                             }
@@ -225,47 +227,6 @@ struct ListenCommand: AsyncParsableCommand {
         // The socket file goes; over Bluetooth advertising stops.
         await server.close()
         await broker?.close()
-    }
-
-    /// End to end: runs the handshake on `central`'s Transport (15 s at most), then writes each message it
-    /// opens. A refused handshake or a record that does not open (tampered, replayed, malformed) closes the
-    /// connection: nothing more of that central is written. The refusal is logged with the central's address.
-    static func receiveSealed(
-        from central: MessagePipe, security: ServerSecurity, into sink: SharedMessageSink, verbose: Bool
-    ) async {
-        guard let transport = central.transport else { return }
-        let logger = CLILogging.logger("listen", verbose: verbose)
-        let channel: SecureChannel
-        do {
-            channel = try await withDeadline(seconds: 15, onTimeout: { await central.close() }) {
-                try await security.accept(over: transport, limits: SecureLimits(), logger: logger)
-            }
-        } catch {
-            printError("refused \(central.peer): \(error)")
-            await central.close()
-            return
-        }
-        defer { security.ended(channel) }
-        let sender = channel.peer
-        printError("\(central.peer) authenticated" + (sender.map { " as \($0.label)" } ?? ""))
-        while true {
-            let message: SecureMessage?
-            do {
-                message = try await channel.receive()
-            } catch {
-                printError("closing \(central.peer) (\(sender?.label ?? "pre-shared key")): \(error)")
-                await central.close()
-                return
-            }
-            guard let message else { return }
-            do throws(FileIOError) {
-                try sink.write(
-                    message.plaintext, messageID: message.received.messageID, connection: central.connections,
-                    peer: central.peer, sender: sender)
-            } catch {
-                return
-            }
-        }
     }
 
     /// With --mqtt: the gateway, connected to its broker; nil without.

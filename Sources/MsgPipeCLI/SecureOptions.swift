@@ -1,6 +1,7 @@
 import ArgumentParser
 import Exchange
 import Logging
+import MsgPipe
 import Secure
 import Transport
 
@@ -66,7 +67,7 @@ struct SecureOptions: ParsableArguments {
 
     /// The keys of the side that accepts handshakes (a peripheral, `serve`); nil without any key option.
     /// Exits 78 for a bad key file.
-    func serverSecurity() throws -> ServerSecurity? {
+    func serverKeys() throws -> PipeKeys? {
         guard isEnabled else { return nil }
         guard let identity, let authorizedKeys else { return .credentials(try credentials()) }
         let key = try Self.checked(identity, KeyFiles.identity(at:))
@@ -74,6 +75,12 @@ struct SecureOptions: ParsableArguments {
             try AuthorizedKeyring(path: path)
         }
         return .authorized(key, keyring)
+    }
+
+    /// The keys of the side that starts the handshake (a central); nil without any key option. Exits 78 for a
+    /// bad key file.
+    func centralKeys() throws -> PipeKeys? {
+        isEnabled ? .credentials(try credentials()) : nil
     }
 
     private static func checked<T>(_ path: String, _ load: (String) throws(KeyFileError) -> T) throws -> T {
@@ -90,13 +97,9 @@ struct SecureOptions: ParsableArguments {
     }
 }
 
-/// How a server authenticates the centrals it accepts: one set of credentials, or an identity and a
-/// reloadable keyring of authorized keys.
-enum ServerSecurity: Sendable {
-    case credentials(SecureCredentials)
-    case authorized(IdentityKey, AuthorizedKeyring)
-
-    /// The responder's handshake on `transport`; the channel's `peer` names the key for a keyring.
+extension PipeKeys {
+    /// The responder's handshake on `transport` (for `serve`, whose Transport is its own); the channel's
+    /// `peer` names the key for a keyring.
     func accept(over transport: Transport, limits: SecureLimits, logger: Logger?) async throws -> SecureChannel {
         switch self {
         case let .credentials(credentials):

@@ -129,17 +129,11 @@ struct SendCommand: AsyncParsableCommand {
         options.onNote = { [onNote = options.onNote] note in
             if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
         }
-        var session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
         let asPeripheral = try link.role(role, default: .central) == .peripheral
-        if secure.isEnabled {
-            // Key files are checked before anything connects or advertises.
-            if asPeripheral {
-                session.security = try secure.serverSecurity()
-                session.security?.reloadOnHangup()
-            } else {
-                session.credentials = try secure.credentials()
-            }
-        }
+        // Key files are checked before anything connects or advertises.
+        options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
+        options.keys?.reloadOnHangup()
+        let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
         let outcome =
             asPeripheral
             ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), centrals: centrals, json: json)

@@ -18,7 +18,8 @@ enum SendExitCode: Int32 {
     case noInput = 66
     /// Reading an input failed.
     case ioError = 74
-    /// End to end: the peer does not accept our key, or is not the pinned peer (nothing was sent).
+    /// End to end: the peer does not accept our key, is not the pinned peer, or wants keys we did not give
+    /// (nothing was delivered).
     case notAuthenticated = 77
     /// A key file is missing, unreadable, world-writable or invalid (nothing was sent).
     case keyFile = 78
@@ -27,6 +28,7 @@ enum SendExitCode: Int32 {
     init(_ error: TransportError) {
         switch error {
         case .deadlineExceeded, .retriesExhausted, .responseTimedOut: self = .notAcknowledged
+        case .rejectedByPeer(_, .notAuthenticated): self = .notAuthenticated
         case .rejectedByPeer, .messageTooLarge: self = .refused
         case .packetSizeTooSmall: self = .dataError
         default: self = .linkFailure
@@ -37,6 +39,6 @@ enum SendExitCode: Int32 {
     static let help = """
         Exit codes: 0 every message acknowledged, 1 link failure, 2 not acknowledged before --timeout, 3 refused \
         by the peer (too large, another --format), 64 usage error, 65 an input the format cannot carry, 66 an \
-        input cannot be opened, 74 reading an input failed, 77 not authenticated (end to end), 78 a bad key file.
+        input cannot be opened, 74 reading an input failed, 77 not authenticated (end to end, or the peer wants keys), 78 a bad key file.
         """
 }

@@ -13,10 +13,6 @@ struct SendSession: Sendable {
     let options: MessagePipe.Options
     let progress: ProgressReporter
     let deadline: ContinuousClock.Instant?
-    /// End to end as the central: the credentials the handshake starts with (nil: plain messages).
-    var credentials: SecureCredentials? = nil
-    /// End to end as the peripheral: how each central is authenticated (nil: plain messages).
-    var security: ServerSecurity? = nil
 
     var format: FrameFormat { options.format }
 
@@ -28,25 +24,17 @@ struct SendSession: Sendable {
             options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
         } catch let error as MessagePipeError {
             printError("cannot send to \(link.displayName): \(error)")
+            if case .notAuthenticated = error { return .notAuthenticated }
             return .refused
+        } catch let error as SecureError {
+            printError("cannot send to \(link.displayName): \(error)")
+            return Self.exitCode(error)
         } catch {
             printError(link.connectFailure(error))
             return .linkFailure
         }
-        var channel: SecureChannel?
-        if let credentials {
-            do {
-                guard let transport = pipe.transport else { throw SecureError.handshakeFailed("no Transport") }
-                channel = try await SecureChannel.initiate(
-                    over: transport, credentials: credentials, timeout: .seconds(15), logger: options.logger)
-            } catch {
-                printError("cannot send to \(link.displayName): \(error)")
-                await pipe.close()
-                return Self.exitCode(error)
-            }
-        }
         let results = SendResults(inputs: inputs.paths, json: json)
-        let outcome = await send(inputs, over: pipe, channel: channel, results: results)
+        let outcome = await send(inputs, over: pipe, results: results)
         await pipe.close()
         return outcome
     }
@@ -88,19 +76,7 @@ struct SendSession: Sendable {
                 group.addTask {
                     var results = SendResults(inputs: inputs.paths, json: json)
                     results.peer = pipe.peer
-                    var channel: SecureChannel?
-                    if let security {
-                        do {
-                            guard let transport = pipe.transport else { throw SecureError.handshakeFailed("no Transport") }
-                            channel = try await security.accept(over: transport, limits: SecureLimits(), logger: self.options.logger)
-                        } catch {
-                            printError("refused central \(pipe.peer): \(error)")
-                            await pipe.close()
-                            return Self.exitCode(error)
-                        }
-                    }
-                    defer { if let channel { security?.ended(channel) } }
-                    let code = await send(inputs, over: pipe, channel: channel, results: results)
+                    let code = await send(inputs, over: pipe, results: results)
                     if code != .success { printError("central \(pipe.peer) failed (exit code \(code.rawValue))") }
                     return code
                 }
@@ -113,10 +89,8 @@ struct SendSession: Sendable {
 
     /// Sends `inputs` in order over `pipe` and returns this peer's exit code. One call per peer: several may
     /// share `inputs` (standard input is read once).
-    /// With `channel` each message is sealed and sent through it.
-    func send(
-        _ inputs: SendInputs, over pipe: MessagePipe, channel: SecureChannel? = nil, results: SendResults
-    ) async -> SendExitCode {
+    /// With end-to-end keys the pipe seals each message.
+    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> SendExitCode {
         for (index, path) in inputs.paths.enumerated() {
             let body: [UInt8]
             do {
@@ -127,11 +101,7 @@ struct SendSession: Sendable {
             }
             let started = ContinuousClock.now
             do {
-                if let channel {
-                    try await channel.send(body, timeout: try remainingTime())
-                } else {
-                    try await pipe.send(body, timeout: try remainingTime())
-                }
+                try await pipe.send(body, timeout: try remainingTime())
             } catch {
                 printError("\(Self.name(path)): \(error)")
                 return Self.exitCode(error)
@@ -156,7 +126,8 @@ struct SendSession: Sendable {
             .notAuthenticated
         case SecureError.closedDuringHandshake: .linkFailure
         case is SecureError: .refused
-        case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch: .refused
+        case MessagePipeError.notAuthenticated: .notAuthenticated
+        case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch, MessagePipeError.keysUnusable: .refused
         case MessagePipeError.timedOut: .notAcknowledged
         case is FramingError: .dataError
         default: .linkFailure

@@ -92,7 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.logger("serve", verbose: verbose)
-        guard let security = try secure.serverSecurity() else {
+        guard let security = try secure.serverKeys() else {
             throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY or --authorized-keys FILE")
         }
         security.reloadOnHangup()

@@ -95,6 +95,26 @@ struct AuthorizedKeysCLITests {
         #expect(!result.stdout.isEmpty && !lines.contains { $0.body.contains("let me in") })
     }
 
+    @Test("a phone without keys into a keyed listen: its send fails (never acknowledged), nothing is written")
+    func keylessPhoneIsNeverAcknowledged() throws {
+        let keys = try Keys(phones: ["till-1"])
+        defer { keys.remove() }
+        try keys.authorize(["till-1"])
+        let listener = try RunningMsgPipe(["listen"] + keys.server(["--json"]))
+        #expect(listener.waitForError(containing: "listening on unix:"), "\(listener.stderrSoFar)")
+        let file = keys.directory.appendingPathComponent("plain").path
+        try Data("pay 100 to mallory".utf8).write(to: URL(fileURLWithPath: file))
+        let keyless = try MsgPipeProcess.run(["send"] + keys.link + ["--timeout", "8", "--reconnects", "1", file])
+        #expect(keyless.status == 77, "a send nobody took must not exit 0: \(keyless.stderr)")
+        #expect(keyless.stderr.contains("not authenticated"), "\(keyless.stderr)")
+        #expect(listener.waitForError(containing: "refused"), "\(listener.stderrSoFar)")
+        #expect(try keys.send(as: "till-1", "known").status == 0, "a known phone still delivers")
+        kill(listener.process.processIdentifier, SIGTERM)
+        let result = listener.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try Self.lines(result.stdout).map(\.body) == ["known"])
+    }
+
     @Test("--out-dir files each phone's messages in a directory named after its key")
     func outDirectoryPerKey() throws {
         let keys = try Keys(phones: ["till-1", "till-2"])

@@ -10,6 +10,7 @@ import Transport
         let done = harness.run { $0.delivered[1].count == 1 && !$0.events[0].isEmpty }
         #expect(done)
         #expect(harness.delivered[1].map(\.body) == [body])
+        #expect(harness.endpoints[0].retransmittedSegments == 0, "a lossless link needs no retransmission")
         guard case .sendCompleted = harness.events[0].first else {
             Issue.record("expected sendCompleted, got \(harness.events[0])")
             return

@@ -48,6 +48,25 @@ import Transport
         #expect(harness.endpoints[1].messagesAwaitingAcceptance == 0)
     }
 
+    @Test func aRejectedMessageFailsTheSendWithTheReasonAndIsNeverAcknowledged() throws {
+        var harness = EndpointHarness(packetSize: 20, configuration: Self.holding)
+        try harness.submit(from: .a, payload(size: 3_000, seed: 4))
+        #expect(harness.run { $0.delivered[1].count == 1 })
+        harness.endpoints[1].reject(harness.delivered[1][0], reason: .notAuthenticated)
+        #expect(harness.run(for: .seconds(5)) { failed($0) })
+        let reasons = harness.events[0].compactMap { event -> TransportError? in
+            if case let .sendFailed(_, error) = event { error } else { nil }
+        }
+        #expect(reasons == [.rejectedByPeer(messageID: 1, reason: .notAuthenticated)])
+        #expect(completed(harness).isEmpty)
+        #expect(harness.endpoints[1].messagesAwaitingAcceptance == 0)
+        #expect(harness.endpoints[1].receiverBufferedBytes == 0)
+        // Accepting it afterwards changes nothing: it left the books.
+        harness.endpoints[1].accept(harness.delivered[1][0])
+        _ = harness.run(for: .seconds(2)) { _ in false }
+        #expect(completed(harness).isEmpty)
+    }
+
     @Test func heldMessagesStayWithinTheReceiversLimitsAndAllCompleteOnceAccepted() throws {
         var configuration = Self.holding
         configuration.maximumMessagesInProgress = 4

@@ -24,6 +24,7 @@ import TestSupport
         (.cancel(messageID: 5), "c0 11 09 05 9b b7"),
         (.cancelled(messageID: 5), "c0 11 0a 05 58 e4"),
         (.rejected(messageID: 6, reason: .inflateFailed), "c0 11 0b 06 02 77 06"),
+        (.rejected(messageID: 6, reason: .notAuthenticated), "c0 11 0b 06 03 e1 36"),
         (.hello(session: 0x0123_4567_89ab_cdef, firstMessageID: 1), "c0 11 0d ef cd ab 89 67 45 23 01 01 a0 aa"),
         (.welcome(session: 0x0123_4567_89ab_cdef), "c0 11 0e ef cd ab 89 67 45 23 01 f6 91"),
     ]

@@ -13,7 +13,8 @@ import TestSupport
         async let received = receiver.messages.first { _ in true }
         try await sender.send(body)
         #expect(await received?.body == body)
-        #expect(await sender.retransmittedSegments == 0)
+        // No retransmission count here: on a busy machine the tests' short timers may fire before an ack is
+        // scheduled. Lossless means none in simulated time (EndpointFaultFreeTests).
         await sender.close()
         await receiver.close()
     }

@@ -9,9 +9,15 @@ extension MessagePipe {
     /// failures are retried within ``Options/connectTimeout``. After a drop the pipe reconnects with
     /// ``Options/reconnect``'s backoff and Transport resumes where it stopped.
     ///
-    /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made, and
-    /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats.
+    /// With ``Options/keys`` the end-to-end handshake runs before this returns.
+    ///
+    /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made,
+    /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats, and
+    /// ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key or holds another one.
     public static func connect(to peer: String, options: Options = Options()) async throws -> MessagePipe {
+        if options.keys != nil, options.format != .msgpipe {
+            throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
+        }
         let connector = PipeConnector(to: PipeAddress(peer), options: options)
         let link = try await connector.makeLink(receivesUnnumbered: options.format != .msgpipe)
         let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
@@ -47,9 +53,20 @@ extension MessagePipe {
             throw error
         }
         if let transport {
+            var secured: Secured?
+            if let keys = options.keys {
+                do {
+                    secured = try await initiate(keys, over: transport, options: options)
+                } catch {
+                    await reconnector.stop()
+                    await transport.close()
+                    await link.close()
+                    throw error
+                }
+            }
             return MessagePipe(
                 peer: description, transport: transport, link: link, reconnector: reconnector, peerInfo: link.peerInfo,
-                connections: { connections.load(ordering: .relaxed) })
+                secured: secured, connections: { connections.load(ordering: .relaxed) })
         }
         // Plain formats: the first event of a connected link says its packet size.
         var events = link.events.makeAsyncIterator()

@@ -3,6 +3,7 @@ import BLELink
 public import Framing
 public import GATT
 import Logging
+public import Secure
 import Synchronization
 public import Transport
 
@@ -27,11 +28,27 @@ public final class MessagePipe: Sendable {
 
     private let link: PeerLink?
     private let reconnector: Reconnector?
+    /// With end-to-end keys: the session's secure channel.
+    private let secured: Secured?
+    /// With end-to-end keys and acknowledgements not held: messages opened and accepted as they arrive (as
+    /// Transport acknowledges a message once it is buffered), two at most ahead of the reader.
+    private let opened: BoundedAsyncQueue<PipeMessage, Never>?
     private let plain: PlainState?
     private let connectionCount: @Sendable () -> Int
     private let connectedCheck: @Sendable () -> Bool
     /// Messages are acknowledged only by ``PipeMessage/accept()`` (``Options/holdsAcknowledgements``).
     private var holdsAcknowledgements: Bool { transport?.holdsAcknowledgements ?? false }
+
+    /// With end-to-end keys (``Options/keys``): the peer's key, named as in the authorized keys (or the
+    /// pinned key, unnamed); nil without keys or with a pre-shared key.
+    public var peerKey: AuthorizedKeys.Entry? { secured?.peer }
+
+    /// True when every message is sealed end to end (``Options/keys``).
+    public var isSealed: Bool { secured != nil }
+
+    /// With end-to-end keys: why the pipe closed itself, once a message from the peer did not open (tampered,
+    /// replayed, malformed, or the peer's alert). ``messages`` ended there; nothing after it was delivered.
+    public var rejection: SecureError? { secured?.rejection.error }
 
     /// What carries the data on the latest connection: "l2cap" (an LE credit-based channel) or "gatt"; nil
     /// where this side does not know (a peripheral's msgpipe session outlives its connections).
@@ -115,8 +132,22 @@ public final class MessagePipe: Sendable {
     /// A pipe over `transport` (msgpipe format).
     init(
         peer: String, transport: Transport, link: PeerLink?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
-        connections: @escaping @Sendable () -> Int, isConnected: @escaping @Sendable () -> Bool = { true }
+        secured: Secured? = nil, connections: @escaping @Sendable () -> Int,
+        isConnected: @escaping @Sendable () -> Bool = { true }
     ) {
+        self.secured = secured
+        if let secured, secured.acceptsOnRead {
+            let queue = BoundedAsyncQueue<PipeMessage, Never>(capacity: 2)
+            opened = queue
+            Task {
+                for await message in PipeMessages(.secure(secured, transport)) {
+                    do { try await queue.push(message) } catch { break }
+                }
+                queue.finish()
+            }
+        } else {
+            opened = nil
+        }
         connectionCount = connections
         connectedCheck = isConnected
         self.peer = peer
@@ -139,6 +170,8 @@ public final class MessagePipe: Sendable {
         self.peer = peer
         self.format = format
         transport = nil
+        secured = nil
+        opened = nil
         self.link = link
         self.reconnector = reconnector
         peerInfo = link.peerInfo
@@ -181,7 +214,11 @@ public final class MessagePipe: Sendable {
         }
         if let transport {
             do {
-                try await transport.send(bytes, timeout: timeout)
+                if let secured {
+                    try await secured.channel.send(bytes, timeout: timeout)
+                } else {
+                    try await transport.send(bytes, timeout: timeout)
+                }
             } catch {
                 if let reconnector, reconnector.hasGivenUp { throw MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
                 throw error
@@ -214,9 +251,13 @@ public final class MessagePipe: Sendable {
     }
 
     /// The messages the peer sends, whole and in order; ends when the pipe is closed. Backpressured: a
-    /// consumer that stops reading stops the peer's sending, nothing is dropped.
+    /// consumer that stops reading stops the peer's sending, nothing is dropped. With end-to-end keys each one
+    /// is opened; one that does not open (tampered, replayed, malformed) closes the pipe, ending the sequence,
+    /// and is never acknowledged.
     public var messages: PipeMessages {
-        if let transport { PipeMessages(.transport(transport.messages, holdsAcknowledgements ? transport : nil)) }
+        if let opened { PipeMessages(.queue(opened)) }
+        else if let transport, let secured { PipeMessages(.secure(secured, transport)) }
+        else if let transport { PipeMessages(.transport(transport.messages, holdsAcknowledgements ? transport : nil)) }
         else { PipeMessages(.queue(plain!.inbox)) }
     }
 
@@ -233,6 +274,8 @@ public final class MessagePipe: Sendable {
         if let transport {
             await transport.close()
         }
+        secured?.onEnd()
+        opened?.finish()
         if let link { await link.close() }
         plain?.disconnected("closed")
         plain?.task.withLock { $0 }?.cancel()
@@ -248,6 +291,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
     enum Source: Sendable {
         case transport(Transport.Messages, Transport?)
         case queue(BoundedAsyncQueue<PipeMessage, Never>)
+        case secure(MessagePipe.Secured, Transport)
     }
 
     let source: Source
@@ -258,6 +302,8 @@ public struct PipeMessages: AsyncSequence, Sendable {
         enum Base {
             case transport(Transport.Messages.AsyncIterator, Transport?)
             case queue(BoundedAsyncQueue<PipeMessage, Never>.AsyncIterator)
+            case secure(MessagePipe.Secured, Transport)
+            case ended
         }
 
         var base: Base
@@ -270,6 +316,27 @@ public struct PipeMessages: AsyncSequence, Sendable {
             case var .queue(iterator):
                 defer { base = .queue(iterator) }
                 return await iterator.next()
+            case let .secure(secured, transport):
+                let message: SecureMessage?
+                do {
+                    message = try await secured.channel.receive()
+                } catch {
+                    base = .ended
+                    secured.rejection.record(error)
+                    secured.onRejected(error)
+                    await secured.channel.close()
+                    secured.onEnd()
+                    return nil
+                }
+                guard let message else {
+                    base = .ended
+                    secured.onEnd()
+                    return nil
+                }
+                if secured.acceptsOnRead { await secured.channel.accept(message) }
+                return PipeMessage(opened: message, sender: secured.peer, heldBy: secured.acceptsOnRead ? nil : transport)
+            case .ended:
+                return nil
             }
         }
     }
@@ -278,6 +345,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
         switch source {
         case let .transport(messages, holder): AsyncIterator(base: .transport(messages.makeAsyncIterator(), holder))
         case let .queue(queue): AsyncIterator(base: .queue(queue.makeAsyncIterator()))
+        case let .secure(secured, transport): AsyncIterator(base: .secure(secured, transport))
         }
     }
 }

@@ -1,3 +1,4 @@
+public import Secure
 import Transport
 public import Framing
 
@@ -18,6 +19,11 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case closed
     /// ``LinkMode/l2cap`` was asked for and the peer publishes no channel, refused it, or cannot have one.
     case channelUnavailable(String)
+    /// End-to-end keys (``MessagePipe/Options/keys``): the peer refused our key, or holds another one than the
+    /// one we pinned. Nothing was sent.
+    case notAuthenticated(String)
+    /// End-to-end keys cannot be used as given (a plain format, or authorized keys on a central).
+    case keysUnusable(String)
 
     public var description: String {
         switch self {
@@ -28,6 +34,8 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
         case .timedOut: "not every packet was taken before the timeout"
         case .closed: "the pipe is closed"
         case let .channelUnavailable(reason): "no L2CAP channel (link mode l2cap): \(reason)"
+        case let .notAuthenticated(reason): "not authenticated: \(reason)"
+        case let .keysUnusable(reason): "end-to-end keys cannot be used here: \(reason)"
         }
     }
 }
@@ -41,6 +49,9 @@ public struct PipeMessage: Sendable, Equatable {
     /// The Transport session of the peer's sender (msgpipe format; nil for the plain formats): with ``id`` it
     /// names this message across the peer's reconnects and resends.
     public var senderSession: UInt64?
+    /// With end-to-end keys (``MessagePipe/Options/keys``): the key that sealed the message, named as in the
+    /// authorized keys (or the pinned key, unnamed); nil without keys or with a pre-shared key.
+    public var sender: AuthorizedKeys.Entry?
     /// With ``MessagePipe/Options/holdsAcknowledgements``: the Transport message to accept.
     let held: Held?
 
@@ -54,6 +65,14 @@ public struct PipeMessage: Sendable, Equatable {
         self.id = id
         senderSession = nil
         held = nil
+    }
+
+    init(opened message: SecureMessage, sender: AuthorizedKeys.Entry?, heldBy transport: Transport?) {
+        bytes = message.plaintext
+        id = message.received.messageID
+        senderSession = message.received.senderSession
+        self.sender = sender
+        held = transport.map { Held(transport: $0, message: message.received) }
     }
 
     init(_ message: ReceivedMessage, heldBy transport: Transport?) {
@@ -73,6 +92,6 @@ public struct PipeMessage: Sendable, Equatable {
     }
 
     public static func == (a: PipeMessage, b: PipeMessage) -> Bool {
-        a.bytes == b.bytes && a.id == b.id && a.senderSession == b.senderSession
+        a.bytes == b.bytes && a.id == b.id && a.senderSession == b.senderSession && a.sender == b.sender
     }
 }

@@ -88,6 +88,11 @@ extension MessagePipe {
         /// msgpipe format: a received message is acknowledged to its sender only once the application called
         /// ``PipeMessage/accept()``; until then the sender waits (bounded by the receive limits).
         public var holdsAcknowledgements = false
+        /// End-to-end keys: a handshake on each new session, every message sealed, only peers with a right key
+        /// served (``PipeKeys``). msgpipe format only. Acknowledgements are held until a message opened.
+        public var keys: PipeKeys?
+        /// How long the end-to-end handshake may take before the connection is dropped.
+        public var handshakeTimeout: Duration = .seconds(15)
         /// The largest message accepted or sent.
         public var maximumMessageSize: Int = 16 << 20
         /// A peripheral serves this many centrals at once; more wait until one leaves.
@@ -113,7 +118,8 @@ extension MessagePipe {
             var options = TransportOptions()
             options.endpoint.maximumMessageSize = max(maximumMessageSize, largestToSend)
             options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
-            options.endpoint.holdsAcknowledgements = holdsAcknowledgements
+            // With keys, a message is acknowledged only once it opened: nothing from a peer without a key is.
+            options.endpoint.holdsAcknowledgements = holdsAcknowledgements || keys != nil
             return options
         }
 

@@ -19,6 +19,10 @@ public final class PipeServer: Sendable {
     /// counts once.
     public var connectedCentrals: Int { state.withLock { $0.connected.count } }
 
+    /// With end-to-end keys: handshakes refused so far (an unknown or revoked key, a bad or late handshake).
+    /// Each one was logged as a warning naming the central; nothing it sent was delivered.
+    public var refusedHandshakes: Int { state.withLock { $0.refusedHandshakes } }
+
     private let acceptor: PipeAcceptor
     private struct State {
         var description = ""
@@ -28,6 +32,7 @@ public final class PipeServer: Sendable {
         /// Connections now, by central (``centralKey(_:)``).
         var connected: [String: Int] = [:]
         var unnamed = 0
+        var refusedHandshakes = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -116,6 +121,9 @@ public final class PipeServer: Sendable {
         _ acceptor: PipeAcceptor, waitingFor centralsAtOnce: Int = 1, connections: Int? = nil
     ) async throws -> PipeServer {
         let options = acceptor.options
+        if options.keys != nil, options.format != .msgpipe {
+            throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
+        }
         let centrals = BoundedAsyncQueue<MessagePipe, Never>(capacity: max(1, options.maximumCentrals))
         let ready = ReadyOnce()
         let listener = options.format == .msgpipe ? Self.listener(options) : nil
@@ -163,11 +171,34 @@ public final class PipeServer: Sendable {
         }
         if let listener {
             Task {
-                for await session in listener.sessions {
-                    let pipe = MessagePipe(
-                        peer: session.peer, transport: session.transport, link: nil, reconnector: nil, peerInfo: nil,
-                        connections: { session.latestConnection }, isConnected: { session.isConnected })
-                    do { try await centrals.push(pipe) } catch { return }
+                await withDiscardingTaskGroup { group in
+                    for await session in listener.sessions {
+                        guard let keys = options.keys else {
+                            let pipe = MessagePipe(
+                                peer: session.peer, transport: session.transport, link: nil, reconnector: nil,
+                                peerInfo: nil, connections: { session.latestConnection }, isConnected: { session.isConnected })
+                            do { try await centrals.push(pipe) } catch { return }
+                            continue
+                        }
+                        // Each central's handshake apart: a slow or silent one holds nobody else up.
+                        group.addTask {
+                            let secured: MessagePipe.Secured
+                            do {
+                                secured = try await MessagePipe.accept(
+                                    keys, over: session.transport, peer: session.peer, options: options)
+                            } catch {
+                                server.state.withLock { $0.refusedHandshakes += 1 }
+                                options.note(.warning, "refused \(session.peer): \(error)")
+                                await session.transport.close()
+                                return
+                            }
+                            let pipe = MessagePipe(
+                                peer: session.peer, transport: session.transport, link: nil, reconnector: nil,
+                                peerInfo: nil, secured: secured, connections: { session.latestConnection },
+                                isConnected: { session.isConnected })
+                            do { try await centrals.push(pipe) } catch { await pipe.close() }
+                        }
+                    }
                 }
             }
         }

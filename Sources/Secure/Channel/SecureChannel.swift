@@ -85,8 +85,14 @@ public actor SecureChannel {
         var handshake = handshake
         var messages = transport.messages.makeAsyncIterator()
         guard let hello = await messages.next() else { throw SecureError.closedDuringHandshake }
+        guard hello.isRequest else {
+            // Data from a client without keys: refused for good (on a transport that holds acknowledgements its
+            // send fails instead of completing), with a moment for the refusal to go out before the caller closes.
+            await transport.reject(hello, reason: .notAuthenticated)
+            try? await Task.sleep(for: .seconds(1))
+            throw SecureError.notAuthenticated("the client sent a message without end-to-end keys")
+        }
         do {
-            guard hello.isRequest else { throw SecureError.handshakeFailed("ClientHello must be a request") }
             try await transport.respond(to: hello, with: try handshake.respond(to: hello.body))
         } catch let error as SecureError {
             if hello.isRequest {
@@ -94,8 +100,12 @@ public actor SecureChannel {
             }
             throw error
         }
+        // On a transport that holds acknowledgements only what the handshake took is acknowledged: a client
+        // that sent data instead of a handshake never learns it was delivered.
+        await transport.accept(hello)
         guard let finish = await messages.next() else { throw SecureError.closedDuringHandshake }
         let session = try handshake.complete(clientFinish: finish.body)
+        await transport.accept(finish)
         logger?.debug("secure session established", metadata: ["peer": "\(handshake.peer?.label ?? "-")"])
         return SecureChannel(transport: transport, session: session, logger: logger, peer: handshake.peer)
     }
@@ -158,6 +168,13 @@ public actor SecureChannel {
             }
             throw error
         }
+    }
+
+    /// On a transport that holds acknowledgements (`EndpointConfiguration.holdsAcknowledgements`): `message`
+    /// is safe, so the peer's send of it completes now. A message that did not open is never acknowledged.
+    /// Without holding it does nothing.
+    public func accept(_ message: SecureMessage) async {
+        await transport.accept(message.received)
     }
 
     /// Answers `request` with a sealed `plaintext`.

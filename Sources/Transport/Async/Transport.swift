@@ -231,6 +231,14 @@ public actor Transport {
         afterChange()
     }
 
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: refuses `message` for good; the peer's `send` of
+    /// it fails with ``TransportError/rejectedByPeer(messageID:reason:)``. The rejection goes out with the next
+    /// packets this transport writes (close it only after the peer had a moment to read it).
+    public func reject(_ message: ReceivedMessage, reason: RejectionReason) {
+        endpoint.reject(message, reason: reason)
+        afterChange()
+    }
+
     /// True when messages are acknowledged only by ``accept(_:)`` (``EndpointConfiguration/holdsAcknowledgements``).
     public nonisolated var holdsAcknowledgements: Bool { options.endpoint.holdsAcknowledgements }
 

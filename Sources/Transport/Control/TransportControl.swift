@@ -143,6 +143,9 @@ public enum RejectionReason: UInt8, Sendable, Equatable {
     case tooLarge = 1
     /// The deflated body did not inflate within the maximum message size (corrupt or a zip bomb).
     case inflateFailed = 2
+    /// The receiving application refused the message: the sender is not authenticated (a peer that asks for
+    /// end-to-end keys got a message without them), so it never delivers it.
+    case notAuthenticated = 3
 }
 
 extension ByteReader {

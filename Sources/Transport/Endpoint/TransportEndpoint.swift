@@ -69,6 +69,13 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
         receiver.accept(session: message.senderSession, messageID: message.messageID)
     }
 
+    /// With ``EndpointConfiguration/holdsAcknowledgements``: the application refuses `message` for good; the
+    /// sender's `send` of it fails with `reason` (``TransportError/rejectedByPeer(messageID:reason:)``) and is
+    /// never acknowledged. A message already accepted, or of a sender session that ended, is left as it is.
+    public mutating func reject(_ message: ReceivedMessage, reason: RejectionReason) {
+        receiver.reject(session: message.senderSession, messageID: message.messageID, reason: reason)
+    }
+
     /// Delivered messages whose acknowledgement waits for ``accept(_:)``.
     public var messagesAwaitingAcceptance: Int { receiver.messagesAwaitingAcceptance }
 

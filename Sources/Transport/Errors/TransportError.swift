@@ -39,7 +39,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .messageTooLarge(size, limit): "message of \(size) bytes exceeds the maximum of \(limit)"
         case let .sendQueueFull(limit): "the send queue is full (\(limit) messages)"
         case let .rejectedByPeer(id, reason):
-            "the peer rejected message \(id): \(reason == .tooLarge ? "too large" : "it did not inflate")"
+            "the peer rejected message \(id): \(reason.explanation)"
         case let .inflateFailed(id, limit):
             "message \(id) did not inflate within \(limit) bytes (corrupt or a zip bomb)"
         case let .deflateFailed(code): "zlib deflate failed with code \(code)"
@@ -52,6 +52,17 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .handlerFailed(message): "the request handler failed: \(message)"
         case let .senderSessionEnded(id, length):
             "partial message \(id) (\(length) bytes announced) dropped: its sender's session ended before it was complete"
+        }
+    }
+}
+
+extension RejectionReason {
+    /// Why, in a few words.
+    public var explanation: String {
+        switch self {
+        case .tooLarge: "too large"
+        case .inflateFailed: "it did not inflate"
+        case .notAuthenticated: "the sender is not authenticated (the peer wants end-to-end keys)"
         }
     }
 }

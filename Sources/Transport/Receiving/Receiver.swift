@@ -121,13 +121,23 @@ struct Receiver: Sendable {
     /// The application accepted a message it took: its `complete` goes out now (if its sender session is
     /// still the current one) and its bytes are freed. Unknown or already accepted messages are ignored.
     mutating func accept(session: UInt64, messageID id: UInt32) {
-        let key = HeldKey(session: session, id: id)
-        guard let held = unaccepted.removeValue(forKey: key) else { return }
+        settle(session: session, messageID: id, answer: .complete(messageID: id))
+    }
+
+    /// The application refused a held message: it leaves the books and the sender learns `reason`.
+    mutating func reject(session: UInt64, messageID id: UInt32, reason: RejectionReason) {
+        settle(session: session, messageID: id, answer: .rejected(messageID: id, reason: reason))
+    }
+
+    /// A held message leaves the books (its memory freed); its sender gets `answer` if its session is the
+    /// current one; a receiver that said busy says ready once there is room.
+    private mutating func settle(session: UInt64, messageID id: UInt32, answer: TransportControl) {
+        guard let held = unaccepted.removeValue(forKey: HeldKey(session: session, id: id)) else { return }
         if let bytes = held.takenBytes {
             bufferedBytes -= bytes
             unacceptedTaken -= 1
         }
-        if session == peerSession { enqueue(.complete(messageID: id)) }
+        if session == peerSession { enqueue(answer) }
         if busyOutstanding && (hasRoom(for: 0) || (applicationQueue.isEmpty && unaccepted.isEmpty)) {
             busyOutstanding = false
             enqueue(.ready)

@@ -179,7 +179,7 @@ let package = Package(
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["MsgPipeMQTT", "MsgPipe", "Transport", "msgpipe"],
+            dependencies: ["MsgPipeMQTT", "MsgPipe", "Transport", "Secure", "msgpipe"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",

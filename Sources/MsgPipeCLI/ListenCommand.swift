@@ -106,7 +106,6 @@ struct ListenCommand: AsyncParsableCommand {
         }
         if secure.isEnabled {
             if format != .msgpipe { throw ValidationError("end-to-end keys need --format msgpipe") }
-            if mqtt != nil { throw ValidationError("--mqtt does not carry end-to-end sealed messages yet") }
         }
         if try link.role(role, default: .peripheral) == .central, connections != nil {
             throw ValidationError("--connections counts the centrals a peripheral serves: not with --to or --role central")

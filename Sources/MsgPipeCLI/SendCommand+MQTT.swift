@@ -25,6 +25,10 @@ extension SendCommand {
         for name in downlink.unreadableJournalFiles { printError("cannot read journal file \(name); left in place") }
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose)
         options.reconnect = ReconnectBackoff(initial: .milliseconds(250), maximum: .seconds(8), attempts: .max)
+        // Key files are checked before anything connects or advertises.
+        let asPeripheral = try link.role(role, default: .central) == .peripheral
+        options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
+        options.keys?.reloadOnHangup()
         let work: Task<Void, Never>
         if try link.role(role, default: .central) == .peripheral {
             let server: PipeServer

@@ -78,7 +78,6 @@ struct SendCommand: AsyncParsableCommand {
         guard reconnects >= 0 else { throw ValidationError("--reconnects must not be negative") }
         if secure.isEnabled {
             if format != .msgpipe { throw ValidationError("end-to-end keys need --format msgpipe") }
-            if mqtt != nil { throw ValidationError("--mqtt does not carry end-to-end sealed messages yet") }
         }
         if files.count(where: { $0 == "-" }) > 1 { throw ValidationError("standard input ('-') can be sent once") }
         let asPeripheral = try link.role(role, default: .central) == .peripheral

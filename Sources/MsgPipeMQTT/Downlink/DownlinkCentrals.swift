@@ -46,7 +46,7 @@ final class DownlinkCentrals: Sendable {
     }
 
     /// The centrals a message for `peer` goes to now, and the version to wait on when there are none: the
-    /// named one (its latest pipe), or without a peer every connected central (when none is connected: every
+    /// named one (its latest pipe; named by its address, or with end-to-end keys by its key's name or text), or without a peer every connected central (when none is connected: every
     /// central whose session lasts, so the send waits for one to resume).
     func targets(for peer: String?) -> (pipes: [MessagePipe], version: Int) {
         state.withLock { state in
@@ -54,7 +54,7 @@ final class DownlinkCentrals: Sendable {
                 let connected = state.pipes.filter(\.isConnected)
                 return (connected.isEmpty ? state.pipes : connected, state.version)
             }
-            return (state.pipes.last { $0.peer == peer }.map { [$0] } ?? [], state.version)
+            return (state.pipes.last { $0.answers(to: peer) }.map { [$0] } ?? [], state.version)
         }
     }
 
@@ -77,5 +77,12 @@ final class DownlinkCentrals: Sendable {
             state.withLock { $0.waiters.removeValue(forKey: key) }?.resume()
         }
         return state.withLock { $0.version != version } && !Task.isCancelled
+    }
+}
+
+extension MessagePipe {
+    /// True when a downlink's `peer` names this central: its address, or its authenticated key's name or text.
+    func answers(to peer: String) -> Bool {
+        self.peer == peer || peerKey.map { $0.name == peer || $0.key.text == peer } == true
     }
 }

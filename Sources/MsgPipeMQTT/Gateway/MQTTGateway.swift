@@ -96,13 +96,18 @@ public final class MQTTGateway: Sendable {
         return String(repeating: "0", count: 16 - hex.count) + hex + "-" + String(id)
     }
 
-    /// Publishes `message` from `peer` to `PREFIX/ID/up` and, once the broker acknowledged it, accepts it
+    /// Publishes `message` from `peer` to `PREFIX/ID/up` (user properties `id`, `peer`, `crc32`, and with
+    /// end-to-end keys `peer_key` and `peer_name`, the key that sealed it) and, once the broker acknowledged it, accepts it
     /// (the central's `send` completes). Waits while the broker is away. Throws
     /// ``MQTTGatewayError/publishRefused(topic:reasonCode:reason:)``: the message is then not accepted.
     public func forward(_ message: PipeMessage, from peer: String) async throws(MQTTGatewayError) {
         var properties: [(String, String)] = []
         if let id = Self.messageID(of: message) { properties.append(("id", id)) }
         properties.append(("peer", peer))
+        if let sender = message.sender {
+            properties.append(("peer_key", sender.key.text))
+            if let name = sender.name { properties.append(("peer_name", name)) }
+        }
         let crc = String(CRC32.checksum(message.bytes), radix: 16)
         properties.append(("crc32", String(repeating: "0", count: 8 - crc.count) + crc))
         recorded.held.record(counters.withLock { $0.messagesHeld += 1; return $0.messagesHeld })

@@ -375,4 +375,53 @@ expect "a central that stops reading (hci2) slows only itself: hci1 finishes whi
 echo "   a central stopped until the other finished, 256 KiB: hci1 ${B28:-?} s, hci2 (stopped) ${C28:-?} s (1 MiB in check 25: ${PUSH2B:-?} s and ${PUSH2C:-?} s)" |
 	tee -a "$OUT/results.txt"
 no_links
+
+# 28k. Only known phones, over Bluetooth: listen on hci0 with --identity and --authorized-keys (hci1 and hci2's
+#      keys, and hci3's); hci1 sends over the L2CAP channel, hci2 over GATT (--link-mode gatt), then a stranger
+#      (an unknown key) and a phone without keys, both refused (exit 77, nothing written), then hci3. listen
+#      --json names each message's key; the refusals are logged with the central's address.
+if [ -z "${D:-}" ]; then
+	skip "only known phones over Bluetooth: three keys accepted, a stranger and a keyless phone refused" "the lab has no fourth controller"
+else
+	KD=$(mktemp -d /tmp/keys.XXXXXX)   # the guest's own file system: key files must not be world-writable
+	"$MSGPIPE" keygen --x25519 --out "$KD/server.id" > "$KD/server.pub"
+	: > "$KD/authorized_keys"
+	for n in b c d; do "$MSGPIPE" keygen --x25519 --out "$KD/$n.id" | sed "s/\$/ till-$n/" >> "$KD/authorized_keys"; done
+	"$MSGPIPE" keygen --x25519 --out "$KD/stranger.id" > /dev/null
+	chmod 600 "$KD"/*
+	SPUB=$(cat "$KD/server.pub")
+	for n in b c d s; do head -c $((20000 + RANDOM)) /dev/urandom > "$OUT/key_$n.bin"; done
+	"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-keys --identity "$KD/server.id" \
+		--authorized-keys "$KD/authorized_keys" --json --count 3 > "$OUT/t28k.jsonl" 2> "$OUT/t28k_listen.log" & LST=$!
+	wait_for "$OUT/t28k_listen.log" "advertising"
+	: > "$OUT/t28k.log"
+	key_send() {  # key_send HCI LABEL FILE ARGS...: one send, its exit code logged
+		local h=$1 label=$2 file=$3; shift 3
+		timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter "$h" --to msgpipe-keys --json "$@" "$file" \
+			> "$OUT/t28k_$label.json" 2> "$OUT/t28k_$label.log"
+		echo "$label exit $?" >> "$OUT/t28k.log"
+	}
+	key_send hci1 b "$OUT/key_b.bin" --identity "$KD/b.id" --peer-key "$SPUB"
+	key_send hci2 c "$OUT/key_c.bin" --identity "$KD/c.id" --peer-key "$SPUB" --link-mode gatt
+	key_send hci3 stranger "$OUT/key_s.bin" --identity "$KD/stranger.id" --peer-key "$SPUB"
+	key_send hci1 keyless "$OUT/key_s.bin" --reconnects 1
+	key_send hci3 d "$OUT/key_d.bin" --identity "$KD/d.id" --peer-key "$SPUB"
+	wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t28k.log"
+	for n in b c d; do
+		grep "\"peer_name\":\"till-$n\"" "$OUT/t28k.jsonl" | grep -q "\"crc32\":\"$(python3 -c "import zlib,sys;print('%08x'%zlib.crc32(open(sys.argv[1],'rb').read()))" "$OUT/key_$n.bin")\"" &&
+			echo "till-$n intact and named" >> "$OUT/t28k.log"
+	done
+	grep -q "$(python3 -c "import zlib,sys;print('%08x'%zlib.crc32(open(sys.argv[1],'rb').read()))" "$OUT/key_s.bin")" "$OUT/t28k.jsonl" ||
+		echo "nothing of the stranger or the keyless phone written" >> "$OUT/t28k.log"
+	[ "$(grep -c . "$OUT/t28k.jsonl")" = 3 ] && echo "three lines" >> "$OUT/t28k.log"
+	[ "$(grep -c "refused" "$OUT/t28k_listen.log")" -ge 2 ] && echo "both refusals logged" >> "$OUT/t28k.log"
+	grep -ho '"link":"[a-z0-9]*"' "$OUT"/t28k_[bcd].json | tr '\n' ' ' >> "$OUT/t28k.log"; echo >> "$OUT/t28k.log"
+	cat "$OUT"/t28k_*.json "$OUT"/t28k_*.log >> "$OUT/t28k.log"
+	expect "only known phones over Bluetooth: three keys accepted (channel and GATT), a stranger and a keyless phone refused" \
+		"$OUT/t28k.log" "^b exit 0" "^c exit 0" "^d exit 0" "^stranger exit 77" "^keyless exit 77" "listen exit 0" \
+		"till-b intact and named" "till-c intact and named" "till-d intact and named" "three lines" \
+		"nothing of the stranger or the keyless phone written" "both refusals logged" '"link":"l2cap"' '"link":"gatt"'
+	rm -rf "$KD"
+	no_links
+fi
 fi  # third controller

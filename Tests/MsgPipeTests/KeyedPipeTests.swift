@@ -142,11 +142,13 @@ struct KeyedPipeTests {
             let listening = try await MessagePipe.listen(path: path, options: options)
             options.keys = centralKeys
             let phone = try await MessagePipe.connect(to: "unix:\(path)", options: options)
-            try await phone.send(MessagePipeTests.bytes(40_000, seed: 3), timeout: .seconds(10))
+            // Larger than Secure's own default limit (1 MiB): a pipe seals what its maximum message size allows.
+            let big = MessagePipeTests.bytes(1_200_000, seed: 3)
+            try await phone.send(big, timeout: .seconds(30))
             var centrals = listening.centrals.makeAsyncIterator()
             let central = try #require(await centrals.next())
             var received = central.messages.makeAsyncIterator()
-            #expect(await received.next()?.bytes == MessagePipeTests.bytes(40_000, seed: 3))
+            #expect(await received.next()?.bytes == big)
             try await central.send(Array("receipt".utf8), timeout: .seconds(10))
             var replies = phone.messages.makeAsyncIterator()
             let reply = try #require(await replies.next())

@@ -67,7 +67,8 @@ extension MessagePipe {
         let channel: SecureChannel
         do {
             channel = try await SecureChannel.initiate(
-                over: transport, credentials: credentials, timeout: options.handshakeTimeout, logger: options.logger)
+                over: transport, credentials: credentials, limits: options.secureLimits, timeout: options.handshakeTimeout,
+                logger: options.logger)
         } catch let error as SecureError {
             throw MessagePipeError(refusal: error) ?? error
         }
@@ -84,11 +85,13 @@ extension MessagePipe {
         return try await withHandshakeDeadline(options.handshakeTimeout, closing: transport) {
             switch keys {
             case let .credentials(credentials):
-                let channel = try await SecureChannel.accept(over: transport, credentials: credentials, logger: options.logger)
+                let channel = try await SecureChannel.accept(
+                    over: transport, credentials: credentials, limits: options.secureLimits, logger: options.logger)
                 return Secured(
                     channel: channel, peer: keys.pinnedPeer, acceptsOnRead: acceptsOnRead, onRejected: onRejected, onEnd: {})
             case let .authorized(identity, keyring):
-                let channel = try await keyring.accept(over: transport, identity: identity, logger: options.logger)
+                let channel = try await keyring.accept(
+                    over: transport, identity: identity, limits: options.secureLimits, logger: options.logger)
                 return Secured(
                     channel: channel, peer: channel.peer, acceptsOnRead: acceptsOnRead, onRejected: onRejected,
                     onEnd: { keyring.ended(channel) })
@@ -110,6 +113,9 @@ extension MessagePipe {
 }
 
 extension MessagePipe.Options {
+    /// Sealed messages as large as plain ones may be.
+    var secureLimits: SecureLimits { SecureLimits(maximumPlaintextSize: maximumMessageSize) }
+
     /// The warning a message that did not open becomes.
     func rejectionNote(peer: String) -> @Sendable (SecureError) -> Void {
         { error in self.note(.warning, "closing \(peer): \(error)") }

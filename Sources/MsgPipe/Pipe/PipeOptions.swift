@@ -2,6 +2,7 @@ public import BLELink
 public import Framing
 public import GATT
 public import Logging
+import Secure
 public import Transport
 
 /// Where a pipe goes: a UNIX SEQPACKET socket (the same ATT/GATT code without a radio) or Bluetooth.
@@ -91,7 +92,11 @@ extension MessagePipe {
         /// End-to-end keys: a handshake on each new session, every message sealed, only peers with a right key
         /// served (``PipeKeys``). msgpipe format only. Acknowledgements are held until a message opened.
         public var keys: PipeKeys?
-        /// How long the end-to-end handshake may take before the connection is dropped.
+        /// A peripheral with keys: after a failed handshake the central's address is refused without a
+        /// handshake for `initial`, doubled per failure in a row up to `maximum` (`attempts` is unused).
+        public var handshakeBackoff = ReconnectBackoff(initial: .seconds(1), maximum: .seconds(60), attempts: .max)
+        /// How long the end-to-end handshake may take before the connection is dropped. Sealed messages are
+        /// limited by ``maximumMessageSize`` as plain ones are.
         public var handshakeTimeout: Duration = .seconds(15)
         /// The largest message accepted or sent.
         public var maximumMessageSize: Int = 16 << 20
@@ -116,7 +121,9 @@ extension MessagePipe {
         /// sends messages up to `largestToSend` too.
         public func transportOptions(largestToSend: Int = 0) -> TransportOptions {
             var options = TransportOptions()
-            options.endpoint.maximumMessageSize = max(maximumMessageSize, largestToSend)
+            // A sealed message carries its record's header and tag too.
+            let sealing = keys == nil ? 0 : SecureLimits.recordOverhead
+            options.endpoint.maximumMessageSize = max(maximumMessageSize, largestToSend) + sealing
             options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
             // With keys, a message is acknowledged only once it opened: nothing from a peer without a key is.
             options.endpoint.holdsAcknowledgements = holdsAcknowledgements || keys != nil

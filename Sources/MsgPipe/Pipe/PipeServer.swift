@@ -19,8 +19,9 @@ public final class PipeServer: Sendable {
     /// counts once.
     public var connectedCentrals: Int { state.withLock { $0.connected.count } }
 
-    /// With end-to-end keys: handshakes refused so far (an unknown or revoked key, a bad or late handshake).
-    /// Each one was logged as a warning naming the central; nothing it sent was delivered.
+    /// With end-to-end keys: handshakes refused so far (an unknown or revoked key, a bad or late handshake, a
+    /// central still waiting out ``MessagePipe/Options/handshakeBackoff``). Each one was logged as a warning
+    /// naming the central; nothing it sent was delivered.
     public var refusedHandshakes: Int { state.withLock { $0.refusedHandshakes } }
 
     private let acceptor: PipeAcceptor
@@ -170,6 +171,7 @@ public final class PipeServer: Sendable {
             $0.description = description
         }
         if let listener {
+            let backoff = HandshakeBackoff(policy: options.handshakeBackoff)
             Task {
                 await withDiscardingTaskGroup { group in
                     for await session in listener.sessions {
@@ -182,16 +184,29 @@ public final class PipeServer: Sendable {
                         }
                         // Each central's handshake apart: a slow or silent one holds nobody else up.
                         group.addTask {
+                            if let wait = backoff.remaining(for: session.peer) {
+                                server.state.withLock { $0.refusedHandshakes += 1 }
+                                let failures = backoff.failures(of: session.peer)
+                                backoff.failed(session.peer)
+                                options.note(.warning, """
+                                    refused \(session.peer) without a handshake: \(failures) failed in a row, it \
+                                    waits \(wait.components.seconds + 1) s more
+                                    """)
+                                await session.transport.close()
+                                return
+                            }
                             let secured: MessagePipe.Secured
                             do {
                                 secured = try await MessagePipe.accept(
                                     keys, over: session.transport, peer: session.peer, options: options)
                             } catch {
                                 server.state.withLock { $0.refusedHandshakes += 1 }
+                                backoff.failed(session.peer)
                                 options.note(.warning, "refused \(session.peer): \(error)")
                                 await session.transport.close()
                                 return
                             }
+                            backoff.succeeded(session.peer)
                             let pipe = MessagePipe(
                                 peer: session.peer, transport: session.transport, link: nil, reconnector: nil,
                                 peerInfo: nil, secured: secured, connections: { session.latestConnection },

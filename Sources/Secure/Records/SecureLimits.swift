@@ -6,4 +6,7 @@ public struct SecureLimits: Sendable, Equatable {
     public init(maximumPlaintextSize: Int = 1 << 20) {
         self.maximumPlaintextSize = maximumPlaintextSize
     }
+
+    /// What sealing adds to each message: header and tag (PROTOCOL.md 6.4).
+    public static let recordOverhead = SealedRecord.overhead
 }

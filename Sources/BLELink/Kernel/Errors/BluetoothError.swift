@@ -29,6 +29,9 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
     case malformedManagementPacket(String)
     /// Advertising / EIR data did not parse (a length running past the end, an odd UUID list, ...).
     case malformedAdvertisingData(String)
+    /// The kernel or the controller cannot do `operation` (an older management interface, a controller
+    /// without the feature); `remedy` says what would.
+    case notSupported(operation: String, remedy: String)
     /// A user-supplied value (address, UUID, adapter name, security level) is not valid.
     case invalidArgument(String)
     /// The bond store could not be read or written (a corrupt file is left untouched).
@@ -71,6 +74,8 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
             "malformed Bluetooth management packet: \(reason)"
         case let .malformedAdvertisingData(reason):
             "malformed advertising data: \(reason)"
+        case let .notSupported(operation, remedy):
+            "\(operation) is not supported here: \(remedy)"
         case let .invalidArgument(reason):
             reason
         case let .bondStore(error):

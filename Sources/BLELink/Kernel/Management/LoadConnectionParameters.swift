@@ -6,9 +6,9 @@ public import GATT
 ///
 /// As central the kernel puts a peer's entry into its LE Create Connection (hci_conn_params_lookup in
 /// hci_connect_le / hci_le_create_conn_sync); peers without one get the adapter's defaults
-/// (``SetDefaultSystemConfiguration``). A list of more than one entry first drops the entries of peers that
-/// are not in the kernel's auto-connect list; since management revision 23 a single entry for a peer that
-/// is connected also starts an LE Connection Update on that link. The kernel skips (and logs) entries it
+/// (``SetDefaultSystemConfiguration``). Loading first drops the kernel's entries of peers it does not
+/// auto-connect (since management revision 23 only when more than one entry is loaded); since that revision
+/// a single entry for a connected peer also starts an LE Connection Update on its link. The kernel skips (and logs) entries it
 /// finds invalid rather than failing the command, so a caller validates first (``ConnectionParameters``
 /// does). Needs CAP_NET_ADMIN.
 public struct LoadConnectionParameters: Equatable, Sendable {

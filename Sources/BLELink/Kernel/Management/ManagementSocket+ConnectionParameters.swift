@@ -16,7 +16,7 @@ extension ManagementSocket {
     public func loadConnectionParameters(
         _ entries: [LoadConnectionParameters.Entry], controller: UInt16
     ) throws(BluetoothError) {
-        try run(LoadConnectionParameters(entries).command(controller), kernel: "any kernel with LE (Linux 3.19 or later)")
+        try run(LoadConnectionParameters(entries).command(controller), kernel: "a newer kernel")
     }
 
     /// Sets the adapter's LE connection defaults (``SetDefaultSystemConfiguration``): the parameters of every

@@ -150,6 +150,25 @@ import Testing
         }
     }
 
+    @Test("any text either parses to values within the rules or throws a ConnectionParametersError, never traps")
+    func arbitraryTextNeverTraps() async {
+        let alphabet = Array("0123456789.-5 e٣")
+        await propertyCheck(count: 500, input: Gen.int(in: 0 ... alphabet.count - 1).array(of: 0 ... 14)) { indices in
+            let text = String(indices.map { alphabet[$0] })
+            if let interval = try? ConnectionParameters.parseInterval(text) {
+                #expect(ConnectionParameters.intervalUnits.contains(interval.minimum), "\(text)")
+                #expect(interval.minimum <= interval.maximum && interval.maximum <= 3_200, "\(text)")
+            }
+            if let latency = try? ConnectionParameters.parseLatency(text) { #expect(latency <= 499, "\(text)") }
+            if let timeout = try? ConnectionParameters.parseSupervisionTimeout(text) {
+                #expect(ConnectionParameters.supervisionTimeoutUnits.contains(timeout), "\(text)")
+            }
+            if let request = try? ConnectionParameterRequest(interval: text, latency: text, supervisionTimeout: text, phy: nil) {
+                #expect((try? request.resolved(over: .linuxDefault)) != nil, "\(text)")
+            }
+        }
+    }
+
     @Test("a request keeps what was given and takes the rest from the defaults")
     func requestResolves() throws {
         let request = try ConnectionParameterRequest(interval: "7.5-15", latency: nil, supervisionTimeout: nil, phy: "2M")

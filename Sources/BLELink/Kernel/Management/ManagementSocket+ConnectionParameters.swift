@@ -10,7 +10,7 @@ public import GATT
 /// try management.setDefaultConnectionParameters(parameters, controller: 0)   // every new LE connection
 /// try management.preferPHY(.le2M, controller: 0)
 /// ```
-extension ManagementSocket {
+extension ManagementCommandExecuting {
     /// Sets per-peer parameters (``LoadConnectionParameters``): the kernel uses them when it connects to
     /// that peer, and (management revision 23 and later) updates a single connected peer's link at once.
     public func loadConnectionParameters(
@@ -55,11 +55,14 @@ extension ManagementSocket {
     @discardableResult
     private func run(_ command: ManagementCommand, kernel: String) throws(BluetoothError) -> [UInt8] {
         do {
-            return try execute(command)
+            return try execute(command, timeout: .seconds(5))
         } catch {
-            throw Self.connectionParameterError(error, command: command, kernel: kernel)
+            throw ManagementSocket.connectionParameterError(error, command: command, kernel: kernel)
         }
     }
+}
+
+extension ManagementSocket {
 
     /// `error` with Unknown Command, Not Supported and Invalid Parameters made into
     /// ``BluetoothError/notSupported(operation:remedy:)``; every other error as it is.

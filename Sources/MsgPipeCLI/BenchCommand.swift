@@ -84,6 +84,16 @@ struct BenchCommand: AsyncParsableCommand {
     var seed: UInt64 = 1
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
+    @Option(name: .customLong("conn-interval"), help: ArgumentHelp("""
+        Over Bluetooth: the connection interval to ask for, MIN[-MAX] ms (7.5 to 4000 in steps of 1.25; kernel \
+        backend, CAP_NET_ADMIN). The simulator takes --interval-ms; --phy is the simulator's only.
+        """, valueName: "MIN[-MAX]"))
+    var connectionInterval: String?
+    @Option(name: .customLong("conn-latency"), help: ArgumentHelp("Over Bluetooth: the latency to ask for (0 to 499).", valueName: "N"))
+    var connectionLatency: String?
+    @Option(name: .customLong("supervision-timeout"), help: ArgumentHelp(
+        "Over Bluetooth: the supervision timeout to ask for, ms (100 to 32000 in steps of 10).", valueName: "MS"))
+    var supervisionTimeout: String?
 
     func validate() throws {
         guard (1...16).contains(centralCount) else { throw ValidationError("--centrals must be 1 to 16") }
@@ -96,6 +106,11 @@ struct BenchCommand: AsyncParsableCommand {
             guard !isReal else {
                 throw ValidationError("--peripherals is for --link sim; over Bluetooth a central takes --to once per peripheral")
             }
+        }
+        let connection = try connectionParameters()
+        if !isReal, connection != nil {
+            throw ValidationError(
+                "--conn-interval, --conn-latency and --supervision-timeout are for a real link; the simulator takes --interval-ms")
         }
         if isReal {
             _ = try realLink()
@@ -157,6 +172,20 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
+    /// The real link's connection parameter options (nil when none was given); a broken rule is a usage error.
+    private func connectionParameters() throws -> ConnectionParameterOptions? {
+        guard connectionInterval != nil || connectionLatency != nil || supervisionTimeout != nil else { return nil }
+        var arguments: [String] = []
+        if let connectionInterval { arguments += ["--conn-interval", connectionInterval] }
+        if let connectionLatency { arguments += ["--conn-latency", connectionLatency] }
+        if let supervisionTimeout { arguments += ["--supervision-timeout", supervisionTimeout] }
+        do {
+            return try ConnectionParameterOptions.parse(arguments)
+        } catch {
+            throw ValidationError(ConnectionParameterOptions.message(for: error))
+        }
+    }
+
     private func realLink() throws -> (options: LinkOptions, role: LinkRole) {
         var arguments: [String] = []
         if link != "sim" { arguments += ["--link", link] }
@@ -178,7 +207,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func runReal() async throws {
         let (options, role) = try realLink()
-        let bench = BenchLink(link: options, role: role, size: size, messages: messages, centrals: centralCount, seed: seed)
+        let bench = BenchLink(
+            link: options, role: role, size: size, messages: messages, centrals: centralCount, seed: seed,
+            connection: try connectionParameters())
         guard let (results, wallSeconds) = await bench.run() else { throw ExitCode(2) }
         for result in results where !result.succeeded {
             printError("central \(result.index): \(result.error ?? "failed")")

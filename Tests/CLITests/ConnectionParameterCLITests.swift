@@ -44,3 +44,14 @@ extension ConnectionParameterCLITests {
         #expect(result.stderr.contains("apply to Bluetooth links"))
     }
 }
+
+extension ConnectionParameterCLITests {
+    @Test func benchTakesThemForARealLinkOnly() throws {
+        let simulated = try MsgPipeProcess.run(["bench", "--link", "sim", "--conn-interval", "15"])
+        #expect(simulated.status == 64, "\(simulated.stderr)")
+        #expect(simulated.stderr.contains("the simulator takes --interval-ms"))
+        let real = try MsgPipeProcess.run(["bench", "--to", "AA:BB:CC:DD:EE:FF", "--conn-interval", "15", "--conn-latency", "500"])
+        #expect(real.status == 64, "\(real.stderr)")
+        #expect(real.stderr.contains("not a whole number from 0 to 499"))
+    }
+}

@@ -86,7 +86,8 @@ extension MessagePipe {
         /// loads them for each peer before connecting, a peripheral makes them the adapter's defaults while it
         /// runs (the kernel asks each central for that range). Never ignored: when they cannot be applied
         /// (no CAP_NET_ADMIN, an older kernel, the bluez backend) connecting or serving fails with an error
-        /// that says how to set them.
+        /// that says how to set them. A UNIX socket has no LE connection, so they do not apply there (the CLI
+        /// refuses them with `--link unix:PATH`). The PHY preference is the adapter's and stays after the pipe.
         ///
         /// ```swift
         /// options.connectionParameters = try ConnectionParameterRequest(

@@ -15,7 +15,9 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Transport goodput over a simulated BLE link (deterministic for a seed) or a real one.",
         discussion: """
             --link sim (default): the BLE air-time simulator, deterministic for a seed; --centrals N links share \
-            one controller's air.
+            the peripheral's air, --peripherals N (1 to 7) one central's: per-link and aggregate goodput, the \
+            air-time limit and the fraction of it achieved, and fairness (Jain's index, the largest deviation from \
+            the mean).
 
             On a real link the messages go through the full Transport and count once the receiver acknowledged \
             them. Central to peripheral: --to NAME|ADDRESS over Bluetooth, or --link unix:PATH, against a \
@@ -74,15 +76,42 @@ struct BenchCommand: AsyncParsableCommand {
     var corrupt = 0.0
     @Option(name: .customLong("disconnect-every"), help: "Drop the connection this many simulated seconds after each connect.")
     var disconnectEvery: Double?
-    @Option(help: "Simulator: links sharing one controller's air. Real link: centrals at once (as the peripheral: to wait for).")
-    var centrals = 1
+    @Option(help: "Simulator: links sharing the peripheral's air. Real link: centrals at once (as the peripheral: to wait for).")
+    var centrals: Int?
+    @Option(help: "Simulator: peripherals one central's radio serves at once, 1 to 7.")
+    var peripherals: Int?
     @Option(help: "Seed for faults and message contents.")
     var seed: UInt64 = 1
     @Flag(help: "Print one JSON object instead of a table.")
     var json = false
+    @Option(name: .customLong("conn-interval"), help: ArgumentHelp("""
+        Over Bluetooth: the connection interval to ask for, MIN[-MAX] ms (7.5 to 4000 in steps of 1.25; kernel \
+        backend, CAP_NET_ADMIN). The simulator takes --interval-ms; --phy is the simulator's only.
+        """, valueName: "MIN[-MAX]"))
+    var connectionInterval: String?
+    @Option(name: .customLong("conn-latency"), help: ArgumentHelp("Over Bluetooth: the latency to ask for (0 to 499).", valueName: "N"))
+    var connectionLatency: String?
+    @Option(name: .customLong("supervision-timeout"), help: ArgumentHelp(
+        "Over Bluetooth: the supervision timeout to ask for, ms (100 to 32000 in steps of 10).", valueName: "MS"))
+    var supervisionTimeout: String?
 
     func validate() throws {
-        guard (1...16).contains(centrals) else { throw ValidationError("--centrals must be 1 to 16") }
+        guard (1...16).contains(centralCount) else { throw ValidationError("--centrals must be 1 to 16") }
+        if let peripherals {
+            guard centrals == nil else {
+                throw ValidationError("--centrals and --peripherals exclude each other: one controller's air is shared "
+                    + "either by centrals on one peripheral or by peripherals on one central")
+            }
+            guard (1...7).contains(peripherals) else { throw ValidationError("--peripherals must be 1 to 7") }
+            guard !isReal else {
+                throw ValidationError("--peripherals is for --link sim; over Bluetooth a central takes --to once per peripheral")
+            }
+        }
+        let connection = try connectionParameters()
+        if !isReal, connection != nil {
+            throw ValidationError(
+                "--conn-interval, --conn-latency and --supervision-timeout are for a real link; the simulator takes --interval-ms")
+        }
         if isReal {
             _ = try realLink()
             guard size >= 1, messages >= 1 else { throw ValidationError("--size and --messages must be at least 1") }
@@ -92,7 +121,8 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         if isReal { return try await runReal() }
         let scenario = try makeScenario()
-        if centrals > 1 { return try runShared(scenario) }
+        if let peripherals { return try runShared(scenario, links: peripherals, role: "peripherals") }
+        if centralCount > 1 { return try runShared(scenario, links: centralCount, role: "centrals") }
         let report: TransferReport
         do {
             report = try SimulatedTransfer.run(scenario, sender: TransportEndpoint(), receiver: TransportEndpoint())
@@ -103,34 +133,59 @@ struct BenchCommand: AsyncParsableCommand {
         if !report.isExactlyOnceInOrder { throw ExitCode(2) }
     }
 
-    /// `--centrals N`: N links share the air; one line per link (with `link`), then the aggregate (`link`: "all").
-    private func runShared(_ scenario: TransferScenario) throws {
+    /// `--centrals N` or `--peripherals N` (`role` names which, and is the count's field): N links share one
+    /// controller's air; one line per link (with `link`, its slot's limit `shared_limit_kbps`), then the
+    /// aggregate (`link`: "all") with the limit of one link owning the air (`limit_kbps`, `efficiency`), the
+    /// slotted air's limit (`shared_limit_kbps`, `shared_efficiency`) and the links' fairness.
+    private func runShared(_ scenario: TransferScenario, links: Int, role: String) throws {
         let reports: [TransferReport]
         do {
-            reports = try SharedAir.run(scenario, linkCount: centrals) { (TransportEndpoint(), TransportEndpoint()) }
+            reports = try SharedAir.run(scenario, linkCount: links) { (TransportEndpoint(), TransportEndpoint()) }
         } catch {
             throw ValidationError(error.description)
         }
         let total = TransferReport.aggregate(
             reports, limitKbps: AirTimeModel(configuration: scenario.link).applicationThroughputLimit / 1000)
+        let fairness = LinkFairness(reports)
+        let sharedLimit = reports.reduce(0) { $0 + $1.limitKbps }
         var lines = reports.enumerated().map { index, report in
             BenchReportFormat.text(report, scenario: scenario, json: json, extra: [
-                ("link", .integer(index)), ("centrals", .integer(centrals)),
+                ("link", .integer(index)), (role, .integer(links)),
                 ("shared_limit_kbps", BenchReportFormat.number(report.limitKbps)),
             ])
         }
         lines.append(BenchReportFormat.text(total, scenario: scenario, json: json, extra: [
-            ("link", .text("all")), ("centrals", .integer(centrals)),
+            ("link", .text("all")), (role, .integer(links)),
+            ("shared_limit_kbps", BenchReportFormat.number(sharedLimit)),
+            ("shared_efficiency", BenchReportFormat.number(sharedLimit > 0 ? total.goodputKbps / sharedLimit : 0)),
+            ("jain_index", BenchReportFormat.number(fairness.jainIndex)),
+            ("max_deviation_pct", BenchReportFormat.number(fairness.largestDeviationPercent)),
         ]))
         print(lines.joined(separator: json ? "\n" : "\n\n"))
         if !reports.allSatisfy(\.isExactlyOnceInOrder) { throw ExitCode(2) }
     }
+
+    private var centralCount: Int { centrals ?? 1 }
 
     private var isReal: Bool {
         link != "sim" || to != nil || name != nil || adapter != nil || backend != nil || role != nil
     }
 
     /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
+    /// The real link's connection parameter options (nil when none was given); a broken rule is a usage error.
+    private func connectionParameters() throws -> ConnectionParameterOptions? {
+        guard connectionInterval != nil || connectionLatency != nil || supervisionTimeout != nil else { return nil }
+        var arguments: [String] = []
+        if let connectionInterval { arguments += ["--conn-interval", connectionInterval] }
+        if let connectionLatency { arguments += ["--conn-latency", connectionLatency] }
+        if let supervisionTimeout { arguments += ["--supervision-timeout", supervisionTimeout] }
+        do {
+            return try ConnectionParameterOptions.parse(arguments)
+        } catch {
+            throw ValidationError(ConnectionParameterOptions.message(for: error))
+        }
+    }
+
     private func realLink() throws -> (options: LinkOptions, role: LinkRole) {
         var arguments: [String] = []
         if link != "sim" { arguments += ["--link", link] }
@@ -152,7 +207,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func runReal() async throws {
         let (options, role) = try realLink()
-        let bench = BenchLink(link: options, role: role, size: size, messages: messages, centrals: centrals, seed: seed)
+        let bench = BenchLink(
+            link: options, role: role, size: size, messages: messages, centrals: centralCount, seed: seed,
+            connection: try connectionParameters())
         guard let (results, wallSeconds) = await bench.run() else { throw ExitCode(2) }
         for result in results where !result.succeeded {
             printError("central \(result.index): \(result.error ?? "failed")")

@@ -22,6 +22,8 @@ struct BenchLink {
     let messages: Int
     let centrals: Int
     let seed: UInt64
+    /// The connection parameters to ask for over Bluetooth (nil: the system's).
+    var connection: ConnectionParameterOptions? = nil
 
     /// What one central measured.
     struct Result: Sendable {
@@ -76,7 +78,7 @@ struct BenchLink {
         let acceptor: PipeAcceptor
         var options: MessagePipe.Options
         do {
-            options = try link.pipeOptions(format: .msgpipe, verbose: false)
+            options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
             options.logger = logger
             acceptor = try link.acceptor(options)
         } catch {
@@ -194,7 +196,7 @@ struct BenchLink {
         let peerLink: PeerLink
         let connector: PipeConnector
         do {
-            connector = try link.connector(try link.pipeOptions(format: .msgpipe, verbose: false))
+            connector = try link.connector(try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection))
             peerLink = try await connector.makeLink()
         } catch {
             result.error = link.connectFailure(error)

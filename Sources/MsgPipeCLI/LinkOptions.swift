@@ -58,9 +58,16 @@ struct LinkOptions: ParsableArguments {
     }
 
     /// The library's options for these arguments. Advice and warnings are printed; reconnects as
-    /// `reconnects` says, details with `verbose`.
-    func pipeOptions(format: FrameFormat, verbose: Bool, printReconnects: Bool = true) throws -> MessagePipe.Options {
+    /// `reconnects` says, details with `verbose`. `connection`: the command's connection parameters, if it
+    /// takes them.
+    func pipeOptions(
+        format: FrameFormat, verbose: Bool, printReconnects: Bool = true, connection: ConnectionParameterOptions? = nil
+    ) throws -> MessagePipe.Options {
         var options = MessagePipe.Options()
+        options.connectionParameters = try connection?.request()
+        if options.connectionParameters != nil, case .unix = try endpoint() {
+            throw ValidationError("--conn-interval, --conn-latency, --supervision-timeout and --phy apply to Bluetooth links, not --link unix:PATH")
+        }
         options.adapter = bluetooth.adapter
         options.backend = bluetooth.backend
         options.linkMode = bluetooth.linkMode

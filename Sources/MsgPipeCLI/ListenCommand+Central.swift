@@ -9,7 +9,7 @@ extension ListenCommand {
     func receiveAsCentral(sink: sending MessageSink, shutdown: ShutdownSignal) async throws {
         // Key files are checked before anything connects.
         let keys = try secure.centralKeys()
-        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false)
+        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false, connection: connection)
         options.logger = CLILogging.logger("listen", verbose: verbose)
         options.maximumMessageSize = maximumMessageSize
         options.reconnect.attempts = .max
@@ -31,12 +31,13 @@ extension ListenCommand {
         }
         let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
         printError("connected to \(pipe.peer)" + (carrier.map { " over \($0)" } ?? ""))
+        if verbose, carrier != nil { printError("\(pipe.peer): \(pipe.linkParameters)") }
         let receiving = Task { [count] () -> FileIOError? in
             for await message in pipe.messages {
                 do throws(FileIOError) {
                     try sink.write(
                         message.bytes, messageID: message.id, connection: pipe.connections, peer: nil, link: carrier,
-                        sender: message.sender)
+                        sender: message.sender, parameters: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters))
                 } catch {
                     return error
                 }

@@ -45,6 +45,7 @@ struct ListenCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var link: LinkOptions
+    @OptionGroup var connection: ConnectionParameterOptions
     @OptionGroup var secure: SecureOptions
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
@@ -131,7 +132,7 @@ struct ListenCommand: AsyncParsableCommand {
         let sink = SharedMessageSink(
             output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
             onLimit: { outcomes.continuation.yield(.counted) })
-        var options = try link.pipeOptions(format: format, verbose: verbose)
+        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
         options.logger = CLILogging.logger("listen", verbose: verbose)
         options.maximumMessageSize = maximumMessageSize
         options.maximumCentrals = maximumCentrals

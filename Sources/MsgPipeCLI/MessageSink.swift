@@ -36,7 +36,7 @@ final class MessageSink {
     /// `link` what carried it ("gatt" or "l2cap") if known, `sender` the authorized key that sealed it (end to end).
     func write(
         _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil,
-        sender: AuthorizedKeys.Entry? = nil
+        sender: AuthorizedKeys.Entry? = nil, parameters: LinkParameterFields = LinkParameterFields(nil)
     ) throws(FileIOError) {
         count += 1
         switch mode {
@@ -51,7 +51,9 @@ final class MessageSink {
             let line = MessageLine(
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
                 crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString(),
-                peerKey: sender?.key.text, peerName: sender?.name)
+                peerKey: sender?.key.text, peerName: sender?.name, intervalMilliseconds: parameters.intervalMilliseconds,
+                latency: parameters.latency, supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
+                phy: parameters.phy, mtu: parameters.mtu)
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
         }
@@ -147,10 +149,19 @@ struct MessageLine: Encodable {
     let peerKey: String?
     /// The name of `peerKey` in the authorized-keys file; absent without one.
     let peerName: String?
+    /// As a Bluetooth central (``LinkParameterFields``): the requested interval range, latency and timeout,
+    /// the PHY and the MTU; each absent where unknown.
+    var intervalMilliseconds: [Double]? = nil
+    var latency: Int? = nil
+    var supervisionTimeoutMilliseconds: Int? = nil
+    var phy: String? = nil
+    var mtu: Int? = nil
 
     enum CodingKeys: String, CodingKey {
-        case index, connection, peer, link, id, bytes, crc32, data
+        case index, connection, peer, link, id, bytes, crc32, data, latency, phy, mtu
         case peerKey = "peer_key"
         case peerName = "peer_name"
+        case intervalMilliseconds = "interval_ms"
+        case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
     }
 }

@@ -23,7 +23,7 @@ extension SendCommand {
             throw ExitCode(ListenCommand.exitCode(error))
         }
         for name in downlink.unreadableJournalFiles { printError("cannot read journal file \(name); left in place") }
-        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose)
+        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)
         options.reconnect = ReconnectBackoff(initial: .milliseconds(250), maximum: .seconds(8), attempts: .max)
         // Key files are checked before anything connects or advertises.
         let asPeripheral = try link.role(role, default: .central) == .peripheral

@@ -32,6 +32,7 @@ struct SendCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var link: LinkOptions
+    @OptionGroup var connection: ConnectionParameterOptions
     @OptionGroup var secure: SecureOptions
 
     @Option(help: "Wire format: msgpipe, legacy, eom or lines.", transform: parseFrameFormat)
@@ -120,7 +121,7 @@ struct SendCommand: AsyncParsableCommand {
                 Glibc.exit(SendExitCode.notAcknowledged.rawValue)
             }
         }
-        var options = try link.pipeOptions(format: format, verbose: verbose)
+        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
         options.logger = logger
         options.reconnect.attempts = reconnects
         options.maximumMessageSize = max(options.maximumMessageSize, sizes.max() ?? 0)

@@ -22,6 +22,7 @@ struct SendSession: Sendable {
         do {
             pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
             options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
+            if case .bluetooth? = try? link.endpoint() { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
         } catch let error as MessagePipeError {
             printError("cannot send to \(link.displayName): \(error)")
             if case .notAuthenticated = error { return .notAuthenticated }
@@ -106,7 +107,9 @@ struct SendSession: Sendable {
                 printError("\(Self.name(path)): \(error)")
                 return Self.exitCode(error)
             }
-            results.acknowledged(index, bytes: body.count, since: started, link: carrier(pipe))
+            results.acknowledged(
+                index, bytes: body.count, since: started, link: carrier(pipe),
+                parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
         }
         return .success
     }
@@ -153,13 +156,18 @@ struct SendResults {
     var peer: String? = nil
 
     /// `link`: what carried the message ("gatt" or "l2cap"), if this side knows.
-    func acknowledged(_ index: Int, bytes: Int, since started: ContinuousClock.Instant, link: String?) {
+    func acknowledged(
+        _ index: Int, bytes: Int, since started: ContinuousClock.Instant, link: String?,
+        parameters: LinkParameterFields = LinkParameterFields(nil)
+    ) {
         guard json else { return }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let line = Line(
             index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
-            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer, link: link)
+            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer, link: link,
+            intervalMilliseconds: parameters.intervalMilliseconds, latency: parameters.latency,
+            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds, phy: parameters.phy, mtu: parameters.mtu)
         BluetoothDiagnostics.emit(JSONLine.text(line))
     }
 
@@ -173,6 +181,19 @@ struct SendResults {
         let peer: String?
         /// What carried it: "gatt" or "l2cap" (as central; absent where unknown).
         let link: String?
+        /// As a Bluetooth central (``LinkParameterFields``): the requested interval range, latency and timeout,
+        /// the PHY and the MTU; each absent where unknown.
+        var intervalMilliseconds: [Double]? = nil
+        var latency: Int? = nil
+        var supervisionTimeoutMilliseconds: Int? = nil
+        var phy: String? = nil
+        var mtu: Int? = nil
+
+        enum CodingKeys: String, CodingKey {
+            case index, file, bytes, seconds, peer, link, latency, phy, mtu
+            case intervalMilliseconds = "interval_ms"
+            case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
+        }
     }
 }
 

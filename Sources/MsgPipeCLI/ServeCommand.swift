@@ -36,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
             """)
 
     @OptionGroup var link: LinkOptions
+    @OptionGroup var connection: ConnectionParameterOptions
     @OptionGroup var secure: SecureOptions
 
     @Option(help: "The command run for each request: /bin/sh -c CMD, request on stdin, response on stdout.")
@@ -113,7 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
         let idle = Duration.seconds(idleTimeout)
         let lifecycle = ServeLifecycle()
         let shutdown = ShutdownSignal()
-        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose)
+        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)
         options.logger = logger
         let acceptor = try link.acceptor(options)
         shutdown.onSignal { acceptor.stop() }

@@ -77,7 +77,7 @@ public struct BLELinkConfiguration: Sendable, Equatable {
         if let initialATTMTU, !(23...attMTU).contains(initialATTMTU) {
             throw .invalidConfiguration("initial ATT MTU \(initialATTMTU) is outside 23...\(attMTU)")
         }
-        guard connectionInterval >= .microseconds(7_500), connectionInterval <= .seconds(4) else {
+        guard ConnectionParameters.intervalLimits.contains(connectionInterval) else {
             throw .invalidConfiguration("connection interval \(connectionInterval) is outside 7.5 ms...4 s")
         }
         if let packetsPerEvent, packetsPerEvent < 1 {

@@ -1,5 +1,6 @@
 import BLELink
 import MsgPipe
+import GATT
 import Synchronization
 import Testing
 import Transport
@@ -50,6 +51,47 @@ struct MessagePipeBlueZTests {
         options.bluetoothdBus = bus.address
         await #expect(throws: BlueZError.self) {
             _ = try await MessagePipe.advertise(name: "nobody", options: options)
+        }
+    }
+}
+
+/// Connection parameters through bluetoothd: its D-Bus API sets none, so both roles refuse before anything is
+/// registered or connected, with the main.conf remedy.
+@Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .serialized,
+       .timeLimit(.minutes(2)))
+struct MessagePipeBlueZConnectionParameterTests {
+    static func options(bus: PrivateBus) throws -> MessagePipe.Options {
+        var options = MessagePipe.Options()
+        options.backend = .bluez
+        options.adapter = "hci0"
+        options.bluetoothdBus = bus.address
+        options.connectionParameters = try ConnectionParameterRequest(
+            interval: "15-30", latency: nil, supervisionTimeout: nil, phy: nil)
+        return options
+    }
+
+    @Test func aPeripheralRefusesBeforeAdvertising() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let options = try Self.options(bus: bus)
+        await #expect(throws: MessagePipeError.connectionParametersThroughBluetoothd(options.connectionParameters!)) {
+            _ = try await MessagePipe.advertise(name: "msgpipe-params", options: options)
+        }
+        #expect(fake.record.advertisement.withLock { $0 } == nil)
+    }
+
+    @Test func aCentralRefusesBeforeConnecting() async throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZ(address: bus.address)
+        defer { fake.stop() }
+        let options = try Self.options(bus: bus)
+        await #expect {
+            _ = try await MessagePipe.connect(to: "msgpipe-peer", options: options)
+        } throws: { error in
+            "\(error)".contains("MinConnectionInterval=12 MaxConnectionInterval=24")
         }
     }
 }

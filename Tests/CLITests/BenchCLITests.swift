@@ -159,6 +159,8 @@ struct BenchRealLinkCLITests {
         ["--link", "tcp:x"], ["--link", "unix:/tmp/x", "--centrals", "0"], ["--link", "unix:/tmp/x", "--size", "0"],
         ["--link", "unix:/tmp/x", "--to", "AA:BB:CC:DD:EE:FF"], ["--link", "sim", "--centrals", "17"],
         ["--to", "AA:BB:CC:DD:EE:FF", "--name", "x"], ["--name", "x", "--role", "central"],
+        ["--link", "sim", "--peripherals", "8"], ["--link", "sim", "--peripherals", "0"],
+        ["--link", "unix:/tmp/x", "--peripherals", "2"],
     ])
     func invalid(arguments: [String]) throws {
         let result = try MsgPipeProcess.run(["bench"] + arguments)
@@ -179,5 +181,41 @@ struct BenchRealLinkCLITests {
         let limit = try #require(total["limit_kbps"] as? Double)
         #expect(goodput <= limit)
         #expect(try MsgPipeProcess.run(arguments).stdout == result.stdout)
+    }
+
+    @Test("bench --link sim --peripherals 3: per-link goodput, the aggregate against both limits, and fairness")
+    func simulatedPeripherals() throws {
+        let arguments = ["bench", "--link", "sim", "--json", "--peripherals", "3", "--size", "20000", "--interval-ms", "15"]
+        let result = try MsgPipeProcess.run(arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count == 4)
+        let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        for (index, link) in objects.prefix(3).enumerated() {
+            #expect(link["link"] as? Int == index)
+            #expect(link["peripherals"] as? Int == 3)
+            #expect(link["centrals"] == nil)
+            #expect((link["goodput_kbps"] as? Double ?? 0) > 0)
+        }
+        let total = try #require(objects.last)
+        #expect(total["link"] as? String == "all")
+        #expect(total["payload_bytes"] as? Int == 60_000)
+        let goodput = try #require(total["goodput_kbps"] as? Double)
+        let limit = try #require(total["limit_kbps"] as? Double)
+        let shared = try #require(total["shared_limit_kbps"] as? Double)
+        #expect(shared <= limit)
+        #expect(goodput <= shared)
+        #expect(abs((total["efficiency"] as? Double ?? 0) - goodput / limit) < 0.001)
+        #expect((total["shared_efficiency"] as? Double ?? 0) >= 0.9)
+        #expect((total["jain_index"] as? Double ?? 0) > 0.99)
+        #expect((total["max_deviation_pct"] as? Double ?? 100) < 10)
+        #expect(try MsgPipeProcess.run(arguments).stdout == result.stdout)
+    }
+
+    @Test("--centrals and --peripherals together are refused with the reason")
+    func centralsAndPeripheralsExcludeEachOther() throws {
+        let result = try MsgPipeProcess.run(["bench", "--link", "sim", "--centrals", "1", "--peripherals", "2"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--centrals and --peripherals exclude each other"), "\(result.stderr)")
     }
 }

@@ -66,6 +66,15 @@ public final class PipeAcceptor: Sendable {
             backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
             options.note(.detail, backend.summary)
         }
+        var restoreDefaults: (@Sendable () -> Void)?
+        if case .bluetooth = address, let request = options.requestedConnectionParameters {
+            guard case .kernel = backend else {
+                if case let .bluez(bus) = backend { bus.close() }
+                throw MessagePipeError.connectionParametersThroughBluetoothd(request)
+            }
+            restoreDefaults = try await setPeripheralParameters(request)
+        }
+        defer { restoreDefaults?() }
         var info = info
         let channels: L2CAPChannel.SharedListener?
         do {
@@ -106,6 +115,34 @@ public final class PipeAcceptor: Sendable {
             channels?.stop()
             try await group.waitForAll()
         }
+    }
+
+    /// Kernel backend: makes `request` the adapter's LE connection defaults, so the kernel asks each central
+    /// for that range (an L2CAP Connection Parameter Update Request when the central's interval lies
+    /// outside it). Returns what puts the previous defaults back, once, also run by ``stop()``: the defaults
+    /// are the adapter's, seen by every program on it.
+    private func setPeripheralParameters(_ request: ConnectionParameterRequest) async throws -> (@Sendable () -> Void)? {
+        let options = options
+        let (controller, set) = try await BlockingCall.run { () throws(BluetoothError) in
+            let management = try ManagementSocket()
+            let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: management)
+            return (adapter.index, try ConnectionParameterSetup.setPeripheralDefaults(
+                request, controller: adapter.index, using: management))
+        }
+        if let phy = request.phy { options.note(.detail, "hci\(controller): preferring PHY \(phy)") }
+        guard let set else { return nil }
+        options.note(.detail, "hci\(controller): asking centrals for \(set.requested) (adapter default until stopped; was \(set.previous))")
+        let done = OnceFlag()
+        let restore: @Sendable () -> Void = {
+            guard done.claim() else { return }
+            do throws(BluetoothError) {
+                try ConnectionParameterSetup.restoreDefaults(set.previous, controller: controller, using: try ManagementSocket())
+            } catch {
+                options.note(.warning, "could not put hci\(controller)'s connection defaults back to \(set.previous): \(error)")
+            }
+        }
+        onStop(restore)
+        return restore
     }
 
     /// msgpipe's own GATT server for each central (UNIX socket or the kernel's ATT channel), each one's link to

@@ -16,6 +16,9 @@ import Transport
 public struct PipeConnector: Sendable {
     public let address: PipeAddress
     public let options: MessagePipe.Options
+    /// Told each Bluetooth connection's ATT bearer and the parameters loaded for it (a pipe's
+    /// ``MessagePipe/linkParameters``).
+    var observation: LinkObservation?
 
     /// How long a central waits after a drop before its first reconnect attempt: a Linux peripheral re-arms
     /// its advertising right after the disconnect, and a Create Connection in that moment can fail
@@ -39,6 +42,10 @@ public struct PipeConnector: Sendable {
             guard options.linkMode != .gatt else { return .gatt(GATTLink(profile: options.profile)) }
             return .channel(ChannelCentralLink(
                 profile: options.profile, mode: options.linkMode, framed: options.format == .msgpipe))
+        }
+        if let request = options.requestedConnectionParameters {
+            bus.close()
+            throw MessagePipeError.connectionParametersThroughBluetoothd(request)
         }
         do {
             let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
@@ -103,6 +110,7 @@ public struct PipeConnector: Sendable {
         case let (.gatt(gattLink), .bluetooth(target)):
             let (socket, _) = try await connectedSocket(to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
+            observation?.connected(bearer)
             onBearer(bearer)
             try await gattLink.connect(bearer)
             return "\(socket.peer)"
@@ -110,6 +118,7 @@ public struct PipeConnector: Sendable {
             let (socket, adapter) = try await connectedSocket(
                 to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
+            observation?.connected(bearer)
             onBearer(bearer)
             let carrier = try await channelLink.connect(
                 bearer, peer: socket.peer, local: adapter, security: options.security,
@@ -159,12 +168,23 @@ public struct PipeConnector: Sendable {
     private func connectedSocket(
         to target: CentralTarget, within timeout: Duration
     ) async throws(BluetoothError) -> (ConnectedATTSocket, BluetoothAdapter) {
-        let (options, service) = (options, AdvertisedServiceUUID(options.profile.service.description))
+        let (options, service, observation) = (options, AdvertisedServiceUUID(options.profile.service.description), observation)
         let timeout = max(timeout, .seconds(1))
         return try await BlockingCall.run { () throws(BluetoothError) in
             let central = try BLECentral(
                 adapter: try AdapterSelector(options.adapter), security: options.security,
                 connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
+            var target = target
+            if let request = options.requestedConnectionParameters {
+                // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
+                let peer = try central.resolve(target, service: service)
+                let loaded = try ConnectionParameterSetup.prepareConnection(
+                    to: peer, request: request, controller: central.adapter.index, using: try ManagementSocket())
+                options.note(.detail, "\(peer): requested \(loaded.map(\.description) ?? "")"
+                    + "\(request.phy.map { "\(loaded == nil ? "" : ", ")preferring PHY \($0)" } ?? "")")
+                observation?.requested(loaded)
+                target = .peer(peer)
+            }
             return (try central.connect(to: target, service: service).handOver(), central.adapter)
         }
     }

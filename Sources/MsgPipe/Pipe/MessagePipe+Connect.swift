@@ -14,11 +14,14 @@ extension MessagePipe {
     /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made,
     /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats, and
     /// ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key or holds another one.
-    public static func connect(to peer: String, options: Options = Options()) async throws -> MessagePipe {
-        if options.keys != nil, options.format != .msgpipe {
+    public static func connect(to peer: String, options given: Options = Options()) async throws -> MessagePipe {
+        if given.keys != nil, given.format != .msgpipe {
             throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
         }
-        let connector = PipeConnector(to: PipeAddress(peer), options: options)
+        let observation = LinkObservation()
+        let options = given.observingPacketSizes(observation)
+        var connector = PipeConnector(to: PipeAddress(peer), options: options)
+        if case .bluetooth = PipeAddress(peer) { connector.observation = observation }
         let link = try await connector.makeLink(receivesUnnumbered: options.format != .msgpipe)
         let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
         let transportBox = Mutex<Transport?>(nil)
@@ -66,7 +69,8 @@ extension MessagePipe {
             }
             return MessagePipe(
                 peer: description, transport: transport, link: link, reconnector: reconnector, peerInfo: link.peerInfo,
-                secured: secured, connections: { connections.load(ordering: .relaxed) })
+                secured: secured, connections: { connections.load(ordering: .relaxed) },
+                observation: connector.observation, preferredPHY: options.connectionParameters?.phy)
         }
         // Plain formats: the first event of a connected link says its packet size.
         var events = link.events.makeAsyncIterator()
@@ -79,7 +83,8 @@ extension MessagePipe {
         }
         return MessagePipe(
             peer: description, format: options.format, link: link, events: link.events, packetSize: packetSize,
-            reconnector: reconnector, options: options, connections: { connections.load(ordering: .relaxed) })
+            reconnector: reconnector, options: options, connections: { connections.load(ordering: .relaxed) },
+            observation: connector.observation)
     }
 
     /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to
@@ -109,5 +114,19 @@ extension MessagePipe {
     /// ``advertise(name:options:)`` does over Bluetooth.
     public static func listen(path: String, options: Options = Options()) async throws -> PipeServer {
         try await PipeServer.serve(PipeAcceptor(at: .unix(path: path), options: options))
+    }
+}
+
+extension MessagePipe.Options {
+    /// These options with every link event's packet size also told to `observation`.
+    fileprivate func observingPacketSizes(_ observation: LinkObservation) -> Self {
+        var options = self
+        let onLinkEvent = onLinkEvent
+        options.onLinkEvent = { event, link in
+            if case let .connected(size) = event { observation.packetSize(size) }
+            if case let .maximumPacketSizeChanged(size) = event { observation.packetSize(size) }
+            onLinkEvent(event, link)
+        }
+        return options
     }
 }

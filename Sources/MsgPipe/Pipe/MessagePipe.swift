@@ -35,6 +35,9 @@ public final class MessagePipe: Sendable {
     private let opened: BoundedAsyncQueue<PipeMessage, Never>?
     private let plain: PlainState?
     private let connectionCount: @Sendable () -> Int
+    /// A Bluetooth central's view of its connections (nil elsewhere).
+    private let observation: LinkObservation?
+    private let preferredPHY: LEPHY?
     private let connectedCheck: @Sendable () -> Bool
     /// Messages are acknowledged only by ``PipeMessage/accept()`` (``Options/holdsAcknowledgements``).
     private var holdsAcknowledgements: Bool { transport?.holdsAcknowledgements ?? false }
@@ -55,6 +58,18 @@ public final class MessagePipe: Sendable {
     public var linkKind: String? {
         guard let link else { return nil }
         return link.usesChannel ? "l2cap" : "gatt"
+    }
+
+    /// What the latest connection runs on, as far as this side knows: as a Bluetooth central the parameters it
+    /// requested, the PHY (read from the kernel now) and the MTU; elsewhere ``LinkParameters/unknown`` says
+    /// why nothing is known.
+    public var linkParameters: LinkParameters {
+        guard let observation else {
+            return LinkParameters(unknown: [
+                "the link's parameters (known to a Bluetooth central only; a peripheral's adapter defaults are in its notes)",
+            ])
+        }
+        return observation.parameters(preferredPHY: preferredPHY, usesChannel: link?.usesChannel ?? false)
     }
 
     /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
@@ -133,7 +148,8 @@ public final class MessagePipe: Sendable {
     init(
         peer: String, transport: Transport, link: PeerLink?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
         secured: Secured? = nil, connections: @escaping @Sendable () -> Int,
-        isConnected: @escaping @Sendable () -> Bool = { true }
+        isConnected: @escaping @Sendable () -> Bool = { true }, observation: LinkObservation? = nil,
+        preferredPHY: LEPHY? = nil
     ) {
         self.secured = secured
         if let secured, secured.acceptsOnRead {
@@ -149,6 +165,8 @@ public final class MessagePipe: Sendable {
             opened = nil
         }
         connectionCount = connections
+        self.observation = observation
+        self.preferredPHY = preferredPHY
         connectedCheck = isConnected
         self.peer = peer
         format = .msgpipe
@@ -164,9 +182,11 @@ public final class MessagePipe: Sendable {
     /// link's events from here on.
     init<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
         peer: String, format: FrameFormat, link: PeerLink, events: Events, packetSize: Int?, reconnector: Reconnector?,
-        options: MessagePipe.Options, connections: @escaping @Sendable () -> Int
+        options: MessagePipe.Options, connections: @escaping @Sendable () -> Int, observation: LinkObservation? = nil
     ) {
         connectionCount = connections
+        self.observation = observation
+        preferredPHY = options.connectionParameters?.phy
         self.peer = peer
         self.format = format
         transport = nil
@@ -356,4 +376,6 @@ final class OnceFlag: Sendable {
 
     func set() { value.store(true, ordering: .relaxed) }
     var isSet: Bool { value.load(ordering: .relaxed) }
+    /// Sets the flag; true for the one caller that set it first.
+    func claim() -> Bool { !value.exchange(true, ordering: .acquiringAndReleasing) }
 }

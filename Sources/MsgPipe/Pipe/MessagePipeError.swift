@@ -1,6 +1,7 @@
 public import Secure
 import Transport
 public import Framing
+public import GATT
 
 /// Why a pipe could not be made or a message not delivered. Transport's, GATT's and BLELink's own errors
 /// (`TransportError`, `BluetoothError`, `BlueZError`) pass through unchanged.
@@ -24,6 +25,9 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case notAuthenticated(String)
     /// End-to-end keys cannot be used as given (a plain format, or authorized keys on a central).
     case keysUnusable(String)
+    /// Connection parameters or a PHY were asked for on the bluez backend: bluetoothd's D-Bus API sets
+    /// neither, so the pipe is not made (its main.conf does, for every program).
+    case connectionParametersThroughBluetoothd(ConnectionParameterRequest)
 
     public var description: String {
         switch self {
@@ -36,7 +40,29 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
         case let .channelUnavailable(reason): "no L2CAP channel (link mode l2cap): \(reason)"
         case let .notAuthenticated(reason): "not authenticated: \(reason)"
         case let .keysUnusable(reason): "end-to-end keys cannot be used here: \(reason)"
+        case let .connectionParametersThroughBluetoothd(request): Self.bluetoothdRemedy(request)
         }
+    }
+}
+
+extension MessagePipeError {
+    /// What to do when `request` cannot be applied through bluetoothd: its main.conf for the interval, latency
+    /// and timeout (in bluetoothd's units, which it hands to the kernel as they are), or the kernel backend.
+    static func bluetoothdRemedy(_ request: ConnectionParameterRequest) -> String {
+        var text = "bluetoothd's D-Bus API cannot set connection parameters or the PHY (\(request)); "
+        if request.hasConnectionParameters {
+            var lines: [String] = []
+            if let interval = request.interval {
+                lines.append("MinConnectionInterval=\(interval.minimum)")
+                lines.append("MaxConnectionInterval=\(interval.maximum)")
+            }
+            if let latency = request.latency { lines.append("ConnectionLatency=\(latency)") }
+            if let timeout = request.supervisionTimeout { lines.append("ConnectionSupervisionTimeout=\(timeout)") }
+            text += "set them for every program in /etc/bluetooth/main.conf's [LE] section (intervals in 1.25 ms "
+                + "units, the timeout in 10 ms units): \(lines.joined(separator: " ")), then restart bluetoothd; "
+        }
+        if request.phy != nil { text += "a PHY preference needs the kernel backend; " }
+        return text + "or use --backend kernel (with bluetoothd stopped), where msgpipe sets them itself"
     }
 }
 

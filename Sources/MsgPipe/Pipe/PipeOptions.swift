@@ -83,6 +83,18 @@ extension MessagePipe {
         /// How long one connect (a scan for a name included) may take; transient failures within it are
         /// retried with ``reconnect``'s backoff.
         public var connectTimeout: Duration = .seconds(20)
+        /// The LE connection parameters and PHY to ask for (nil: the system's). Kernel backend only: a central
+        /// loads them for each peer before connecting, a peripheral makes them the adapter's defaults while it
+        /// runs (the kernel asks each central for that range). Never ignored: when they cannot be applied
+        /// (no CAP_NET_ADMIN, an older kernel, the bluez backend) connecting or serving fails with an error
+        /// that says how to set them. A UNIX socket has no LE connection, so they do not apply there (the CLI
+        /// refuses them with `--link unix:PATH`). The PHY preference is the adapter's and stays after the pipe.
+        ///
+        /// ```swift
+        /// options.connectionParameters = try ConnectionParameterRequest(
+        ///     interval: "7.5-15", latency: "0", supervisionTimeout: "2000", phy: "2m")
+        /// ```
+        public var connectionParameters: ConnectionParameterRequest?
         /// The central's backoff after a drop; `attempts` failures in a row end the pipe
         /// (``MessagePipeError/linkLost(attempts:)``). `Int.max`: keep trying.
         public var reconnect = ReconnectBackoff(attempts: 5)
@@ -135,6 +147,11 @@ extension MessagePipe {
             MsgPipeServiceInfo(
                 formats: format.advertised, maximumMessageSize: UInt32(clamping: maximumMessageSize ?? self.maximumMessageSize),
                 serverMTU: UInt16(ATTOpcode.maximumMTU))
+        }
+
+        /// ``connectionParameters`` when it asks for anything.
+        var requestedConnectionParameters: ConnectionParameterRequest? {
+            connectionParameters.flatMap { $0.isEmpty ? nil : $0 }
         }
 
         /// Passes a note to ``onNote``.

@@ -11,6 +11,9 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
     case lowEnergyDisabled(adapter: String)
     /// The kernel refused the operation for lack of privileges (EPERM/EACCES or mgmt "Permission Denied").
     case permissionDenied(operation: String)
+    /// The kernel refused to set the LE connection parameters or PHY that were asked for, for lack of
+    /// CAP_NET_ADMIN; the request is not dropped silently.
+    case connectionParametersNeedCapability(operation: String)
     /// The ATT fixed channel of this adapter is already bound by another process (EADDRINUSE).
     case attChannelInUse(adapter: String)
     /// An LE connection did not complete within the timeout.
@@ -29,6 +32,9 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
     case malformedManagementPacket(String)
     /// Advertising / EIR data did not parse (a length running past the end, an odd UUID list, ...).
     case malformedAdvertisingData(String)
+    /// The kernel or the controller cannot do `operation` (an older management interface, a controller
+    /// without the feature); `remedy` says what would.
+    case notSupported(operation: String, remedy: String)
     /// A user-supplied value (address, UUID, adapter name, security level) is not valid.
     case invalidArgument(String)
     /// The bond store could not be read or written (a corrupt file is left untouched).
@@ -50,6 +56,11 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .permissionDenied(operation):
             "permission denied for \(operation): run as root or grant CAP_NET_ADMIN and CAP_NET_RAW "
                 + "(e.g. 'setcap cap_net_admin,cap_net_raw+eip $(command -v msgpipe)')"
+        case let .connectionParametersNeedCapability(operation):
+            "the connection parameters asked for cannot be set: the kernel refused \(operation) without CAP_NET_ADMIN; "
+                + "grant it ('sudo setcap cap_net_admin+ep $(command -v msgpipe)'), or run msgpipe under its packaged "
+                + "systemd unit with AmbientCapabilities=CAP_NET_ADMIN (examples/kernel-backend.conf), "
+                + "or leave the connection parameters to the system"
         case let .attChannelInUse(adapter):
             "the ATT channel of \(adapter) is already in use by another process (probably bluetoothd); "
                 + "stop bluetoothd ('systemctl stop bluetooth') or the other ATT server, then retry"
@@ -71,6 +82,8 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
             "malformed Bluetooth management packet: \(reason)"
         case let .malformedAdvertisingData(reason):
             "malformed advertising data: \(reason)"
+        case let .notSupported(operation, remedy):
+            "\(operation) is not supported here: \(remedy)"
         case let .invalidArgument(reason):
             reason
         case let .bondStore(error):

@@ -1,15 +1,12 @@
 import CBluetooth
+public import GATT
 import Glibc
 
 /// The LE PHYs a connection transmits and receives on, as the kernel tells them for an L2CAP socket
 /// (`getsockopt(BT_PHY)`, Linux 5.10 and later): 1M at connection, 2M or Coded after a PHY update.
 public struct LinkPHY: Sendable, Equatable, CustomStringConvertible {
     /// One LE PHY.
-    public enum Kind: String, Sendable {
-        case le1M = "1m"
-        case le2M = "2m"
-        case coded
-    }
+    public typealias Kind = LEPHY
 
     public let transmit: Kind
     public let receive: Kind

@@ -1,0 +1,106 @@
+public import GATT
+
+/// Applies a ``ConnectionParameterRequest`` through the management interface, for either role:
+///
+/// - central, before each connect: the request over the adapter's defaults (Read Default System
+///   Configuration) becomes the peer's Load Connection Parameters entry, which the kernel puts into its LE
+///   Create Connection; then the PHY preference (Set PHY Configuration).
+/// - peripheral, before advertising: the request over the defaults becomes the adapter's defaults (Set
+///   Default System Configuration), the range the kernel asks a connecting central for with an L2CAP
+///   Connection Parameter Update Request. This changes the adapter for every program on it; the previous
+///   values are returned so the caller can put them back.
+///
+/// Nothing requested is skipped: Permission Denied becomes
+/// ``BluetoothError/connectionParametersNeedCapability(operation:)``, a kernel or controller without the
+/// command ``BluetoothError/notSupported(operation:remedy:)``, and values that break a rule once resolved
+/// ``BluetoothError/invalidArgument(_:)`` naming it.
+///
+/// ```swift
+/// let management = try ManagementSocket()
+/// let request = try ConnectionParameterRequest(interval: "7.5-15", latency: nil, supervisionTimeout: nil, phy: "2m")
+/// let chosen = try ConnectionParameterSetup.prepareConnection(to: peer, request: request, controller: 0, using: management)
+/// ```
+public enum ConnectionParameterSetup {
+    /// Central: loads `request` (resolved over the adapter's defaults) as `peer`'s entry and applies its PHY
+    /// preference. Returns the parameters loaded (nil when only a PHY was asked for).
+    @discardableResult
+    public static func prepareConnection(
+        to peer: BluetoothPeer, request: ConnectionParameterRequest, controller: UInt16,
+        using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) -> ConnectionParameters? {
+        var loaded: ConnectionParameters?
+        if request.hasConnectionParameters {
+            let parameters = try resolve(request, over: try defaults(controller: controller, using: management))
+            try privileged { () throws(BluetoothError) in
+                try management.loadConnectionParameters([.init(peer: peer, parameters: parameters)], controller: controller)
+            }
+            loaded = parameters
+        }
+        if let phy = request.phy {
+            try privileged { () throws(BluetoothError) in _ = try management.preferPHY(phy, controller: controller) }
+        }
+        return loaded
+    }
+
+    /// Peripheral: makes `request` (resolved over the adapter's defaults) the adapter's LE connection
+    /// defaults and applies its PHY preference. Returns the defaults that were in force before (to give to
+    /// ``restoreDefaults(_:controller:using:)``), nil when no interval, latency or timeout was asked for.
+    public static func setPeripheralDefaults(
+        _ request: ConnectionParameterRequest, controller: UInt16, using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) -> (previous: ConnectionParameters, requested: ConnectionParameters)? {
+        var result: (previous: ConnectionParameters, requested: ConnectionParameters)?
+        if request.hasConnectionParameters {
+            let previous = try defaults(controller: controller, using: management)
+            let parameters = try resolve(request, over: previous)
+            try privileged { () throws(BluetoothError) in
+                try management.setDefaultConnectionParameters(parameters, controller: controller)
+            }
+            result = (previous, parameters)
+        }
+        if let phy = request.phy {
+            try privileged { () throws(BluetoothError) in _ = try management.preferPHY(phy, controller: controller) }
+        }
+        return result
+    }
+
+    /// Puts the adapter's LE connection defaults back to `previous` (best effort: the caller reports a
+    /// failure, there is nothing else to do).
+    public static func restoreDefaults(
+        _ previous: ConnectionParameters, controller: UInt16, using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) {
+        try privileged { () throws(BluetoothError) in
+            try management.setDefaultConnectionParameters(previous, controller: controller)
+        }
+    }
+
+    /// The adapter's LE connection defaults; Linux's built-in ones when the kernel does not list all four.
+    static func defaults(
+        controller: UInt16, using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) -> ConnectionParameters {
+        let reply = try management.readDefaultSystemConfiguration(controller: controller)
+        do {
+            return try reply.connectionParameters() ?? .linuxDefault
+        } catch {
+            throw .invalidArgument("the adapter's default connection parameters break a rule: \(error)")
+        }
+    }
+
+    static func resolve(
+        _ request: ConnectionParameterRequest, over defaults: ConnectionParameters
+    ) throws(BluetoothError) -> ConnectionParameters {
+        do {
+            return try request.resolved(over: defaults)
+        } catch {
+            throw .invalidArgument("\(request) over the adapter's defaults (\(defaults)): \(error)")
+        }
+    }
+
+    /// Runs `body`, turning Permission Denied into the error that names CAP_NET_ADMIN and its remedies.
+    static func privileged(_ body: () throws(BluetoothError) -> Void) throws(BluetoothError) {
+        do throws(BluetoothError) {
+            try body()
+        } catch let .permissionDenied(operation) {
+            throw .connectionParametersNeedCapability(operation: operation)
+        }
+    }
+}

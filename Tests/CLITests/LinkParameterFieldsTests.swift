@@ -1,0 +1,47 @@
+import Foundation
+import GATT
+import MsgPipe
+import Testing
+@testable import MsgPipeCLI
+
+/// The `--json` fields that say what a link runs on: present where known, absent (not null) otherwise.
+struct LinkParameterFieldsTests {
+    static func keys(_ line: some Encodable) throws -> [String: Any] {
+        let data = Data(JSONLine.text(line).utf8)
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func requestedParametersAndTheMTUArePrintedWhereKnown() throws {
+        let requested = try ConnectionParameters(minimumInterval: 6, maximumInterval: 12, latency: 2, supervisionTimeout: 200)
+        let fields = LinkParameterFields(LinkParameters(requested: requested, mtu: 247, unknown: ["the PHY"]))
+        let line = SendResults.Line(
+            index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt", intervalMilliseconds: fields.intervalMilliseconds,
+            latency: fields.latency, supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds, phy: fields.phy,
+            mtu: fields.mtu)
+        let object = try Self.keys(line)
+        #expect(object["interval_ms"] as? [Double] == [7.5, 15])
+        #expect(object["latency"] as? Int == 2)
+        #expect(object["supervision_timeout_ms"] as? Int == 2000)
+        #expect(object["mtu"] as? Int == 247)
+        #expect(object["phy"] == nil, "the PHY was not known: no key")
+    }
+
+    @Test func nothingKnownPrintsNoneOfTheKeys() throws {
+        let fields = LinkParameterFields(LinkParameters(unknown: [LinkParameters.liveParametersUnknown]))
+        #expect(fields == LinkParameterFields(nil))
+        let line = MessageLine(
+            index: 1, connection: 1, peer: nil, link: nil, id: OrNull(nil), bytes: 0, crc32: "00000000", data: "",
+            peerKey: nil, peerName: nil, intervalMilliseconds: fields.intervalMilliseconds, latency: fields.latency,
+            supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds, phy: fields.phy, mtu: fields.mtu)
+        let object = try Self.keys(line)
+        for key in ["interval_ms", "latency", "supervision_timeout_ms", "phy", "mtu"] {
+            #expect(object[key] == nil, "\(key) printed though unknown")
+        }
+    }
+
+    @Test func thePHYIsItsCLISpelling() throws {
+        let fields = LinkParameterFields(LinkParameters(phy: .init(transmit: .le2M, receive: .le1M)))
+        #expect(fields.phy == "tx 2m / rx 1m")
+        #expect(LinkParameterFields(LinkParameters(phy: .init(transmit: .coded, receive: .coded))).phy == "coded")
+    }
+}

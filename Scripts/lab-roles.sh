@@ -424,4 +424,46 @@ else
 	rm -rf "$KD"
 	no_links
 fi
+# 28p. Connection parameters, chosen and seen on the air (btmon). listen on hci0 asks for 100-150 ms
+#      (--conn-interval: the adapter's defaults, so its kernel sends an L2CAP Connection Parameter Update
+#      Request to a central outside that range); send on hci1 asks for 50 ms, latency 2, supervision 2000 ms
+#      (Load Connection Parameters: LE Create Connection carries them), and a 2M preference where hci1 has 2M
+#      (Set PHY Configuration: LE Set Default PHY). send --json reports what it asked for.
+MARK=$(wc -l < "$OUT/btmon.txt")
+head -c 4096 /dev/urandom > "$OUT/params.bin"
+PHY2M=(); btmgmt --index 1 phy 2>/dev/null | grep -q "Supported phys:.*LE2MTX" && PHY2M=(--phy 2m)
+"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-params --conn-interval 100-150 --count 1 \
+	> "$OUT/params_out.bin" 2> "$OUT/t28p_listen.log" & LST=$!
+wait_for "$OUT/t28p_listen.log" "advertising"
+: > "$OUT/t28p.log"
+timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-params --conn-interval 50 --conn-latency 2 \
+	--supervision-timeout 2000 "${PHY2M[@]}" --json "$OUT/params.bin" > "$OUT/t28p.json" 2> "$OUT/t28p_send.log"
+echo "send exit $?" >> "$OUT/t28p.log"
+wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t28p.log"
+cmp -s "$OUT/params.bin" "$OUT/params_out.bin" && echo "intact" >> "$OUT/t28p.log"
+sleep 1  # btmon flushes its last lines
+tail -n +"$((MARK + 1))" "$OUT/btmon.txt" > "$OUT/t28p_btmon.txt"
+grep -A8 "(0x08|0x000d)" "$OUT/t28p_btmon.txt" | grep -q "Min connection interval: 50.00 msec" &&
+	grep -A10 "(0x08|0x000d)" "$OUT/t28p_btmon.txt" | grep -q "Connection latency: 2 " &&
+	grep -A12 "(0x08|0x000d)" "$OUT/t28p_btmon.txt" | grep -q "Supervision timeout: 2000 msec" &&
+	echo "LE Create Connection carries 50 ms, latency 2, 2000 ms" >> "$OUT/t28p.log"
+grep -q "Connection Parameter Update Req" "$OUT/t28p_btmon.txt" && echo "the peripheral asked for its range (L2CAP Connection Parameter Update Request)" >> "$OUT/t28p.log"
+grep -A6 "Connection Parameter Update Req" "$OUT/t28p_btmon.txt" | grep -qE "Min interval: (80|100)" &&
+	echo "the request holds 100-150 ms" >> "$OUT/t28p.log"
+grep -qE "Connection Update Complete" "$OUT/t28p_btmon.txt" && echo "LE Connection Update Complete seen" >> "$OUT/t28p.log"
+grep -A4 "Connection Update Complete" "$OUT/t28p_btmon.txt" | grep -oE "Connection interval: [0-9.]+ msec" | head -1 >> "$OUT/t28p.log"
+if [ ${#PHY2M[@]} -gt 0 ]; then
+	grep -q "(0x08|0x0031)" "$OUT/t28p_btmon.txt" && echo "LE Set Default PHY sent" >> "$OUT/t28p.log"
+else
+	echo "LE Set Default PHY sent (hci1 has no LE 2M: not asked)" >> "$OUT/t28p.log"
+fi
+grep -q '"interval_ms":\[50,50\]' "$OUT/t28p.json" && grep -q '"latency":2' "$OUT/t28p.json" &&
+	grep -q '"supervision_timeout_ms":2000' "$OUT/t28p.json" && echo "send --json reports what it asked for" >> "$OUT/t28p.log"
+cat "$OUT/t28p.json" "$OUT/t28p_send.log" "$OUT/t28p_listen.log" >> "$OUT/t28p.log"
+grep -E "Min interval|Max interval|Connection interval|Supervision|latency|Connection Parameter|Connection Update|0x0031" "$OUT/t28p_btmon.txt" | head -30 >> "$OUT/t28p.log"
+expect "connection parameters chosen: LE Create Connection carries the central's, the peripheral asks for its range, both on the air" \
+	"$OUT/t28p.log" "send exit 0" "listen exit 0" "^intact" "LE Create Connection carries 50 ms, latency 2, 2000 ms" \
+	"the peripheral asked for its range" "the request holds 100-150 ms" "LE Set Default PHY sent" "send --json reports what it asked for"
+echo "   connection parameters: $(grep -E "LE Connection Update Complete seen|Connection interval" "$OUT/t28p.log" | head -2 | tr '\n' ' ')" | tee -a "$OUT/results.txt"
+no_links
 fi  # third controller

@@ -183,7 +183,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
-            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange"],
+            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

@@ -11,8 +11,17 @@ public struct AdapterOptions: ParsableArguments, Sendable {
     @Option(help: "Be the peripheral and advertise this local name (default for a peripheral: msgpipe).")
     public var name: String?
 
-    @Option(help: "Be the central and connect to this peer: ADDRESS, ADDRESS/random, or an advertised NAME.")
-    public var to: String?
+    @Option(name: .customLong("to"), help: """
+        Be the central and connect to this peer: ADDRESS, ADDRESS/random, an advertised NAME, or unix:PATH. \
+        send and listen take it up to 7 times: one central on several peers at once.
+        """)
+    public var peers: [String] = []
+
+    /// The peer of a single `--to` (the first of several).
+    public var to: String? { peers.first }
+
+    /// The most peers one central holds at once (`--to` given that often).
+    public static let maximumPeers = 7
 
     /// The local name a peripheral advertises.
     public var localName: String { name ?? "msgpipe" }
@@ -44,12 +53,43 @@ public struct AdapterOptions: ParsableArguments, Sendable {
     public init() {}
 
     /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
-    var usesBluetooth: Bool { adapter != nil || to != nil || backend != .auto || linkMode != .auto }
+    var usesBluetooth: Bool {
+        adapter != nil || peers.contains { !Self.isSocket($0) } || backend != .auto || linkMode != .auto
+    }
+
+    /// True for a `--to unix:PATH` peer (a UNIX socket, no radio).
+    static func isSocket(_ peer: String) -> Bool { peer.hasPrefix("unix:") }
 
     public func validate() throws {
         _ = try selector()
         _ = try securityLevel()
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+        try Self.validatePeers(peers)
+    }
+
+    /// The rules of a repeated `--to`: at most ``maximumPeers``, no peer twice (an address compares without its
+    /// case or `/random`), no empty `unix:` path, and sockets and Bluetooth peers not mixed.
+    static func validatePeers(_ peers: [String]) throws(ValidationError) {
+        guard peers.count <= maximumPeers else {
+            throw ValidationError("--to takes at most \(maximumPeers) peers (one central's links), not \(peers.count)")
+        }
+        var seen: [String: String] = [:]
+        for peer in peers {
+            if isSocket(peer), peer.count <= 5 { throw ValidationError("--to unix:PATH needs a PATH") }
+            if let earlier = seen[identity(of: peer)] {
+                throw ValidationError("--to names the same peer twice: '\(earlier)' and '\(peer)'")
+            }
+            seen[identity(of: peer)] = peer
+        }
+        if peers.contains(where: isSocket), peers.contains(where: { !isSocket($0) }) {
+            throw ValidationError("--to unix:PATH and Bluetooth peers exclude each other")
+        }
+    }
+
+    /// What makes two `--to` values the same peer: an address without case or type, else the text itself.
+    private static func identity(of peer: String) -> String {
+        guard !isSocket(peer), case let .peer(device) = CentralTarget(peer) else { return peer }
+        return device.address.description
     }
 
     public func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }

@@ -34,8 +34,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "The link to measure over: sim (the BLE air-time simulator) or unix:PATH (a running listen).")
     var link = "sim"
-    @Option(help: "Bluetooth: be the central and connect to this listener (ADDRESS or advertised NAME).")
-    var to: String?
+    @Option(help: "Be the central and connect to this listener (ADDRESS, advertised NAME or unix:PATH); up to 7 times: one central per peer at once.")
+    var to: [String] = []
     @Option(help: "Bluetooth: be the peripheral, advertise NAME and send to the centrals that subscribe.")
     var name: String?
     @Option(help: "Over --link unix:PATH: central (default: connect to a listen) or peripheral (listen on PATH and send).")
@@ -97,6 +97,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...16).contains(centralCount) else { throw ValidationError("--centrals must be 1 to 16") }
+        if to.count > 1, centrals != nil { throw ValidationError("several --to connect one central to each: not with --centrals") }
         if let peripherals {
             guard centrals == nil else {
                 throw ValidationError("--centrals and --peripherals exclude each other: one controller's air is shared "
@@ -168,7 +169,7 @@ struct BenchCommand: AsyncParsableCommand {
     private var centralCount: Int { centrals ?? 1 }
 
     private var isReal: Bool {
-        link != "sim" || to != nil || name != nil || adapter != nil || backend != nil || role != nil
+        link != "sim" || !to.isEmpty || name != nil || adapter != nil || backend != nil || role != nil
     }
 
     /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
@@ -189,11 +190,11 @@ struct BenchCommand: AsyncParsableCommand {
     private func realLink() throws -> (options: LinkOptions, role: LinkRole) {
         var arguments: [String] = []
         if link != "sim" { arguments += ["--link", link] }
-        if let to { arguments += ["--to", to] }
+        for peer in to { arguments += ["--to", peer] }
         if let name { arguments += ["--name", name] }
         if let adapter { arguments += ["--adapter", adapter] }
         if let backend { arguments += ["--backend", backend] }
-        if to == nil, name == nil, link == "sim" {
+        if to.isEmpty, name == nil, link == "sim" {
             throw ValidationError("bench over Bluetooth needs --to NAME|ADDRESS (central) or --name NAME (peripheral)")
         }
         let options: LinkOptions
@@ -207,9 +208,10 @@ struct BenchCommand: AsyncParsableCommand {
 
     private func runReal() async throws {
         let (options, role) = try realLink()
+        let peers = to.count > 1 ? to : []
         let bench = BenchLink(
-            link: options, role: role, size: size, messages: messages, centrals: centralCount, seed: seed,
-            connection: try connectionParameters())
+            link: options, role: role, size: size, messages: messages, centrals: peers.isEmpty ? centralCount : peers.count,
+            seed: seed, connection: try connectionParameters(), peers: peers)
         guard let (results, wallSeconds) = await bench.run() else { throw ExitCode(2) }
         for result in results where !result.succeeded {
             printError("central \(result.index): \(result.error ?? "failed")")

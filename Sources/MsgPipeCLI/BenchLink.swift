@@ -24,6 +24,8 @@ struct BenchLink {
     let seed: UInt64
     /// The connection parameters to ask for over Bluetooth (nil: the system's).
     var connection: ConnectionParameterOptions? = nil
+    /// Several `--to`: central `i` connects to `peers[i]` (empty: every central to the one listener).
+    var peers: [String] = []
 
     /// What one central measured.
     struct Result: Sendable {
@@ -193,13 +195,18 @@ struct BenchLink {
 
     private func runCentral(_ index: Int) async -> Result {
         var result = Result(index: index)
+        if !peers.isEmpty { result.peer = peers[index] }
+        let connectFailure = { (error: any Error) in
+            peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[index]): \(error)"
+        }
         let peerLink: PeerLink
         let connector: PipeConnector
         do {
-            connector = try link.connector(try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection))
+            let options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
+            connector = peers.isEmpty ? try link.connector(options) : PipeConnector(to: PipeAddress(peers[index]), options: options)
             peerLink = try await connector.makeLink()
         } catch {
-            result.error = link.connectFailure(error)
+            result.error = connectFailure(error)
             return result
         }
         let packetSize = Mutex<Int?>(nil)
@@ -217,7 +224,7 @@ struct BenchLink {
         do {
             result.peer = try await connector.connect(peerLink, onBearer: { bearer = $0 })
         } catch {
-            result.error = link.connectFailure(error)
+            result.error = connectFailure(error)
             return result
         }
         if case .bluetooth? = try? link.endpoint() { result.carrier = peerLink.usesChannel ? "l2cap" : "gatt" }

@@ -27,16 +27,31 @@ struct LinkOptions: ParsableArguments {
         _ = try gattProfile()
     }
 
+    /// `--link unix:PATH`, or `--to unix:PATH` (the first, when given several), is a socket; else Bluetooth.
     func endpoint() throws(ValidationError) -> Endpoint {
-        guard let link else { return .bluetooth }
+        guard let link else {
+            if let first = bluetooth.peers.first, AdapterOptions.isSocket(first), !bluetooth.usesBluetooth {
+                return .unix(path: String(first.dropFirst(5)))
+            }
+            return .bluetooth
+        }
         guard link.hasPrefix("unix:"), link.count > 5 else {
             throw ValidationError("--link must be unix:PATH, not '\(link)' (for Bluetooth use --adapter/--to)")
         }
-        if bluetooth.usesBluetooth {
+        if bluetooth.usesBluetooth || !bluetooth.peers.isEmpty {
             throw ValidationError("--link unix:PATH and --adapter/--to exclude each other")
         }
         return .unix(path: String(link.dropFirst(5)))
     }
+
+    /// The peers of a central, each as `MessagePipe.connect(to:)` takes it: `--link unix:PATH`, or every `--to`.
+    func peerAddresses() throws -> [String] {
+        if link != nil || bluetooth.peers.count <= 1 { return [try peerAddress()] }
+        return bluetooth.peers
+    }
+
+    /// True when `--to` names several peers (one central on each at once).
+    var hasSeveralPeers: Bool { bluetooth.peers.count > 1 }
 
     func gattProfile() throws(ValidationError) -> GATTServiceProfile {
         do throws(GATTProfileError) {
@@ -47,7 +62,9 @@ struct LinkOptions: ParsableArguments {
     }
 
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
-    var displayName: String { link ?? bluetooth.adapter ?? "the default adapter" }
+    var displayName: String {
+        link ?? bluetooth.peers.first(where: AdapterOptions.isSocket) ?? bluetooth.adapter ?? "the default adapter"
+    }
 
     /// "cannot connect to LINK: why", without repeating what the error already says about the socket.
     func connectFailure(_ error: any Error) -> String {

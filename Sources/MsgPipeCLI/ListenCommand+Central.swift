@@ -7,6 +7,7 @@ extension ListenCommand {
     /// without limit, so Transport resumes) and writes every message it sends, until a signal or `--count`
     /// messages.
     func receiveAsCentral(sink: sending MessageSink, shutdown: ShutdownSignal) async throws {
+        if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), sink: sink, shutdown: shutdown) }
         // Key files are checked before anything connects.
         let keys = try secure.centralKeys()
         var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false, connection: connection)
@@ -69,4 +70,89 @@ extension ListenCommand {
             receiving.cancel()
         }
     }
+
+    /// Several `--to`: one pipe per peer, connected at once, each reconnecting and resuming on its own. Every
+    /// message is written whole as it arrives, with its `--to` as `peer` (`--json`) or in that peer's folder
+    /// (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
+    /// exit code is then 1 when the others end (signal or `--count`).
+    private func receiveFromPeers(_ peers: [String], sink output: sending MessageSink, shutdown: ShutdownSignal) async throws {
+        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false)
+        options.logger = CLILogging.logger("listen", verbose: verbose)
+        options.maximumMessageSize = maximumMessageSize
+        options.reconnect.attempts = .max
+        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
+        let outcomes = AsyncStream<PeersOutcome>.makeStream()
+        let sink = SharedMessageSink(
+            output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
+            onLimit: { outcomes.continuation.yield(.counted) })
+        var pipes: [(peer: String, pipe: MessagePipe)] = []
+        var unreachable: [String] = []
+        for (peer, result) in zip(peers, await MessagePipe.connect(toEach: peers, options: options)) {
+            switch result {
+            case let .success(pipe):
+                let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
+                printError("connected to \(peer)" + (peer == pipe.peer ? "" : " (\(pipe.peer))") + (carrier.map { " over \($0)" } ?? ""))
+                pipes.append((peer, pipe))
+            case let .failure(error):
+                printError("cannot connect to \(peer): \(error)")
+                unreachable.append(peer)
+            }
+        }
+        guard !pipes.isEmpty else { throw ExitCode(1) }
+        let byFolder = outDirectory != nil
+        let bluetooth = (try? link.endpoint()) == .bluetooth
+        let receiving = Task { [pipes] in
+            await withDiscardingTaskGroup { group in
+                for (peer, pipe) in pipes {
+                    group.addTask {
+                        let carrier = bluetooth ? pipe.linkKind : nil
+                        for await message in pipe.messages {
+                            do throws(FileIOError) {
+                                try sink.write(
+                                    message.bytes, messageID: message.id, connection: pipe.connections, peer: peer,
+                                    link: carrier, folder: byFolder ? MessageSink.folderName(peer) : nil)
+                            } catch {
+                                return  // the output is gone or --count was reached
+                            }
+                        }
+                    }
+                }
+            }
+            outcomes.continuation.yield(.ended)
+        }
+        Task {
+            _ = await shutdown.wait()
+            outcomes.continuation.yield(.signal)
+        }
+        loop: for await outcome in outcomes.stream {
+            switch outcome {
+            case let .failedOutput(error):
+                receiving.cancel()
+                try fail(error)
+            case .counted:
+                // Each peer takes its last acknowledgement and ends its connection (at most 2 s).
+                await withDiscardingTaskGroup { group in
+                    for (_, pipe) in pipes { group.addTask { await pipe.close(awaitingDropWithin: .seconds(2)) } }
+                }
+                break loop
+            case .ended, .signal:
+                // Whole messages were written as they arrived; a partial one is dropped with the process.
+                receiving.cancel()
+                break loop
+            }
+        }
+        if let error = sink.failure { try fail(error) }
+        if !unreachable.isEmpty {
+            printError("not every peer was connected: \(unreachable.joined(separator: ", "))")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// What ends `listen` with several `--to`.
+private enum PeersOutcome: Sendable {
+    case failedOutput(FileIOError)
+    case counted
+    case ended
+    case signal
 }

@@ -108,6 +108,9 @@ struct ListenCommand: AsyncParsableCommand {
         if secure.isEnabled {
             if format != .msgpipe { throw ValidationError("end-to-end keys need --format msgpipe") }
         }
+        if link.hasSeveralPeers, secure.isEnabled {
+            throw ValidationError("end-to-end keys pin one peer: give --to once with --identity or --key-file")
+        }
         if try link.role(role, default: .peripheral) == .central, connections != nil {
             throw ValidationError("--connections counts the centrals a peripheral serves: not with --to or --role central")
         }

@@ -34,9 +34,11 @@ final class MessageSink {
     /// Writes one message; `messageID` is Transport's id (nil for the plain formats), `connection` the
     /// 1-based number of the connection it arrived on, `peer` the central's address (or socket) if known,
     /// `link` what carried it ("gatt" or "l2cap") if known, `sender` the authorized key that sealed it (end to end).
+    /// With `--out-dir`, `folder` (a peer's, ``folderName(_:)``) puts the file in a directory of its own there.
     func write(
         _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil,
-        sender: AuthorizedKeys.Entry? = nil, parameters: LinkParameterFields = LinkParameterFields(nil)
+        sender: AuthorizedKeys.Entry? = nil, parameters: LinkParameterFields = LinkParameterFields(nil),
+        folder: String? = nil
     ) throws(FileIOError) {
         count += 1
         switch mode {
@@ -46,7 +48,9 @@ final class MessageSink {
             try output.flush()
         case let .directory(path):
             // End to end with a key list: a directory per key name (names never start with a dot).
-            try writeFile(body, in: sender?.name.map { path + "/" + $0 } ?? path)
+            // Several --to: a directory per peer.
+            let base = folder.map { path + "/" + $0 } ?? path
+            try writeFile(body, in: sender?.name.map { base + "/" + $0 } ?? base)
         case .json:
             let line = MessageLine(
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
@@ -57,6 +61,16 @@ final class MessageSink {
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
         }
+    }
+
+    /// The directory name of a `--to` peer under `--out-dir`: its text with every character but letters,
+    /// digits, '.', '-' and '_' made '_', never starting with a dot ("unix:/tmp/a.sock" is "unix__tmp_a.sock").
+    static func folderName(_ peer: String) -> String {
+        let kept = peer.map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || "._-".contains(character)) ? character : "_"
+        }
+        let name = String(kept)
+        return name.hasPrefix(".") ? "_" + name.dropFirst() : name
     }
 
     /// 8 lowercase hex digits.

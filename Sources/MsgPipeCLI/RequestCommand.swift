@@ -42,6 +42,7 @@ struct RequestCommand: AsyncParsableCommand {
     func validate() throws {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be in (0, 86400] seconds") }
         if let id { _ = try RequestID(id) }
+        if link.hasSeveralPeers { throw ValidationError("request goes to one peer: give --to once") }
     }
 
     func run() async throws {

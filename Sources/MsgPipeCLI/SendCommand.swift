@@ -24,6 +24,7 @@ struct SendCommand: AsyncParsableCommand {
 
             Examples:
               msgpipe send --to kitchen photo.jpg notes.txt
+              msgpipe send --to door --to hall --to lobby firmware.bin     # each peer gets every file
               echo hello | msgpipe send --link unix:/tmp/mp.sock
               msgpipe send --name kiosk --format legacy --profile custom:FFF0:FFF2:FFF1 ticket.json
 
@@ -85,6 +86,12 @@ struct SendCommand: AsyncParsableCommand {
         guard (1...64).contains(centrals) else { throw ValidationError("--centrals must be 1...64") }
         if centrals != 1 && !asPeripheral { throw ValidationError("--centrals is for the peripheral (--name or --role peripheral)") }
         try ListenCommand.validateMQTTCA(mqttCA, mqtt: mqtt)
+        if link.hasSeveralPeers {
+            if secure.isEnabled {
+                throw ValidationError("end-to-end keys pin one peer (--peer-key): give --to once with --identity or --key-file")
+            }
+            if mqtt != nil { throw ValidationError("--mqtt sends its downlink to one peer: give --to once") }
+        }
         if mqtt != nil {
             if !files.isEmpty { throw ValidationError("--mqtt sends what arrives from the broker: no FILE arguments") }
             if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
@@ -109,7 +116,8 @@ struct SendCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
-        let progress = ProgressReporter(total: sizes.reduce(0, +) * centrals, enabled: !json)
+        let copies = link.hasSeveralPeers ? link.bluetooth.peers.count : centrals
+        let progress = ProgressReporter(total: sizes.reduce(0, +) * copies, enabled: !json)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         if let deadline {
             // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
@@ -134,10 +142,16 @@ struct SendCommand: AsyncParsableCommand {
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
         options.keys?.reloadOnHangup()
         let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
-        let outcome =
-            asPeripheral
-            ? await session.serve(inputs: SendInputs(paths: inputs, sizes: sizes), centrals: centrals, json: json)
-            : await session.run(inputs: SendInputs(paths: inputs, sizes: sizes), json: json)
+        let sendInputs = SendInputs(paths: inputs, sizes: sizes)
+        let peers = asPeripheral ? [] : try link.peerAddresses()
+        let outcome: SendExitCode
+        if asPeripheral {
+            outcome = await session.serve(inputs: sendInputs, centrals: centrals, json: json)
+        } else if peers.count > 1 {
+            outcome = await session.fanOut(to: peers, inputs: sendInputs, json: json)
+        } else {
+            outcome = await session.run(inputs: sendInputs, json: json)
+        }
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
     }

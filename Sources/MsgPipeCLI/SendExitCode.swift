@@ -10,6 +10,8 @@ enum SendExitCode: Int32 {
     case notAcknowledged = 2
     /// The peer refused a message for good (too large, or it speaks another format).
     case refused = 3
+    /// Several `--to`: some peers acknowledged every message, others did not (each is named on stderr).
+    case partialDelivery = 4
     /// Bad options (swift-argument-parser's usage error).
     case usage = 64
     /// An input cannot be carried in the chosen format (e.g. a newline with --format lines).
@@ -38,7 +40,8 @@ enum SendExitCode: Int32 {
     /// The summary printed by `send --help` (docs/CLI.md has the table).
     static let help = """
         Exit codes: 0 every message acknowledged, 1 link failure, 2 not acknowledged before --timeout, 3 refused \
-        by the peer (too large, another --format), 64 usage error, 65 an input the format cannot carry, 66 an \
-        input cannot be opened, 74 reading an input failed, 77 not authenticated (end to end, or the peer wants keys), 78 a bad key file.
+        by the peer (too large, another --format), 4 partial delivery (several --to: some peers took every message, \
+        others did not), 64 usage error, 65 an input the format cannot carry, 66 an input cannot be opened, 74 \
+        reading an input failed, 77 not authenticated (end to end, or the peer wants keys), 78 a bad key file.
         """
 }

@@ -18,23 +18,68 @@ struct SendSession: Sendable {
 
     /// The central: connects to the listener (or any peripheral serving the profile) and sends.
     func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
+        await deliver(inputs, to: nil, json: json).code
+    }
+
+    /// Several `--to`: connects to every peer at once and sends every input to each, in order, each peer paced
+    /// by its own link and reconnecting on its own. A peer that cannot be reached or fails holds back none of
+    /// the others. One result line per peer on standard error; `--json` lines carry the peer.
+    func fanOut(to peers: [String], inputs: SendInputs, json: Bool) async -> SendExitCode {
+        let deliveries = await withTaskGroup(of: (Int, Delivery).self) { group in
+            for (index, peer) in peers.enumerated() {
+                group.addTask { (index, await deliver(inputs, to: peer, json: json)) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        let total = inputs.paths.count
+        for (peer, delivery) in zip(peers, deliveries) {
+            printError(delivery.code == .success
+                ? "\(peer): \(total) of \(total) messages acknowledged"
+                : "\(peer): \(delivery.acknowledged) of \(total) messages acknowledged, then failed (exit code \(delivery.code.rawValue))")
+        }
+        let code = Self.fanOutCode(deliveries.map(\.code))
+        if code == .partialDelivery {
+            let missing = zip(peers, deliveries).filter { $0.1.code != .success }.map(\.0)
+            printError("partial delivery: \(missing.joined(separator: ", ")) did not acknowledge every message")
+        }
+        return code
+    }
+
+    /// The exit code of a fan-out from each peer's: 0 when every peer succeeded, ``SendExitCode/partialDelivery``
+    /// when some did and some did not, the first peer's failure when none succeeded.
+    static func fanOutCode(_ codes: [SendExitCode]) -> SendExitCode {
+        let failures = codes.filter { $0 != .success }
+        guard let first = failures.first else { return .success }
+        return failures.count == codes.count ? first : .partialDelivery
+    }
+
+    /// What one peer took: its exit code and how many inputs it acknowledged, in order, before any failure.
+    struct Delivery: Sendable {
+        var code: SendExitCode
+        var acknowledged: Int
+    }
+
+    /// Connects to `peer` (nil: the one peer of `--link`/`--to`) and sends `inputs` to it.
+    private func deliver(_ inputs: SendInputs, to peer: String?, json: Bool) async -> Delivery {
+        let name = peer ?? link.displayName
         let pipe: MessagePipe
         do {
-            pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
+            pipe = try await MessagePipe.connect(to: try peer ?? link.peerAddress(), options: options)
             options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
             if case .bluetooth? = try? link.endpoint() { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
         } catch let error as MessagePipeError {
-            printError("cannot send to \(link.displayName): \(error)")
-            if case .notAuthenticated = error { return .notAuthenticated }
-            return .refused
+            printError("cannot send to \(name): \(error)")
+            if case .notAuthenticated = error { return Delivery(code: .notAuthenticated, acknowledged: 0) }
+            return Delivery(code: .refused, acknowledged: 0)
         } catch let error as SecureError {
-            printError("cannot send to \(link.displayName): \(error)")
-            return Self.exitCode(error)
+            printError("cannot send to \(name): \(error)")
+            return Delivery(code: Self.exitCode(error), acknowledged: 0)
         } catch {
-            printError(link.connectFailure(error))
-            return .linkFailure
+            printError(peer.map { "cannot connect to \($0): \(error)" } ?? link.connectFailure(error))
+            return Delivery(code: .linkFailure, acknowledged: 0)
         }
-        let results = SendResults(inputs: inputs.paths, json: json)
+        var results = SendResults(inputs: inputs.paths, json: json)
+        results.peer = peer
         let outcome = await send(inputs, over: pipe, results: results)
         await pipe.close()
         return outcome
@@ -77,7 +122,7 @@ struct SendSession: Sendable {
                 group.addTask {
                     var results = SendResults(inputs: inputs.paths, json: json)
                     results.peer = pipe.peer
-                    let code = await send(inputs, over: pipe, results: results)
+                    let code = await send(inputs, over: pipe, results: results).code
                     if code != .success { printError("central \(pipe.peer) failed (exit code \(code.rawValue))") }
                     return code
                 }
@@ -88,30 +133,30 @@ struct SendSession: Sendable {
         return codes.first { $0 != .success } ?? .success
     }
 
-    /// Sends `inputs` in order over `pipe` and returns this peer's exit code. One call per peer: several may
-    /// share `inputs` (standard input is read once).
+    /// Sends `inputs` in order over `pipe` and returns this peer's exit code and how many it acknowledged.
+    /// One call per peer: several may share `inputs` (standard input is read once).
     /// With end-to-end keys the pipe seals each message.
-    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> SendExitCode {
+    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> Delivery {
         for (index, path) in inputs.paths.enumerated() {
             let body: [UInt8]
             do {
                 body = try inputs.body(index)
             } catch {
                 printError(error.description)
-                return .ioError
+                return Delivery(code: .ioError, acknowledged: index)
             }
             let started = ContinuousClock.now
             do {
                 try await pipe.send(body, timeout: try remainingTime())
             } catch {
-                printError("\(Self.name(path)): \(error)")
-                return Self.exitCode(error)
+                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(path)): \(error)")
+                return Delivery(code: Self.exitCode(error), acknowledged: index)
             }
             results.acknowledged(
                 index, bytes: body.count, since: started, link: carrier(pipe),
                 parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
         }
-        return .success
+        return Delivery(code: .success, acknowledged: inputs.paths.count)
     }
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
@@ -152,7 +197,8 @@ struct SendSession: Sendable {
 struct SendResults {
     let inputs: [String]
     let json: Bool
-    /// The central a peripheral sent to (`send --name`: one line per central per message).
+    /// The central a peripheral sent to (`send --name`: one line per central per message), or the `--to` of
+    /// one of several peers.
     var peer: String? = nil
 
     /// `link`: what carried the message ("gatt" or "l2cap"), if this side knows.
@@ -177,7 +223,7 @@ struct SendResults {
         let file: String
         let bytes: Int
         let seconds: Double
-        /// The central's address (peripheral only; absent as central).
+        /// The central's address (as peripheral), or the `--to` it went to (several `--to`); absent otherwise.
         let peer: String?
         /// What carried it: "gatt" or "l2cap" (as central; absent where unknown).
         let link: String?

@@ -89,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard retain >= 1 else { throw ValidationError("--retain must be at least 1") }
         guard (1...64).contains(maximumCentrals) else { throw ValidationError("--max-centrals must be 1...64") }
         try ListenCommand.validateMQTTCA(mqttCA, mqtt: mqtt)
+        if !link.bluetooth.peers.isEmpty { throw ValidationError("serve is the peripheral: not with --to") }
     }
 
     func run() async throws {

@@ -36,14 +36,16 @@ final class SharedMessageSink: Sendable {
     /// Writes one message; throws the output's error, or ``FileIOError`` "limit" once `limit` messages were
     /// written (the message is then not written: the receiving of that central stops).
     func write(
-        _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, sender: AuthorizedKeys.Entry? = nil
+        _ body: [UInt8], messageID: UInt32?, connection: Int, peer: String?, link: String? = nil,
+        sender: AuthorizedKeys.Entry? = nil, folder: String? = nil
     ) throws(FileIOError) {
         enum Outcome { case written(reachedLimit: Bool), failed(FileIOError, first: Bool), full }
         let outcome = state.withLock { state -> Outcome in
             if let failure = state.failure { return .failed(failure, first: false) }
             if let limit, state.written >= limit { return .full }
             do throws(FileIOError) {
-                try state.sink.write(body, messageID: messageID, connection: connection, peer: peer, sender: sender)
+                try state.sink.write(
+                    body, messageID: messageID, connection: connection, peer: peer, link: link, sender: sender, folder: folder)
             } catch {
                 state.failure = error
                 return .failed(error, first: true)

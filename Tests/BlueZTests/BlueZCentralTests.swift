@@ -80,6 +80,28 @@ struct BlueZCentralTests {
         }
     }
 
+    /// Two peers connected at once through one bluetoothd: their `Device1.Connect` calls take turns on the
+    /// adapter (one LE connection creation at a time), so the second is asked only once the first answered.
+    @Test func twoPeersConnectingAtOnceTakeTurnsOnTheAdapter() async throws {
+        try await Self.withFake { fake, client in
+            var first = Self.peripheral
+            first.connectDelay = .milliseconds(300)
+            var second = first
+            second.address = "C0:11:22:33:44:66"
+            second.name = "msgpipe-peer-2"
+            try await fake.add(first)
+            try await fake.add(second)
+            let (target1, target2) = (CentralTarget(first.address + "/random"), CentralTarget(second.address + "/random"))
+            async let one = BlueZCentral.connect(bus: client, target: target1, profile: .msgpipe, timeout: .seconds(10))
+            async let two = BlueZCentral.connect(bus: client, target: target2, profile: .msgpipe, timeout: .seconds(10))
+            let connections = try await [one, two]
+            #expect(Set(connections.map(\.device)) == [first.path, second.path])
+            #expect(fake.record.connectAttempts.withLock { $0 } == 2)
+            #expect(fake.record.mostConnectsPending.withLock { $0 } == 1, "two Connect calls were pending at once")
+            for connection in connections { await connection.disconnect() }
+        }
+    }
+
     @Test func aDeviceAnotherClientConnectedIsUsedByNameWithoutDiscoveryAndLeftConnected() async throws {
         try await Self.withFake { fake, client in
             var device = Self.peripheral

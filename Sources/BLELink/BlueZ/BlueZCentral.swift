@@ -80,13 +80,34 @@ public enum BlueZCentral {
         let adapterPath = BlueZAdapter.path(adapter)
         let adapterProperties = try await BlueZAdapter.requirePowered(bus: bus, adapter: adapterPath)
         let adapterAddress = adapterProperties["Address"]?.stringValue.flatMap { BluetoothAddress($0) }
-        let deadline = ContinuousClock.now + timeout
-        let (device, discovered) = try await locate(target, bus: bus, adapter: adapterPath, deadline: deadline, timeout: timeout)
-        let watch = try await BlueZDeviceWatch.start(bus: bus, device: device)
+        // Discovery and Device1.Connect take the adapter's turn (one LE connection creation at a time); the
+        // deadline starts with the turn, so waiting behind another peer does not shorten this one's setup.
+        // The system bus's bluetoothd drives the same controllers as the kernel backend: the same queue.
+        let adapterName = String(adapterPath.split(separator: "/").last ?? "hci0")
+        let queue = ConnectQueue.shared(for: bus.address.map { "\($0) \(adapterName)" } ?? adapterName)
+        let created = try await queue.run { () async throws(BlueZError) in
+            let deadline = ContinuousClock.now + timeout
+            let (device, discovered) = try await locate(target, bus: bus, adapter: adapterPath, deadline: deadline, timeout: timeout)
+            let watch = try await BlueZDeviceWatch.start(bus: bus, device: device)
+            let wasConnected = watch.snapshot.connected
+            if !wasConnected {
+                do throws(BlueZError) {
+                    try await connect(device, bus: bus, deadline: deadline, backoff: backoff)
+                } catch {
+                    watch.cancel()
+                    if watch.snapshot.connected {
+                        _ = try? await bus.call(destination: "org.bluez", path: device, interface: "org.bluez.Device1",
+                                                member: "Disconnect")
+                    }
+                    throw error
+                }
+            }
+            return (device, discovered, watch, wasConnected, deadline)
+        }
+        guard let created else { throw .connectFailed(device: target.description, attempts: 0, reason: "cancelled") }
+        let (device, discovered, watch, wasConnected, deadline) = created
         // A connection we made and then could not use is ended again; one that another client made is left alone.
-        let wasConnected = watch.snapshot.connected
         do throws(BlueZError) {
-            if !wasConnected { try await connect(device, bus: bus, deadline: deadline, backoff: backoff) }
             let state = await watch.wait(until: deadline) { $0.servicesResolved || $0.lost }
             guard let state else { throw .servicesNotResolved(device: device, timeout: timeout) }
             guard !state.lost else { throw .disconnected(device: device) }

@@ -164,28 +164,39 @@ public struct PipeConnector: Sendable {
     }
 
     /// The kernel backend's connect, one attempt within `timeout`: resolves `target` (scanning for a name)
-    /// and connects the ATT channel; blocking calls run on a thread of their own.
+    /// and connects the ATT channel; blocking calls run on a thread of their own. The scan and the connect
+    /// take the adapter's turn in ``ConnectQueue`` (one LE connection creation at a time per adapter); the
+    /// attempt's `timeout` starts with the turn, so waiting behind another peer does not shorten it.
     private func connectedSocket(
         to target: CentralTarget, within timeout: Duration
     ) async throws(BluetoothError) -> (ConnectedATTSocket, BluetoothAdapter) {
         let (options, service, observation) = (options, AdvertisedServiceUUID(options.profile.service.description), observation)
         let timeout = max(timeout, .seconds(1))
-        return try await BlockingCall.run { () throws(BluetoothError) in
-            let central = try BLECentral(
-                adapter: try AdapterSelector(options.adapter), security: options.security,
-                connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
-            var target = target
-            if let request = options.requestedConnectionParameters {
-                // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
-                let peer = try central.resolve(target, service: service)
-                let loaded = try ConnectionParameterSetup.prepareConnection(
-                    to: peer, request: request, controller: central.adapter.index, using: try ManagementSocket())
-                options.note(.detail, "\(peer): requested \(loaded.map(\.description) ?? "")"
-                    + "\(request.phy.map { "\(loaded == nil ? "" : ", ")preferring PHY \($0)" } ?? "")")
-                observation?.requested(loaded)
-                target = .peer(peer)
-            }
-            return (try central.connect(to: target, service: service).handOver(), central.adapter)
+        let selector = try AdapterSelector(options.adapter)
+        let adapter = try await BlockingCall.run { () throws(BluetoothError) in
+            try BluetoothAdapter.resolve(selector, using: try ManagementSocket())
         }
+        let connected = try await ConnectQueue.shared(for: adapter.name).run { () async throws(BluetoothError) in
+            try await BlockingCall.run { () throws(BluetoothError) in
+                let central = try BLECentral(
+                    adapter: .index(adapter.index), security: options.security,
+                    connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
+                var target = target
+                if let request = options.requestedConnectionParameters {
+                    // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
+                    let peer = try central.resolve(target, service: service)
+                    let loaded = try ConnectionParameterSetup.prepareConnection(
+                        to: peer, request: request, controller: central.adapter.index, using: try ManagementSocket())
+                    options.note(.detail, "\(peer): requested \(loaded.map(\.description) ?? "")"
+                        + "\(request.phy.map { "\(loaded == nil ? "" : ", ")preferring PHY \($0)" } ?? "")")
+                    observation?.requested(loaded)
+                    target = .peer(peer)
+                }
+                return (try central.connect(to: target, service: service).handOver(), central.adapter)
+            }
+        }
+        // Cancelled while it waited for the turn (ECANCELED).
+        guard let connected else { throw .system(call: "connect to \(target)", errno: 125, message: "cancelled") }
+        return connected
     }
 }

@@ -25,6 +25,8 @@ final class FakeBlueZRemote: Sendable {
         /// Connect fails this many times with `connectError` first.
         var connectFailures = 0
         var connectError = DBusError.remote(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+        /// How long a Connect stays pending before the device is connected and the call answered.
+        var connectDelay: Duration = .zero
         var resolvesServices = true
         /// false: as bluetoothd 5.66 when the ATT socket connects before mgmt's Device Connected, Connected
         /// never turns true on the bus (GetAll says true); ServicesResolved still does.
@@ -54,6 +56,9 @@ final class FakeBlueZRemote: Sendable {
         let starts = Mutex(0)
         let stops = Mutex(0)
         let connectAttempts = Mutex(0)
+        /// Connect calls not answered yet, now and at the most.
+        let connectsPending = Mutex(0)
+        let mostConnectsPending = Mutex(0)
         let disconnects = Mutex(0)
         /// The peripheral's ends of the acquired socketpairs.
         let writeEnd = Mutex<Int32?>(nil)
@@ -158,7 +163,11 @@ final class FakeBlueZRemote: Sendable {
                         throw device.connectError
                     }
                     guard let self else { return [] }
+                    let pending = record.connectsPending.withLock { $0 += 1; return $0 }
+                    record.mostConnectsPending.withLock { $0 = max($0, pending) }
                     Task {
+                        if device.connectDelay > .zero { try? await Task.sleep(for: device.connectDelay) }
+                        record.connectsPending.withLock { $0 -= 1 }
                         state.connected.withLock { $0 = true }
                         if device.emitsConnected {
                             try? await self.bus.emitPropertiesChanged(path: device.path, interface: "org.bluez.Device1",

@@ -466,4 +466,66 @@ expect "connection parameters chosen: LE Create Connection carries the central's
 	"the peripheral asked for its range" "the request holds 100-150 ms" "LE Set Default PHY sent" "send --json reports what it asked for"
 echo "   connection parameters: $(grep -E "LE Connection Update Complete seen|Connection interval" "$OUT/t28p.log" | head -2 | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 no_links
+# 28f. One central on three peripherals. (a) send on hci0 with --to three times (listen on hci1, hci2, hci3),
+#      1 MiB to each at once: all intact, exit 0, one JSON result per peer. (b) the same with hci3's listen
+#      killed once its transfer started and started again 2 s later: hci1 and hci2 finish, hci3's message
+#      arrives whole from the restarted listen (the central reconnects and sends it again), exit 0.
+#      (c) listen on hci0 with --to three times receives from three send --name (hci1, hci2, hci3).
+if [ -z "${D:-}" ]; then
+	skip "one central on three peripherals (send --to x3, a killed peripheral, listen --to x3)" "the lab has no fourth controller"
+else
+	: > "$OUT/t28f.log"
+	fan_listen() {  # fan_listen H NAME OUTFILE: listen --count 1 on hciH, advertising NAME
+		"$MSGPIPE" listen "${KB[@]}" --adapter "hci$1" --name "$2" --count 1 > "$3" 2> "$OUT/t28f_l$1.log" &
+	}
+	fan_listen 1 fan-b "$OUT/fan_b.bin"; FB=$!
+	fan_listen 2 fan-c "$OUT/fan_c.bin"; FC=$!
+	fan_listen 3 fan-d "$OUT/fan_d.bin"; FD=$!
+	for h in 1 2 3; do wait_for "$OUT/t28f_l$h.log" "advertising"; done
+	t28f=$(up)
+	timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --to fan-b --to fan-c --to fan-d --json "$OUT/mib.bin" \
+		> "$OUT/t28f.json" 2> "$OUT/t28f_send.log"
+	echo "send a exit $?" >> "$OUT/t28f.log"
+	FAN3=$(awk "BEGIN{printf \"%.1f\", $(up)-$t28f}")
+	for p in $FB $FC $FD; do wait_bounded $p 60; done
+	for n in b c d; do cmp -s "$OUT/mib.bin" "$OUT/fan_$n.bin" && echo "a: $n intact" >> "$OUT/t28f.log"; done
+	[ "$(grep -c '"peer":"fan-' "$OUT/t28f.json")" = 3 ] && echo "a: three results, one per peer" >> "$OUT/t28f.log"
+	no_links
+	# (b) hci3's listen killed mid-transfer, back 2 s later.
+	fan_listen 1 fan-b "$OUT/fan_b2.bin"; FB=$!
+	fan_listen 2 fan-c "$OUT/fan_c2.bin"; FC=$!
+	fan_listen 3 fan-d "$OUT/fan_d2.bin"; FD=$!
+	for h in 1 2 3; do wait_for "$OUT/t28f_l$h.log" "advertising"; done
+	timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --to fan-b --to fan-c --to fan-d --json "$OUT/mib.bin" \
+		> "$OUT/t28f_b.json" 2> "$OUT/t28f_b_send.log" & SND=$!
+	until=$((SECONDS + 60))
+	while [ $SECONDS -lt $until ] && [ -z "$(link_handle hci3)" ]; do sleep 0.1; done
+	sleep 1
+	kill -9 $FD 2>/dev/null && echo "b: killed hci3's listen at $(up)" >> "$OUT/t28f.log"
+	sleep 2
+	fan_listen 3 fan-d "$OUT/fan_d2.bin"; FD=$!
+	wait_bounded $SND 600; echo "send b exit $?" >> "$OUT/t28f.log"
+	for p in $FB $FC $FD; do wait_bounded $p 60; done
+	for n in b c d; do cmp -s "$OUT/mib.bin" "$OUT/fan_${n}2.bin" && echo "b: $n intact" >> "$OUT/t28f.log"; done
+	no_links
+	# (c) listen --to x3 on hci0 from three send --name.
+	for h in 1 2 3; do
+		timeout 300 "$MSGPIPE" send "${KB[@]}" --adapter "hci$h" --name "fan-s$h" "$OUT/key_b.bin" > /dev/null 2> "$OUT/t28f_s$h.log" &
+		eval "S$h=\$!"
+	done
+	for h in 1 2 3; do wait_for "$OUT/t28f_s$h.log" "advertising"; done
+	timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci0 --to fan-s1 --to fan-s2 --to fan-s3 --count 3 --json \
+		> "$OUT/t28f_c.jsonl" 2> "$OUT/t28f_c.log"
+	echo "listen c exit $?" >> "$OUT/t28f.log"
+	for h in 1 2 3; do eval "wait_bounded \$S$h 60"; echo "send c hci$h exit $?" >> "$OUT/t28f.log"; done
+	CRC=$(python3 -c "import zlib,sys;print('%08x'%zlib.crc32(open(sys.argv[1],'rb').read()))" "$OUT/key_b.bin")
+	for h in 1 2 3; do grep "\"peer\":\"fan-s$h\"" "$OUT/t28f_c.jsonl" | grep -q "\"crc32\":\"$CRC\"" && echo "c: fan-s$h intact" >> "$OUT/t28f.log"; done
+	cat "$OUT"/t28f*.json "$OUT"/t28f_send.log "$OUT"/t28f_b_send.log "$OUT"/t28f_c.log "$OUT"/t28f_l*.log >> "$OUT/t28f.log"
+	expect "one central on three peripherals: send --to x3 (1 MiB each), one killed and back, listen --to x3" "$OUT/t28f.log" \
+		"send a exit 0" "a: b intact" "a: c intact" "a: d intact" "a: three results, one per peer" \
+		"b: killed hci3's listen" "send b exit 0" "b: b intact" "b: c intact" "b: d intact" \
+		"listen c exit 0" "send c hci1 exit 0" "send c hci2 exit 0" "send c hci3 exit 0" "c: fan-s1 intact" "c: fan-s2 intact" "c: fan-s3 intact"
+	echo "   1 MiB to three peripherals at once: $FAN3 s wall clock (one alone, check 12: ${SECS:-?} s)" | tee -a "$OUT/results.txt"
+	no_links
+fi
 fi  # third controller

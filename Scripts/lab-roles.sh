@@ -421,8 +421,28 @@ else
 		"$OUT/t28k.log" "^b exit 0" "^c exit 0" "^d exit 0" "^stranger exit 77" "^keyless exit 77" "listen exit 0" \
 		"till-b intact and named" "till-c intact and named" "till-d intact and named" "three lines" \
 		"nothing of the stranger or the keyless phone written" "both refusals logged" '"link":"l2cap"' '"link":"gatt"'
-	rm -rf "$KD"
 	no_links
+	# The cost of sealing on this link: 256 KiB from hci1 into a plain listen, then into a keyed one (each
+	# send's own seconds, and its whole run with connect and handshake).
+	: > "$OUT/t28s.log"
+	for mode in plain sealed; do
+		LK=(); SK=()
+		[ $mode = sealed ] && LK=(--identity "$KD/server.id" --authorized-keys "$KD/authorized_keys") && SK=(--identity "$KD/b.id" --peer-key "$SPUB")
+		"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-seal "${LK[@]}" --count 1 > "$OUT/seal_$mode.bin" \
+			2> "$OUT/t28s_l_$mode.log" & LST=$!
+		wait_for "$OUT/t28s_l_$mode.log" "advertising"
+		t0=$(up)
+		timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-seal "${SK[@]}" --json "$OUT/kib256.bin" \
+			> "$OUT/t28s_$mode.json" 2> "$OUT/t28s_$mode.log"
+		echo "$mode exit $? whole run $(awk "BEGIN{printf \"%.2f\", $(up)-$t0}") s message $(secs_of "$OUT/t28s_$mode.json") s" >> "$OUT/t28s.log"
+		wait_bounded $LST 60
+		cmp -s "$OUT/kib256.bin" "$OUT/seal_$mode.bin" && echo "$mode intact" >> "$OUT/t28s.log"
+		no_links
+	done
+	cat "$OUT"/t28s_*.json "$OUT"/t28s_*.log >> "$OUT/t28s.log"
+	expect "256 KiB sealed and plain over the same link: both intact" "$OUT/t28s.log" "plain exit 0" "sealed exit 0" "plain intact" "sealed intact"
+	echo "   sealing on the air, 256 KiB hci1 -> hci0: $(grep -E '^(plain|sealed) exit' "$OUT/t28s.log" | tr '\n' ';')" | tee -a "$OUT/results.txt"
+	rm -rf "$KD"
 fi
 # 28p. Connection parameters, chosen and seen on the air (btmon). listen on hci0 asks for 100-150 ms
 #      (--conn-interval: the adapter's defaults, so its kernel sends an L2CAP Connection Parameter Update

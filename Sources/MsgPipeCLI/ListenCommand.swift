@@ -154,7 +154,10 @@ struct ListenCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         printError(server.description)
-        if let broker { printError("publishing to \(broker.url) as gateway \(broker.gatewayID)") }
+        if let broker {
+            broker.countRefusedHandshakes(of: server)
+            printError("publishing to \(broker.url) as gateway \(broker.gatewayID)")
+        }
         SystemdNotify.ready()
         let serving = Task {
             // Each central's messages are written as they arrive; the centrals interleave message by message.

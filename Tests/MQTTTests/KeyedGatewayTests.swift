@@ -47,9 +47,10 @@ struct KeyedGatewayTests {
         let dir = try scratchDirectory()
         let socket = dir.appendingPathComponent("gw.sock").path
         let keys = try keyFiles(in: dir)
+        let metrics = try Consumer(port: broker.port, topic: "fleet/+/metrics")
         let listen = try await start([
             "listen", "--link", "unix:\(socket)", "--mqtt", broker.url, "--gateway", "gw1",
-            "--identity", keys.identity, "--authorized-keys", keys.authorized,
+            "--identity", keys.identity, "--authorized-keys", keys.authorized, "--metrics-interval", "1",
         ], socket: socket)
         defer { listen.terminate() }
         for name in ["till-a", "till-b"] {
@@ -64,6 +65,17 @@ struct KeyedGatewayTests {
             #expect(message.properties["peer_key"] == phones[message.properties["peer_name"] ?? ""]?.publicKey.text)
         }
         #expect(byName == ["till-a": "sale from till-a", "till-b": "sale from till-b"])
+        // A stranger is refused, and the metrics line counts it.
+        var strangerOptions = MessagePipe.Options()
+        strangerOptions.keys = .credentials(.identity(IdentityKey(), peer: gateway.publicKey))
+        await #expect(throws: (any Error).self) {
+            _ = try await MessagePipe.connect(to: "unix:\(socket)", options: strangerOptions)
+        }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !metrics.received.contains(where: { $0.payload.contains("\"refused_handshakes\":1}") }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(metrics.received.contains { $0.payload.contains("\"refused_handshakes\":1}") }, "\(metrics.received.map(\.payload))")
         listen.terminate()
         #expect(await exited(listen) == 0)
     }

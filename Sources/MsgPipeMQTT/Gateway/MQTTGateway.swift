@@ -31,6 +31,8 @@ public final class MQTTGateway: Sendable {
     private let client: MQTTClient
     private let counters = Mutex(MQTTGatewayMetrics())
     private let recorded: RecordedMetrics
+    /// Where the metrics line's `refused_handshakes` comes from (``countRefusedHandshakes(of:)``).
+    private let refusals = Mutex<(@Sendable () -> Int)?>(nil)
     private let metricsTask = Mutex<Task<Void, Never>?>(nil)
 
     /// How a gateway runs.
@@ -129,6 +131,7 @@ public final class MQTTGateway: Sendable {
         from server: PipeServer, onForwarded: @escaping @Sendable (PipeMessage, MessagePipe) -> Void = { _, _ in }
     ) async throws(MQTTGatewayError) {
         let failure = FirstFailure()
+        countRefusedHandshakes(of: server)
         await withDiscardingTaskGroup { group in
             for await central in server.centrals {
                 noteCentrals(server.connectedCentrals)
@@ -163,10 +166,19 @@ public final class MQTTGateway: Sendable {
         recorded.centrals.record(count)
     }
 
+    /// Counts `server`'s refused end-to-end handshakes in the metrics line (`refused_handshakes`) and in
+    /// swift-metrics (`msgpipe_gateway_refused_handshakes`).
+    public func countRefusedHandshakes(of server: PipeServer) {
+        refusals.withLock { $0 = { server.refusedHandshakes } }
+    }
+
     /// Publishes the metrics line now.
     public func publishMetrics() async throws(MQTTGatewayError) {
+        let refused = refusals.withLock { $0 }?() ?? 0
+        recorded.refusedHandshakes.record(refused)
         let snapshot = counters.withLock { metrics in
             metrics.heldForBroker = client.heldPublishes
+            metrics.refusedHandshakes = refused
             return metrics
         }
         try await client.publish(MQTTClient.Message(topic: metricsTopic, payload: Array(snapshot.jsonLine.utf8)))
@@ -209,6 +221,7 @@ struct RecordedMetrics: Sendable {
     let retransmissions: Counter
     let held: Gauge
     let centrals: Gauge
+    let refusedHandshakes: Gauge
 
     init(gatewayID: String) {
         let dimensions = [("gateway", gatewayID)]
@@ -219,6 +232,7 @@ struct RecordedMetrics: Sendable {
         retransmissions = Counter(label: "msgpipe_gateway_retransmissions", dimensions: dimensions)
         held = Gauge(label: "msgpipe_gateway_messages_held", dimensions: dimensions)
         centrals = Gauge(label: "msgpipe_gateway_centrals", dimensions: dimensions)
+        refusedHandshakes = Gauge(label: "msgpipe_gateway_refused_handshakes", dimensions: dimensions)
     }
 
     /// Runs `body` every `interval` until the task is cancelled: the metrics line's timer.
@@ -246,11 +260,13 @@ public struct MQTTGatewayMetrics: Sendable, Equatable {
     public var messagesHeld = 0
     /// Publishes of any kind waiting for a PUBACK.
     public var heldForBroker = 0
+    /// With end-to-end keys: handshakes refused so far (unknown or revoked keys, bad handshakes, backoff).
+    public var refusedHandshakes = 0
 
     /// `{"centrals":1,"messages_up":...}`
     public var jsonLine: String {
         "{\"centrals\":\(centralsConnected),\"messages_up\":\(messagesUp),\"bytes_up\":\(bytesUp),"
             + "\"messages_down\":\(messagesDown),\"bytes_down\":\(bytesDown),\"retransmissions\":\(retransmissions),"
-            + "\"held_for_broker\":\(messagesHeld)}"
+            + "\"held_for_broker\":\(messagesHeld),\"refused_handshakes\":\(refusedHandshakes)}"
     }
 }

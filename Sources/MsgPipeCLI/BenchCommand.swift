@@ -172,7 +172,6 @@ struct BenchCommand: AsyncParsableCommand {
         link != "sim" || !to.isEmpty || name != nil || adapter != nil || backend != nil || role != nil
     }
 
-    /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
     /// The real link's connection parameter options (nil when none was given); a broken rule is a usage error.
     private func connectionParameters() throws -> ConnectionParameterOptions? {
         guard connectionInterval != nil || connectionLatency != nil || supervisionTimeout != nil else { return nil }
@@ -187,6 +186,7 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// The real link's options, parsed as `listen`/`send` parse them, and this side's role.
     private func realLink() throws -> (options: LinkOptions, role: LinkRole) {
         var arguments: [String] = []
         if link != "sim" { arguments += ["--link", link] }
@@ -216,8 +216,10 @@ struct BenchCommand: AsyncParsableCommand {
         for result in results where !result.succeeded {
             printError("central \(result.index): \(result.error ?? "failed")")
         }
+        // The limit assumes the slowest interval asked for (a controller picks one in the range).
+        let requested = try connectionParameters()?.request()?.interval.map { Duration.microseconds(Int64($0.maximum) * 1_250) }
         let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName, role: role,
-                                          size: size, messages: messages)
+                                          size: size, messages: messages, requestedInterval: requested)
         print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
             .joined(separator: json ? "\n" : "\n\n"))
         if !results.allSatisfy({ $0.succeeded && $0.messagesDelivered == messages }) { throw ExitCode(2) }

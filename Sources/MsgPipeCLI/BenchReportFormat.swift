@@ -100,14 +100,19 @@ enum BenchReportFormat {
     /// LL data length (only the HCI events, root's btmon, see them), so they are "unknown", and `limit_kbps`
     /// is the simulator's limit at that MTU and the central's transmit PHY (2M when unknown) for the best
     /// values of the others (LL payload 251, 7.5 ms interval, no per-event cap), named in `limit_assumes`.
+    /// With `--conn-interval` the limit takes the largest interval asked for instead of 7.5 ms.
     static let bestLink = (phy: BLEPhy.le2M, linkLayerPayload: 251, interval: Duration.microseconds(7_500))
 
     /// One row per central (`central`: its index; `peer`: the listener, or as the peripheral the central's
     /// address), then with several centrals the aggregate (`central`: "all") over `wallSeconds`. `direction`
     /// is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     static func real(
-        _ results: [BenchLink.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int
+        _ results: [BenchLink.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int,
+        requestedInterval: Duration? = nil
     ) -> [[(String, Value)]] {
+        let interval = requestedInterval ?? bestLink.interval
+        let intervalText = requestedInterval.map { "interval \(Double(nanoseconds($0)) / 1e6) ms (requested)" }
+            ?? "interval 7.5 ms"
         /// The simulator's PHY for the central's transmit PHY (nil: Coded, which the simulator does not model).
         func simulated(_ phy: LinkPHY?) -> BLEPhy? {
             guard let phy else { return bestLink.phy }
@@ -117,7 +122,7 @@ enum BenchReportFormat {
             guard let mtu, let simulatedPHY = simulated(phy) else { return nil }
             let configuration = BLELinkConfiguration(
                 phy: simulatedPHY, linkLayerPayload: bestLink.linkLayerPayload, attMTU: min(max(mtu, 23), 517),
-                connectionInterval: bestLink.interval)
+                connectionInterval: interval)
             return AirTimeModel(configuration: configuration).applicationThroughputLimit / 1000
         }
         func row(central: Value, peer: String, mtu: Int?, phy: LinkPHY?, sent: Int, delivered: Int, bytes: Int,
@@ -135,7 +140,7 @@ enum BenchReportFormat {
                 ("message_size", .integer(size)),
                 ("payload_bytes", .integer(bytes)), ("seconds", number(seconds)), ("goodput_kbps", number(goodput)),
                 ("limit_kbps", limit.map(number) ?? .text("unknown")),
-                ("limit_assumes", .text("\(assumedPHY), ll_payload 251, interval 7.5 ms, negotiated mtu")),
+                ("limit_assumes", .text("\(assumedPHY), ll_payload 251, \(intervalText), negotiated mtu")),
                 ("efficiency", limit.map { number($0 > 0 ? goodput / $0 : 0) } ?? .text("unknown")),
                 ("completed", .flag(completed)),
             ]

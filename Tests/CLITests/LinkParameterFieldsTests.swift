@@ -45,3 +45,24 @@ struct LinkParameterFieldsTests {
         #expect(LinkParameterFields(LinkParameters(phy: .init(transmit: .coded, receive: .coded))).phy == "coded")
     }
 }
+
+/// A real link's bench report: the air-time limit at the interval asked for, when one was.
+@Suite struct BenchRealLimitTests {
+    @Test func theLimitTakesTheLargestRequestedIntervalAndSaysSo() {
+        let start = ContinuousClock.now
+        var result = BenchLink.Result(index: 0, peer: "kiosk", mtu: 247)
+        result.messagesDelivered = 1
+        result.payloadBytes = 100_000
+        result.span = start ..< start + .seconds(1)
+        func row(_ interval: Duration?) -> [String: String] {
+            let rows = BenchReportFormat.real(
+                [result], wallSeconds: 1, link: "kiosk", role: .central, size: 100_000, messages: 1, requestedInterval: interval)
+            return Dictionary(uniqueKeysWithValues: rows[0].map { ($0.0, "\($0.1)") })
+        }
+        let best = row(nil)
+        let slow = row(.milliseconds(400))
+        #expect(best["limit_assumes"]?.contains("interval 7.5 ms") == true, "\(best)")
+        #expect(slow["limit_assumes"]?.contains("interval 400.0 ms (requested)") == true, "\(slow)")
+        #expect(best["limit_kbps"] != slow["limit_kbps"], "the interval changes the modelled limit")
+    }
+}

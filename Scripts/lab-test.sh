@@ -1137,6 +1137,34 @@ else
 	no_links
 fi
 
+# 33f. One central on three peripherals through bluetoothd: listen --backend bluez on hci1, hci2 and hci3 (one
+#      central each), send --backend bluez on hci0 with --to three times, 256 KiB: every file whole, exit 0, one
+#      JSON result per peer. The connects take their turns (one Device1.Connect at a time from this process).
+if [ -z "${D:-}" ]; then
+	skip "stock box: one central on three peripherals through bluetoothd" "needs a fourth controller"
+else
+	no_links
+	: > "$OUT/t33f.log"
+	for h in 1 2 3; do
+		"$MSGPIPE" listen --backend bluez --adapter "hci$h" --name "sb-fan$h" --count 1 > "$OUT/sbfan_$h.bin" \
+			2> "$OUT/t33f_l$h.log" &
+		eval "L$h=\$!"
+	done
+	for h in 1 2 3; do wait_for "$OUT/t33f_l$h.log" "advertising"; done
+	t_fan=$(up)
+	timeout 400 "$MSGPIPE" send --backend bluez --adapter hci0 --to sb-fan1 --to sb-fan2 --to sb-fan3 --connect-timeout 120 \
+		--json "$OUT/kib256.bin" > "$OUT/t33f.json" 2> "$OUT/t33f_send.log"
+	echo "send exit $?" >> "$OUT/t33f.log"
+	echo "done after $(sb_secs "$t_fan" "$(up)")" >> "$OUT/t33f.log"
+	for h in 1 2 3; do eval "wait_bounded \$L$h 60"; cmp -s "$OUT/kib256.bin" "$OUT/sbfan_$h.bin" && echo "hci$h intact" >> "$OUT/t33f.log"; done
+	[ "$(grep -c '"peer":"sb-fan' "$OUT/t33f.json")" = 3 ] && echo "three results" >> "$OUT/t33f.log"
+	cat "$OUT/t33f.json" "$OUT/t33f_send.log" "$OUT"/t33f_l*.log >> "$OUT/t33f.log"
+	echo "   stock box: 256 KiB to three peripherals at once through bluetoothd: $(grep '^done after' "$OUT/t33f.log")" | tee -a "$OUT/results.txt"
+	expect "stock box: one central (hci0) on three peripherals (hci1-hci3) through bluetoothd: 256 KiB to each, all whole" \
+		"$OUT/t33f.log" "send exit 0" "hci1 intact" "hci2 intact" "hci3 intact" "three results"
+	no_links
+fi
+
 # 33b. An independent second central takes the turn: bleak (Tests/lab/bleak_central.py --hold 12, PyPI,
 #      through hci2's bluetoothd) connects to listen --backend bluez on hci0, subscribes and holds its link 12 s
 #      writing nothing, while msgpipe send on hci1 (--connect-timeout 90) waits: listen takes its advertisement

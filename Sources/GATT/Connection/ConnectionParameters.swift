@@ -1,14 +1,9 @@
-/// The LE connection parameters a central asks its controller for: an interval range, the peripheral
-/// latency and the supervision timeout, in the units the HCI commands and the management interface carry
-/// them (interval 1.25 ms, timeout 10 ms). A value of this type always satisfies the Core specification's
-/// rules (Vol 4 Part E 7.8.12): interval 7.5 to 4000 ms with minimum <= maximum, latency 0 to 499, timeout
-/// 100 to 32000 ms and longer than (1 + latency) x maximum interval x 2. The controller picks the interval
-/// in force from the range; the peer may ask for others and the central decides.
+/// LE connection parameters in HCI units (interval 1.25 ms, timeout 10 ms); a value always meets the Core
+/// specification's rules (Vol 4 Part E 7.8.12), else initialization throws a ``ConnectionParametersError``.
 ///
 /// ```swift
 /// let parameters = try ConnectionParameters(interval: .microseconds(7_500) ... .milliseconds(15),
 ///                                           latency: 0, supervisionTimeout: .seconds(2))
-/// parameters.minimumInterval   // 6 (units of 1.25 ms)
 /// ```
 public struct ConnectionParameters: Sendable, Hashable, CustomStringConvertible {
     /// The connection interval's unit.

@@ -1,19 +1,12 @@
 import Backpressure
 import Synchronization
 
-/// One LE connection creation at a time per adapter. Linux takes one pending LE Create Connection per
-/// controller: `hci_connect_le` answers EBUSY while another is pending, and mgmt's Start Discovery (a scan for
-/// a name) is refused while another runs. Every central of this process that scans for and connects a peer
-/// on an adapter, on either backend, goes through that adapter's queue.
-///
-/// Callers take turns first come, first served. A turn lasts as long as the caller's attempt, which must bound
-/// itself (its connect timeout): a peer that never answers holds the others back only for its own attempt.
-/// Cancelling a caller that waits removes it from the queue. What comes after creation (GATT setup,
-/// transfers) runs outside the queue, so connected peers never wait for one still connecting.
+/// One LE connection creation (scan for a name, then connect) at a time per adapter, first come first served:
+/// Linux refuses a second pending one with EBUSY. A turn lasts the caller's own bounded attempt; a caller
+/// cancelled while waiting leaves the queue. What follows creation runs outside it.
 ///
 /// ```swift
-/// let queue = ConnectQueue.shared(for: adapter.name)            // "hci0"
-/// let connection = try await queue.run { try await connectOnce(within: .seconds(20)) }
+/// let connection = try await ConnectQueue.shared(for: "hci0").run { try await connectOnce(within: .seconds(20)) }
 /// ```
 public final class ConnectQueue: Sendable {
     private let turn = CreditPool(capacity: 1)

@@ -1,24 +1,11 @@
 public import GATT
 
-/// Applies a ``ConnectionParameterRequest`` through the management interface, for either role:
-///
-/// - central, before each connect: the request over the adapter's defaults (Read Default System
-///   Configuration) becomes the peer's Load Connection Parameters entry, which the kernel puts into its LE
-///   Create Connection; then the PHY preference (Set PHY Configuration).
-/// - peripheral, before advertising: the request over the defaults becomes the adapter's defaults (Set
-///   Default System Configuration), the range the kernel asks a connecting central for with an L2CAP
-///   Connection Parameter Update Request. This changes the adapter for every program on it; the previous
-///   values are returned so the caller can put them back.
-///
-/// Nothing requested is skipped: Permission Denied becomes
-/// ``BluetoothError/connectionParametersNeedCapability(operation:)``, a kernel or controller without the
-/// command ``BluetoothError/notSupported(operation:remedy:)``, and values that break a rule once resolved
-/// ``BluetoothError/invalidArgument(_:)`` naming it.
+/// Applies a ``ConnectionParameterRequest`` over the adapter's defaults through mgmt: as central, a peer's
+/// Load Connection Parameters entry and the PHY preference; as peripheral, the adapter's defaults (for every
+/// program on it; the old values are returned to restore). Nothing is skipped: a refusal throws a typed error.
 ///
 /// ```swift
-/// let management = try ManagementSocket()
-/// let request = try ConnectionParameterRequest(interval: "7.5-15", latency: nil, supervisionTimeout: nil, phy: "2m")
-/// let chosen = try ConnectionParameterSetup.prepareConnection(to: peer, request: request, controller: 0, using: management)
+/// let chosen = try ConnectionParameterSetup.prepareConnection(to: peer, request: request, controller: 0, using: try ManagementSocket())
 /// ```
 public enum ConnectionParameterSetup {
     /// Central: loads `request` (resolved over the adapter's defaults) as `peer`'s entry and applies its PHY

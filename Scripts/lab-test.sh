@@ -426,12 +426,19 @@ else
 	"$MSGPIPE" listen --adapter hci0 --name msgpipe-many --max-centrals 2 --format lines --json \
 		> "$OUT/many_listen.json" 2> "$OUT/many_listen.log" & LST=$!
 	wait_for "$OUT/many_listen.log" "advertising"
-	{ echo connect; sleep 8; echo primary; sleep 25; echo primary; sleep 5; echo disconnect; sleep 1; echo exit; } |
-		timeout 90 gatttool -i hci1 -b "$A" -t public -I > "$OUT/many_g1.log" 2>&1 & G1=$!
+	# The first gatttool's commands wait for what they need (bounded polls): its link, then the second's end.
+	rm -f "$OUT/many_g2.done"
+	feed_when() { local i; for ((i = 0; i < $2 * 5; i++)); do grep -qaE -- "$3" "$1" 2>/dev/null && return 0; sleep 0.2; done; return 1; }
+	{ echo connect; feed_when "$OUT/many_g1.log" 30 "Connection successful"; echo primary
+	  feed_when "$OUT/many_g2.done" 90 done; echo primary
+	  for i in $(seq 1 100); do [ "$(grep -ac "$MSVC" "$OUT/many_g1.log")" -ge 2 ] && break; sleep 0.2; done
+	  echo disconnect; sleep 1; echo exit; } |
+		timeout 150 gatttool -i hci1 -b "$A" -t public -I > "$OUT/many_g1.log" 2>&1 & G1=$!
 	wait_for "$OUT/many_g1.log" "$MSVC"
 	timeout 60 gatttool -i hci2 -b "$A" -t public --primary > "$OUT/many_g2.log" 2>&1; echo "second exit $?" >> "$OUT/many_g2.log"
 	echo "links on hci0 at once: $(hcitool -i hci0 con | grep -c LE)" >> "$OUT/many_g2.log"
-	wait_bounded $G1 90
+	echo done > "$OUT/many_g2.done"
+	wait_bounded $G1 150
 	echo "first central answered $(grep -o "$MSVC" "$OUT/many_g1.log" | wc -l) times" >> "$OUT/many_g2.log"
 	cat "$OUT/many_g2.log" > "$OUT/t19.log"
 	expect "two gatttool centrals connected at once to msgpipe listen --max-centrals 2 are both answered" "$OUT/t19.log" \
@@ -811,21 +818,24 @@ else
 	wait_file "$OUT/sb_inbox/00000002.msg"
 	cmp "$OUT/mib.bin" "$OUT/sb_inbox/00000002.msg" > "$OUT/t23b.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23b.cmp"
 
-	# 23c. bluetoothd killed (SIGKILL) in the middle of a 1 MiB send and started again a second later: the
+	# 23c. bluetoothd killed (SIGKILL) in the middle of a 512 KiB send and started again a second later: the
 	#      central reconnects (through the new bluetoothd: discovery, Connect, acquire) and resumes its
 	#      Transport session, listen registers again; the message arrives once, byte-identical. On GATT
 	#      (--link-mode gatt): the data of a channel does not pass through bluetoothd, and a killed bluetoothd
 	#      does not end the kernel's link, so over the channel there is nothing to resume.
 	#      Runs by default (it passed in all 6 earlier opt-in runs, 4.6-38 s; the slow resumes were
 	#      EATT's one-credit-at-a-time mode, docs/LAB.md; one earlier stall of 300 s is not explained, and send --verbose logs Transport's state at every timer). LAB_STOCKBOX_KILL=0 skips it.
+	#      512 KiB, killed 0.5 s in: over GATT that is under a third of the fastest transfer seen, and "reconnected
+	#      to" in send's log proves the kill landed mid-transfer (1 MiB spent ~80 s in EATT's slow mode).
 	if [ "${LAB_STOCKBOX_KILL:-1}" = 0 ]; then
-		skip "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 1 MiB arrives once" \
+		skip "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 512 KiB arrives once" \
 			"LAB_STOCKBOX_KILL=0"
 	else
+		head -c 524288 "$OUT/mib.bin" > "$OUT/kib512.bin"
 		timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose --reconnects 30 \
-			--link-mode gatt "$OUT/mib.bin" > "$OUT/t23c.json" 2> "$OUT/t23c.err" & SND=$!
+			--link-mode gatt "$OUT/kib512.bin" > "$OUT/t23c.json" 2> "$OUT/t23c.err" & SND=$!
 		wait_for "$OUT/t23c.err" "link connected"
-		sleep 1.5
+		sleep 0.5
 		kill -9 $BTD; wait $BTD 2> /dev/null
 		echo "bluetoothd killed at $(up)" >> "$OUT/t23c.cmp"
 		sleep 1
@@ -834,14 +844,14 @@ else
 		wait_bounded $SND 300; echo "send exit $?" >> "$OUT/t23c.cmp"
 		wait_file "$OUT/sb_inbox/00000003.msg"
 		sleep 1
-		cmp "$OUT/mib.bin" "$OUT/sb_inbox/00000003.msg" >> "$OUT/t23c.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23c.cmp"
+		cmp "$OUT/kib512.bin" "$OUT/sb_inbox/00000003.msg" >> "$OUT/t23c.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23c.cmp"
 		echo "messages in the inbox: $(ls "$OUT/sb_inbox" | grep -c '\.msg$')" >> "$OUT/t23c.cmp"
 		grep -cE "reconnect|link connected" "$OUT/t23c.err" | sed 's/^/reconnect lines: /' >> "$OUT/t23c.cmp"
 		C_SECS=$(secs_of "$OUT/t23c.json")
-		echo "   stock box: bluetoothd killed mid-transfer: 1 MiB delivered once after the reconnect in ${C_SECS:-?} s" | tee -a "$OUT/results.txt"
+		echo "   stock box: bluetoothd killed mid-transfer: 512 KiB delivered once after the reconnect in ${C_SECS:-?} s" | tee -a "$OUT/results.txt"
 		cat "$OUT/t23c.cmp" "$OUT/t23c.json" "$OUT/t23c.err" > "$OUT/t23c.log"
-		expect "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 1 MiB arrives once" \
-			"$OUT/t23c.log" "send exit 0" "byte-identical" "messages in the inbox: 3"
+		expect "stock box: bluetoothd killed mid-transfer and restarted: send reconnects and resumes, 512 KiB arrives once" \
+			"$OUT/t23c.log" "send exit 0" "byte-identical" "messages in the inbox: 3" "reconnected to "
 		no_links
 	fi
 	stop $LST; echo "listen exit $?" >> "$OUT/t23b.cmp"
@@ -895,8 +905,8 @@ fi
 # 29. Plain formats into a NUS peripheral made the ordinary way on Linux: Tests/lab/nus_peripheral.py
 #     registers the Nordic UART Service and an advertisement with bluetoothd on hci0 through dbus-fast (bleak's
 #     D-Bus library), and bluetoothd hands it every written value through WriteValue. msgpipe send --backend
-#     bluez --adapter hci1 --to NAME --profile nus --format lines|legacy|eom sends 10 B, 1 KiB and 100 KiB: each
-#     send exits 0 and the peripheral holds every message whole (lines: the bytes and a newline each; legacy:
+#     bluez --adapter hci1 --to NAME --profile nus --format lines|legacy|eom sends 10 B, 1 KiB and 100 KiB (lines
+#     and eom: the three in one send; legacy: a send each): each send exits 0 and the peripheral holds every message whole (lines: the bytes and a newline each; legacy:
 #     Tests/lab/legacy_decode.py reassembles the Start/End values it logged; eom: the values between the
 #     values "EOM" it logged).
 NUS_PY=${BLELAB_DIR:-/tmp/blelab}/python
@@ -912,10 +922,14 @@ else
 		PYTHONPATH=$NUS_PY "$SB_PYTHON" Tests/lab/nus_peripheral.py --adapter hci0 --name "nus-$fmt" \
 			--out "$OUT/nus_$fmt.bin" > "$OUT/nus_$fmt.log" 2>&1 & NUS=$!
 		wait_for "$OUT/nus_$fmt.log" "^registered|^error"
-		for size in 10 1024 102400; do
+		# legacy: one send per message (legacy_decode.py takes one message per log); lines and eom: one send of
+		# the three messages over one connection.
+		if [ $fmt = legacy ]; then SIZES=(10 1024 102400); else SIZES=(all); fi
+		for size in "${SIZES[@]}"; do
 			from=$(wc -l < "$OUT/nus_$fmt.log")
+			if [ $size = all ]; then FILES=("$OUT"/nus_10.txt "$OUT"/nus_1024.txt "$OUT"/nus_102400.txt); else FILES=("$OUT/nus_$size.txt"); fi
 			timeout 120 "$MSGPIPE" send --backend bluez --adapter hci1 --to "nus-$fmt" --profile nus --format $fmt \
-				"$OUT/nus_$size.txt" >> "$OUT/t29_$fmt.log" 2>&1
+				"${FILES[@]}" >> "$OUT/t29_$fmt.log" 2>&1
 			echo "$fmt $size send exit $?" >> "$OUT/t29_$fmt.log"
 			if [ $fmt = legacy ]; then
 				sleep 0.5
@@ -950,12 +964,12 @@ else
 		grep -v "^write value" "$OUT/nus_$fmt.log" | head -5 >> "$OUT/t29_$fmt.log"
 	done
 	expect "stock box: send --profile nus --format lines into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0" \
-		"$OUT/t29_lines.log" "lines 10 send exit 0" "lines 1024 send exit 0" "lines 102400 send exit 0" "lines all whole"
+		"$OUT/t29_lines.log" "lines all send exit 0" "lines all whole"
 	expect "stock box: send --profile nus --format legacy into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0" \
 		"$OUT/t29_legacy.log" "legacy 10 send exit 0" "legacy 1024 send exit 0" "legacy 102400 send exit 0" \
 		"legacy 10 whole" "legacy 1024 whole" "legacy 102400 whole"
 	expect "stock box: send --profile nus --format eom into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0" \
-		"$OUT/t29_eom.log" "eom 10 send exit 0" "eom 1024 send exit 0" "eom 102400 send exit 0" "eom all whole"
+		"$OUT/t29_eom.log" "eom all send exit 0" "eom all whole"
 fi
 
 # 30. The reverse roles through bluetoothd (the D-Bus backend): send --backend bluez --adapter hci0

@@ -15,6 +15,9 @@
 #      name) takes it byte-identical.
 #   bumble 5. bumble_central.py subscribes to `msgpipe send --name NAME --profile custom:FFF0:FFF2:FFF1` (msgpipe
 #      the notifying peripheral) in legacy and in lines: the decoded message is the file, send exits 0.
+#   bumble 5b. One msgpipe central, three peers: `send --to` x3 (nus, lines) to listen on hci1 and hci2 and to
+#      bumble_peripheral.py --receive (random static address, found by name): 10 B, 4 KiB and 100 KiB to each,
+#      byte-identical everywhere, send exits 0 with one "PEER: 3 of 3" line per peer.
 #   bumble 6. Two bumble_central.py on hci2 and hci3 connect at the same instant (--at), by address, into one
 #      listen --max-centrals 2: both files arrive (btmon's Create Connection / Connection Complete lines in the log).
 #   bumble 7. Tests/lab/bumble_coc.py (a phone app's L2CAP channel) reads the PSM characteristic, opens the LE
@@ -135,6 +138,66 @@ for format in legacy lines; do
 	expect "bumble central subscribes to msgpipe send --name ($format, custom:FFF0:FFF2:FFF1): the message byte-identical" \
 		"$OUT/tbumble_s$format.log" "bumble exit 0" "send exit 0" "byte-identical"
 done
+
+# bumble 5b: one central, several peers of different hosts: send on hci0 with --to three times, --profile nus
+# --format lines, to `listen` on hci1 and hci2 and to Tests/lab/bumble_peripheral.py --receive (random static
+# address, found by name). Three messages (10 B, 4 KiB, 100 KiB of text): every peer gets them byte-identical
+# (listen: one file each; Bumble: the written bytes, each message followed by its newline), send exits 0.
+if [ "$BUMBLE_INDEX" != 3 ] || [ -z "$C" ]; then
+	skip "bumble: send --to x3 (nus lines) to two msgpipe listens and a Bumble peripheral" "needs hci1, hci2 and hci3 (btvirt -l4)"
+else
+	no_links
+	log=$OUT/tbumble_fan.log
+	NUS_UUIDS=(6E400001-B5A3-F393-E0A9-E50E24DCCA9E 6E400002-B5A3-F393-E0A9-E50E24DCCA9E 6E400003-B5A3-F393-E0A9-E50E24DCCA9E)
+	for n in 10 4096 102400; do  # text without a newline: base64 of random bytes
+		head -c "$n" /dev/urandom | base64 -w0 | head -c "$n" > "$OUT/bumble_fan_$n.txt"
+	done
+	FAN_FILES=("$OUT/bumble_fan_10.txt" "$OUT/bumble_fan_4096.txt" "$OUT/bumble_fan_102400.txt")
+	for f in "${FAN_FILES[@]}"; do cat "$f"; echo; done > "$OUT/bumble_fan_lines.txt"  # what the wire carries
+	for h in 1 2; do
+		rm -rf "$OUT/bumble_fan_in$h"
+		"$MSGPIPE" listen "${BKB[@]}" --adapter "hci$h" --name "msgpipe-bbfan$h" --profile nus --format lines \
+			--count 3 --out-dir "$OUT/bumble_fan_in$h" > /dev/null 2> "$OUT/tbumble_fan_l$h.log" &
+		eval "FL$h=\$!"
+	done
+	"$BUMBLE_PY" Tests/lab/bumble_peripheral.py --transport "hci-socket:$BUMBLE_INDEX" --name bumble-fan \
+		--service "${NUS_UUIDS[0]}" --write "${NUS_UUIDS[1]}" --notify "${NUS_UUIDS[2]}" \
+		--receive "$OUT/bumble_fan_got" --timeout 120 > "$OUT/tbumble_fan_bumble.log" 2>&1 & BPH=$!
+	for h in 1 2; do wait_for "$OUT/tbumble_fan_l$h.log" "advertising"; done
+	wait_for "$OUT/tbumble_fan_bumble.log" "^advertising"
+	tf=$(up)
+	timeout 180 "$MSGPIPE" send "${BKB[@]}" --adapter hci0 --to msgpipe-bbfan1 --to msgpipe-bbfan2 --to bumble-fan \
+		--profile nus --format lines --json --verbose "${FAN_FILES[@]}" > "$OUT/tbumble_fan.json" 2> "$OUT/tbumble_fan_send.log"
+	echo "send exit $?" > "$log"
+	FANT=$(awk "BEGIN{printf \"%.1f\", $(up)-$tf}")
+	for h in 1 2; do eval "wait_bounded \$FL$h 30"; echo "listen hci$h exit $?" >> "$log"; done
+	wait_bounded $BPH 30; echo "bumble exit $?" >> "$log"
+	for h in 1 2; do
+		ok=1
+		for i in 1 2 3; do cmp -s "${FAN_FILES[$((i - 1))]}" "$OUT/bumble_fan_in$h/0000000$i.msg" || ok=0; done
+		[ $ok = 1 ] && echo "hci$h: three messages byte-identical" >> "$log"
+	done
+	cmp "$OUT/bumble_fan_lines.txt" "$OUT/bumble_fan_got" >> "$log" 2>&1 && echo "bumble: the lines byte-identical" >> "$log"
+	# Bumble's random static address, as it advertised it, is the one send connected to for bumble-fan
+	BADDR=$(sed -n 's/^advertising bumble-fan as \([0-9A-F:]*\) (random static)$/\1/p' "$OUT/tbumble_fan_bumble.log")
+	[ -n "$BADDR" ] && grep -qi "connected to $BADDR" "$OUT/tbumble_fan_send.log" &&
+		echo "send reached bumble-fan at its random static address $BADDR" >> "$log"
+	grep -qi "^connected from $A" "$OUT/tbumble_fan_bumble.log" && echo "bumble: the central is hci0" >> "$log"
+	cat "$OUT/tbumble_fan.json" "$OUT/tbumble_fan_send.log" "$OUT/tbumble_fan_bumble.log" "$OUT"/tbumble_fan_l[12].log >> "$log"
+	echo "   bumble: fan-out nus lines (10 B, 4 KiB, 100 KiB) to two listens and Bumble: $FANT s wall clock" | tee -a "$OUT/results.txt"
+	for p in msgpipe-bbfan1 msgpipe-bbfan2 bumble-fan; do
+		echo "   bumble: fan-out $p: $(grep -h "\"peer\":\"$p\"" "$OUT/tbumble_fan.json" | sed -n 's/.*"bytes":\([0-9]*\).*"seconds":\([0-9.]*\).*/\1 B \2 s/p' | paste -sd, -)" |
+			tee -a "$OUT/results.txt"
+	done
+	bumble_numbers "$log" "fan-out, Bumble's side"
+	expect "bumble: send --to x3 (nus lines: 10 B, 4 KiB, 100 KiB) to two msgpipe listens and a Bumble peripheral (random address): all byte-identical" \
+		"$log" "send exit 0" "listen hci1 exit 0" "listen hci2 exit 0" "bumble exit 0" \
+		"hci1: three messages byte-identical" "hci2: three messages byte-identical" "bumble: the lines byte-identical" \
+		"send reached bumble-fan at its random static address" "bumble: the central is hci0" \
+		"^msgpipe: msgpipe-bbfan1: 3 of 3 messages acknowledged$" "^msgpipe: msgpipe-bbfan2: 3 of 3 messages acknowledged$" \
+		"^msgpipe: bumble-fan: 3 of 3 messages acknowledged$"
+	no_links
+fi
 
 # bumble 6: two phone centrals (hci2 and hci3, each its own random static address) connect by address at the same
 # instant (--at: one wall-clock second for both) into one listen --max-centrals 2: both Create Connections are in flight at once; the lab's

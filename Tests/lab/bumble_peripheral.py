@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bumble_peripheral.py - a phone as the peripheral: Google's Bumble (PyPI `bumble`) notifies a file, for the lab.
+"""bumble_peripheral.py - a phone as the peripheral: Google's Bumble (PyPI `bumble`) notifies or takes a file, for the lab.
 
 The seeds' phones advertise a service and push a file to whoever subscribes, in the legacy Start/End format
 (docs/PROTOCOL.md 4.1). This does the same on Bumble's own host (HCI user channel `hci-socket:N`, see
@@ -13,15 +13,21 @@ about msgpipe: its central (`listen --to NAME`) finds a phone by name on a rando
 a plain-format message from a host that is not BlueZ.
 
     bumble_peripheral.py --transport hci-socket:3 --name NAME --service FFF0 --write FFF2 --notify FFF1
-                         --format legacy --send FILE [--timeout S]
+                         --format legacy (--send FILE | --receive OUT) [--timeout S]
+
+--receive OUT: a plain-format sink instead (msgpipe `send --to NAME` as the central): it appends every value
+written to WRITE to OUT as it arrives, undecoded, and exits once a central that wrote something left (a central
+that leaves without writing is answered by advertising again).
 
 Output, one line each (the lab parses it):
     advertising NAME as ADDRESS (random static)
     connected from ADDRESS after S s
     subscribed by ADDRESS (notify|indicate), ATT_MTU M
-    notified V values, B bytes in S s (legacy|eom|lines)
+    notified V values, B bytes in S s (legacy|eom|lines)          (--send)
+    received V values, B bytes in S s from ADDRESS, ATT_MTU M     (--receive, once the central left)
     done: MTU M, B bytes, S s
-Exit status 0 when every value was handed to the controller, 1 on a timeout, 2 on a Bumble or HCI error.
+Exit status 0 when every value was handed to the controller (--send) or a central wrote and left (--receive),
+1 on a timeout, 2 on a Bumble or HCI error.
 """
 import argparse
 import asyncio
@@ -55,19 +61,56 @@ def advertising(name: str, service) -> tuple:
     return bytes(AdvertisingData([flags, named])), bytes(AdvertisingData([listed]))
 
 
+async def receive(args: argparse.Namespace, device: Device, write_times: list, t0: float) -> int:
+    """--receive: advertise until a central connected, wrote and left; the values are appended to OUT already."""
+    while True:
+        left = asyncio.get_running_loop().create_future()
+        device.once("connection", lambda connection: connection.on(
+            "disconnection", lambda *_: left.done() or left.set_result(connection)))
+        adv, scan_response = advertising(args.name, uuid_of(args.service))
+        await device.start_advertising(own_address_type=hci.OwnAddressType.RANDOM, advertising_data=adv,
+                                       scan_response_data=scan_response or None, auto_restart=False)
+        say(f"advertising {args.name} as {device.random_address} (random static)")
+        remaining = args.timeout - (time.monotonic() - t0)
+        try:
+            connection = await asyncio.wait_for(left, max(remaining, 0.1))
+        except asyncio.TimeoutError:
+            say(f"timeout: no central wrote and left within {args.timeout} s ({len(write_times)} values so far)")
+            return 1
+        if write_times:
+            break
+        say(f"{connection.peer_address} left without writing: advertising again")
+    size = os.path.getsize(args.receive)
+    secs = write_times[-1] - write_times[0]
+    mtu = connection.att_mtu
+    say(f"received {len(write_times)} values, {size} bytes in {secs:.2f} s from {connection.peer_address}, ATT_MTU {mtu}")
+    say(f"done: MTU {mtu}, {size} bytes, {secs:.2f} s")
+    return 0
+
+
 async def run(args: argparse.Namespace) -> int:
-    with open(args.send, "rb") as f:
-        data = f.read()
+    data = b""
+    if args.send:
+        with open(args.send, "rb") as f:
+            data = f.read()
+    out = open(args.receive, "wb") if args.receive else None  # --receive: truncated, then every value appended
+    written, write_times = [], []
+
+    def on_write(_connection, value) -> None:
+        written.append(len(value))
+        if out is not None:
+            out.write(bytes(value))
+            out.flush()
+            write_times.append(time.monotonic())
+
     t0 = time.monotonic()
     async with await open_transport(args.transport) as (source, sink):
         big_receive_buffer(source)
         device = Device.with_hci(args.name, hci.Address.generate_static_address(), source, sink)
         # The GATT server: WRITE as a phone app declares it, NOTIFY with its CCCD (Bumble adds it).
-        written = []
         write = Characteristic(uuid_of(args.write),
                                Characteristic.Properties.WRITE | Characteristic.Properties.WRITE_WITHOUT_RESPONSE,
-                               Characteristic.WRITEABLE,
-                               CharacteristicValue(write=lambda _connection, value: written.append(bytes(value))))
+                               Characteristic.WRITEABLE, CharacteristicValue(write=on_write))
         notify = Characteristic(uuid_of(args.notify), Characteristic.Properties.NOTIFY, Characteristic.READABLE,
                                 b"")
         device.add_services([Service(uuid_of(args.service), [write, notify])])
@@ -83,6 +126,11 @@ async def run(args: argparse.Namespace) -> int:
             say(f"connected from {connection.peer_address} after {time.monotonic() - t0:.2f} s"),
             connection.on("disconnection", lambda *_: left.set())))
         await device.power_on()
+        if out is not None:
+            try:
+                return await receive(args, device, write_times, t0)
+            finally:
+                out.close()
         adv, scan_response = advertising(args.name, uuid_of(args.service))
         await device.start_advertising(own_address_type=hci.OwnAddressType.RANDOM, advertising_data=adv,
                                        scan_response_data=scan_response or None, auto_restart=False)
@@ -134,9 +182,12 @@ def main() -> int:
     parser.add_argument("--write", default="FFF2")
     parser.add_argument("--notify", default="FFF1")
     parser.add_argument("--format", choices=sorted(ENCODERS), default="legacy")
-    parser.add_argument("--send", metavar="FILE", required=True)
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--send", metavar="FILE", help="notify FILE to the central that subscribes")
+    mode.add_argument("--receive", metavar="OUT", help="append every value written to WRITE to OUT")
     parser.add_argument("--max-value", type=int, default=512, help="largest value notified (default 512)")
-    parser.add_argument("--timeout", type=float, default=90, help="seconds to wait for a subscriber")
+    parser.add_argument("--timeout", type=float, default=90,
+                        help="seconds to wait for a subscriber (--receive: for a central that wrote and left)")
     parser.add_argument("--linger", type=float, default=10, help="seconds the central may stay after the last value")
     args = parser.parse_args()
     try:

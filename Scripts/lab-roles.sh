@@ -479,7 +479,7 @@ grep -qE "Connection Update Complete" "$OUT/t28p_btmon.txt" && echo "LE Connecti
 grep -A4 "Connection Update Complete" "$OUT/t28p_btmon.txt" | grep -oE "Connection interval: [0-9.]+ msec" | head -1 >> "$OUT/t28p.log"
 # LE Set Default PHY on hci1 with LE 2M among both its TX and RX PHYs (btmon -T shortens the command's name),
 # then its Command Complete's status.
-awk '/^[<>@=]/ { c = 0 } /^< HCI Command: .*\(0x08\|0x0031\).*\[hci1\]/ { c = 1; tx = rx = 0; s = "" }
+awk '/^[<>@=]/ { c = 0 } /^< HCI Command:.*\(0x08\|0x0031\).*\[hci1\]/ { c = 1; tx = rx = 0; s = "" }
 	c && /TX PHYs preference/ { s = "tx" } c && /RX PHYs preference/ { s = "rx" }
 	c && /LE 2M/ { if (s == "tx") tx = 1; if (s == "rx") rx = 1 }
 	c && tx && rx { print "LE Set Default PHY carries LE 2M in TX and RX"; exit }' "$OUT/t28p_btmon.txt" >> "$OUT/t28p.log"

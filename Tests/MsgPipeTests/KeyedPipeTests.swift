@@ -17,13 +17,18 @@ struct KeyedPipeTests {
         }))
     }
 
+    /// The handshake and send deadlines here are hang guards, not speed limits: the whole suite runs in
+    /// parallel on two busy cores, where 10 s once passed before a handshake was answered.
+    static let guardTime: Duration = .seconds(60)
+
     func serverOptions(_ keyring: AuthorizedKeyring) -> MessagePipe.Options {
         var options = MessagePipe.Options()
         options.keys = .authorized(server, keyring)
+        options.handshakeTimeout = Self.guardTime
         return options
     }
 
-    func phoneOptions(_ phone: IdentityKey, timeout: Duration = .seconds(10)) -> MessagePipe.Options {
+    func phoneOptions(_ phone: IdentityKey, timeout: Duration = Self.guardTime) -> MessagePipe.Options {
         var options = MessagePipe.Options()
         options.keys = .credentials(.identity(phone, peer: server.publicKey))
         options.handshakeTimeout = timeout
@@ -39,7 +44,7 @@ struct KeyedPipeTests {
         for (index, phone) in phones.enumerated() {
             let pipe = try await MessagePipe.connect(to: "unix:\(path)", options: phoneOptions(phone))
             #expect(pipe.isSealed)
-            try await pipe.send(Array("from \(index)".utf8), timeout: .seconds(10))
+            try await pipe.send(Array("from \(index)".utf8), timeout: Self.guardTime)
             await pipe.close()
         }
         var names: [String: String] = [:]
@@ -94,7 +99,7 @@ struct KeyedPipeTests {
         options.holdsAcknowledgements = true
         let listening = try await MessagePipe.listen(path: path, options: options)
         let phone = try await MessagePipe.connect(to: "unix:\(path)", options: phoneOptions(phones[1]))
-        let sending = Task { try await phone.send(Array("held".utf8), timeout: .seconds(20)) }
+        let sending = Task { try await phone.send(Array("held".utf8), timeout: Self.guardTime) }
         var centrals = listening.centrals.makeAsyncIterator()
         let central = try #require(await centrals.next())
         var messages = central.messages.makeAsyncIterator()
@@ -115,7 +120,7 @@ struct KeyedPipeTests {
         let keyring = try keyring()
         let listening = try await MessagePipe.listen(path: path, options: serverOptions(keyring))
         let phone = try await MessagePipe.connect(to: "unix:\(path)", options: phoneOptions(phones[2]))
-        try await phone.send(Array("before".utf8), timeout: .seconds(10))
+        try await phone.send(Array("before".utf8), timeout: Self.guardTime)
         var centrals = listening.centrals.makeAsyncIterator()
         let central = try #require(await centrals.next())
         var messages = central.messages.makeAsyncIterator()
@@ -138,18 +143,19 @@ struct KeyedPipeTests {
         ] {
             let path = MessagePipeTests.socketPath("keyed-both")
             var options = MessagePipe.Options()
+            options.handshakeTimeout = Self.guardTime
             options.keys = serverKeys
             let listening = try await MessagePipe.listen(path: path, options: options)
             options.keys = centralKeys
             let phone = try await MessagePipe.connect(to: "unix:\(path)", options: options)
             // Larger than Secure's own default limit (1 MiB): a pipe seals what its maximum message size allows.
             let big = MessagePipeTests.bytes(1_200_000, seed: 3)
-            try await phone.send(big, timeout: .seconds(30))
+            try await phone.send(big, timeout: Self.guardTime)
             var centrals = listening.centrals.makeAsyncIterator()
             let central = try #require(await centrals.next())
             var received = central.messages.makeAsyncIterator()
             #expect(await received.next()?.bytes == big)
-            try await central.send(Array("receipt".utf8), timeout: .seconds(10))
+            try await central.send(Array("receipt".utf8), timeout: Self.guardTime)
             var replies = phone.messages.makeAsyncIterator()
             let reply = try #require(await replies.next())
             #expect(reply.bytes == Array("receipt".utf8))

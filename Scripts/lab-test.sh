@@ -84,6 +84,11 @@ secs_of() { grep -h -- "${2:-}" "$1" 2>/dev/null | sed -n 's/.*"seconds":\([0-9.
 ratio() { [ -n "$1" ] && [ -n "$2" ] && awk "BEGIN{ if ($2 > 0) printf \"%.2f\", $1/$2; else print \"?\" }" || echo "?"; }
 # wait_file PATH: until PATH exists (listen --out-dir renames a message into place once it is whole), at most 60 s
 wait_file() { local i; for i in $(seq 1 300); do [ -e "$1" ] && return 0; sleep 0.2; done; echo "   no $1 after 60 s"; return 1; }
+ctl_wait() {  # ctl_wait LOG PATTERN SECS: bounded wait inside a command feeder (prints nothing: its output is the command stream)
+	local i
+	for ((i = 0; i < $3 * 5; i++)); do grep -qaE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
+	return 1
+}
 # wait_for FILE PATTERN: until PATTERN shows up in FILE (a peer is ready), at most 60 s (slow emulated CPU)
 wait_for() {
 	local until=$((SECONDS + 60))
@@ -431,9 +436,8 @@ else
 	wait_for "$OUT/many_listen.log" "advertising"
 	# The first gatttool's commands wait for what they need (bounded polls): its link, then the second's end.
 	rm -f "$OUT/many_g2.done"
-	feed_when() { local i; for ((i = 0; i < $2 * 5; i++)); do grep -qaE -- "$3" "$1" 2>/dev/null && return 0; sleep 0.2; done; return 1; }
-	{ echo connect; feed_when "$OUT/many_g1.log" 30 "Connection successful"; echo primary
-	  feed_when "$OUT/many_g2.done" 90 done; echo primary
+	{ echo connect; ctl_wait "$OUT/many_g1.log" "Connection successful" 30; echo primary
+	  ctl_wait "$OUT/many_g2.done" done 90; echo primary
 	  for i in $(seq 1 100); do [ "$(grep -ac "$MSVC" "$OUT/many_g1.log")" -ge 2 ] && break; sleep 0.2; done
 	  echo disconnect; sleep 1; echo exit; } |
 		timeout 150 gatttool -i hci1 -b "$A" -t public -I > "$OUT/many_g1.log" 2>&1 & G1=$!
@@ -665,11 +669,6 @@ expect "stock box: dbus-daemon and bluetoothd up, bluetoothctl lists hci0 and hc
 #      it. Each bluetoothctl reads its commands from a pipe that waits for what it needs (bounded polls).
 #      "discoverable on": bluetoothd's discovery without a filter (bluetoothctl's scan, a desktop's) ignores LE
 #      advertisers without the LE General Discoverable flag (src/adapter.c device_is_discoverable).
-ctl_wait() {  # ctl_wait LOG PATTERN SECS: bounded wait inside a command feeder (prints nothing to bluetoothctl)
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do grep -qaE -- "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
-	return 1
-}
 rm -f "$OUT/t21b.done"
 {
 	ctl_wait "$OUT/stockbox_adv.log" "Controller $A" 10

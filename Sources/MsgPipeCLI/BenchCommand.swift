@@ -217,9 +217,9 @@ struct BenchCommand: AsyncParsableCommand {
             printError("central \(result.index): \(result.error ?? "failed")")
         }
         // The limit assumes the slowest interval asked for (a controller picks one in the range).
-        let requested = try connectionParameters()?.request()?.interval.map { Duration.microseconds(Int64($0.maximum) * 1_250) }
+        let requested = try connectionParameters()?.request()?.interval?.maximum
         let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName, role: role,
-                                          size: size, messages: messages, requestedInterval: requested)
+                                          size: size, messages: messages, requestedIntervalUnits: requested)
         print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
             .joined(separator: json ? "\n" : "\n\n"))
         if !results.allSatisfy({ $0.succeeded && $0.messagesDelivered == messages }) { throw ExitCode(2) }

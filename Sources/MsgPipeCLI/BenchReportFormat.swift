@@ -1,4 +1,5 @@
 import BLELink
+import GATT
 import Simulator
 import Transport
 
@@ -108,11 +109,12 @@ enum BenchReportFormat {
     /// is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     static func real(
         _ results: [BenchLink.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int,
-        requestedInterval: Duration? = nil
+        requestedIntervalUnits: UInt16? = nil
     ) -> [[(String, Value)]] {
-        let interval = requestedInterval ?? bestLink.interval
-        let intervalText = requestedInterval.map { "interval \(Double(nanoseconds($0)) / 1e6) ms (requested)" }
-            ?? "interval 7.5 ms"
+        let interval = requestedIntervalUnits.map { ConnectionParameters.intervalUnit * Int($0) } ?? bestLink.interval
+        let intervalText = requestedIntervalUnits.map {
+            "interval \(ConnectionParameters.millisecondsText(intervalUnits: $0)) ms (requested)"
+        } ?? "interval 7.5 ms"
         /// The simulator's PHY for the central's transmit PHY (nil: Coded, which the simulator does not model).
         func simulated(_ phy: LinkPHY?) -> BLEPhy? {
             guard let phy else { return bestLink.phy }

@@ -179,7 +179,7 @@ let package = Package(
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["MsgPipeMQTT", "MsgPipe", "Transport", "Secure", "msgpipe"],
+            dependencies: ["MsgPipeMQTT", "MsgPipe", "BLELink", "Transport", "Secure", "msgpipe"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "TransportTests",
             dependencies: [
-                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator", "TestSupport",
+                "Transport", "Framing", "Backpressure", "MemoryLinks", "Simulator", "TestSupport", "BLELink",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),

@@ -55,18 +55,12 @@ struct BlueZBackendCLITests {
         /// Waits until standard error shows `text` (at most `seconds`), on a thread of its own: the fake
         /// bluetoothd in this process needs the concurrency pool meanwhile.
         func waitForError(_ text: String, seconds: Double = 20) async -> Bool {
-            await Self.offPool { self.blockingWaitForError(text, seconds: seconds) }
+            await BlockingCall.run { self.blockingWaitForError(text, seconds: seconds) }
         }
 
         /// Standard output to the end and the exit status (killed after `seconds`), off the pool.
         func finish(seconds: Double = 30) async -> (output: Data, status: Int32) {
-            await Self.offPool { self.blockingFinish(seconds: seconds) }
-        }
-
-        private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-            await withCheckedContinuation { continuation in
-                Thread { continuation.resume(returning: body()) }.start()
-            }
+            await BlockingCall.run { self.blockingFinish(seconds: seconds) }
         }
 
         private func blockingWaitForError(_ text: String, seconds: Double) -> Bool {
@@ -91,7 +85,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func listenThroughBluetoothdReceivesAMessageOf100KiBFromASubscribedCentral() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -114,7 +108,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func listenKeepsServingAcrossABluetoothdRestartAndSaysSo() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let first = try await FakeBlueZ(address: bus.address)
         defer { first.stop() }
@@ -148,7 +142,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func sendAsPeripheralThroughBluetoothdPushesAMessageToTheSubscribedCentral() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -178,7 +172,7 @@ struct BlueZBackendCLITests {
     /// The seeds' receiving phone through bluetoothd: it only subscribes (bluetoothd acquires only the notify
     /// descriptor) and gets every legacy value; the note says a bluetoothd with EATT may reorder them.
     @Test func sendAsPeripheralInTheLegacyFormatReachesACentralThatOnlySubscribes() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -218,7 +212,7 @@ struct BlueZBackendCLITests {
     /// The fake's version cannot be told (it is not a bluetoothd): it is served as one before 5.76, one central
     /// at a time, so waiting for two subscribed centrals fails at once with the remedy instead of never ending.
     @Test func sendAsPeripheralToTwoCentralsThroughAnOldBluetoothdFailsWithTheRemedy() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -232,7 +226,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func sendAsCentralThroughBluetoothdFindsThePeripheralByNameAndDelivers() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZRemote(address: bus.address)
         defer { fake.stop() }
@@ -271,7 +265,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func plainFormatsThroughBluetoothdWriteEveryPacketAsARequestSoExitZeroMeansDelivered() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZRemote(address: bus.address)
         defer { fake.stop() }
@@ -296,7 +290,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func scanThroughBluetoothdListsTheAdvertiserWithRSSIAndService() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZRemote(address: bus.address)
         defer { fake.stop() }
@@ -313,7 +307,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func backendBluezWithoutBluetoothdNamesTheRemedy() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let listen = try Command(["listen", "--backend", "bluez", "--adapter", "hci0"], bus: bus.address)
         let (_, status) = await listen.finish()
@@ -323,7 +317,7 @@ struct BlueZBackendCLITests {
     }
 
     @Test func aMissingAdapterIsNamedWithTheRemedy() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }

@@ -13,7 +13,7 @@ struct BlueZDiscoveryTests {
                                                 uuids: ["0000180f-0000-1000-8000-00805f9b34fb"])
 
     static func withFake(powered: Bool = true, _ body: (FakeBlueZRemote, DBusConnection) async throws -> Void) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZRemote(address: bus.address, powered: powered)
         defer { fake.stop() }
@@ -133,7 +133,7 @@ struct BlueZDiscoveryTests {
     }
 
     @Test func withoutBluetoothdTheErrorSaysSo() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let client = try DBusConnection(address: bus.address)
         defer { client.close() }

@@ -30,7 +30,7 @@ struct BlueZPeripheralRestartTests {
     }
 
     @Test func bluetoothdLeavingEndsTheLinksAndItsSuccessorGetsTheApplicationAgain() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let first = try await FakeBlueZ(address: bus.address)
         defer { first.stop() }
@@ -74,7 +74,7 @@ struct BlueZPeripheralRestartTests {
     /// the first RegisterAdvertisement failed with UnknownInterface, reported as "too old", and nothing retried).
     @Test(arguments: [false, true])
     func aBluetoothdWhoseAdapterComesLaterGetsTheApplicationWhenItAppears(advertisingLate: Bool) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let first = try await FakeBlueZ(address: bus.address)
         defer { first.stop() }
@@ -100,7 +100,7 @@ struct BlueZPeripheralRestartTests {
     }
 
     @Test func stopEndsTheConnectionsEvenAfterARestart() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let first = try await FakeBlueZ(address: bus.address)
         defer { first.stop() }

@@ -12,7 +12,7 @@ struct BlueZPeripheralSecurityTests {
         security: L2CAPSecurityLevel, profile: GATTServiceProfile = .msgpipe, refuseDefaultAgent: Bool = false,
         _ body: (FakeBlueZ, BlueZPeripheral) async throws -> Void
     ) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address, refuseDefaultAgent: refuseDefaultAgent)
         defer { fake.stop() }
@@ -85,7 +85,7 @@ struct BlueZPeripheralSecurityTests {
     }
 
     @Test func theAgentIsRegisteredAgainWithARestartedBluetoothd() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let first = try await FakeBlueZ(address: bus.address)
         defer { first.stop() }

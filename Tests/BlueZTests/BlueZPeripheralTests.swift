@@ -155,7 +155,7 @@ struct BlueZPeripheralTests {
         onEvent: @escaping @Sendable (BlueZPeripheral.Event) -> Void = { _ in },
         _ body: (FakeBlueZ, BlueZPeripheral, DBusConnection) async throws -> Void
     ) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -385,7 +385,7 @@ struct BlueZPeripheralTests {
     }
 
     @Test func aMissingOrPoweredOffAdapterNamesTheRemedy() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address, powered: false)
         defer { fake.stop() }

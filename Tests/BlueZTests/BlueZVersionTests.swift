@@ -41,7 +41,7 @@ import Testing
     /// descriptor), which versionOutput reports as no version, as it should.
     static func answer(_ path: String) async throws -> [UInt8]? {
         for _ in 0 ..< 50 {
-            if let output = try await output(path) { return output }
+            if let output = await output(path) { return output }
             try await Task.sleep(for: .milliseconds(100))
         }
         return nil
@@ -49,22 +49,22 @@ import Testing
 
     /// `versionOutput` blocks its thread: the tests run it on one of its own, as ``BlueZVersion/running(bus:)``
     /// does, with a timeout a loaded CI machine's process start fits in (30 s) unless they test the timeout.
-    static func output(_ path: String, timeout: Duration = .seconds(30)) async throws -> [UInt8]? {
-        try await BlockingCall.run { BlueZVersion.versionOutput(of: path, timeout: timeout) }
+    static func output(_ path: String, timeout: Duration = .seconds(30)) async -> [UInt8]? {
+        await BlockingCall.run { BlueZVersion.versionOutput(of: path, timeout: timeout) }
     }
 
     @Test func runsTheExecutableAndReadsWhatItPrints() async throws {
         let path = try Self.script(#"[ "$1" = --version ] && echo 5.79"#)
         let output = try #require(try await Self.answer(path))
         #expect(BlueZVersion(parsing: output) == BlueZVersion(major: 5, minor: 79))
-        #expect(try await Self.output("/nonexistent/bluetoothd") == nil)
+        #expect(await Self.output("/nonexistent/bluetoothd") == nil)
     }
 
     @Test func aBluetoothdThatDoesNotAnswerIsKilledAfterTheTimeout() async throws {
         let path = try Self.script("exec sleep 60")
         let clock = ContinuousClock()
         let started = clock.now
-        #expect(try await Self.output(path, timeout: .milliseconds(500)) == nil)
+        #expect(await Self.output(path, timeout: .milliseconds(500)) == nil)
         #expect(started.duration(to: clock.now) < .seconds(30))
     }
 

@@ -16,7 +16,7 @@ struct DBusConnectionTests {
         clientLimits: DBusLimits = DBusLimits(), serverLimits: DBusLimits = DBusLimits(),
         _ body: (_ client: DBusConnection, _ server: DBusConnection) async throws -> Void
     ) async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let server = try DBusConnection(address: bus.address, limits: serverLimits)
         let client = try DBusConnection(address: bus.address, limits: clientLimits)
@@ -202,7 +202,7 @@ struct DBusConnectionTests {
     }
 
     @Test func aDaemonThatGoesAwayEndsTheConnection() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         let connection = try DBusConnection(address: bus.address)
         defer { connection.close() }
         _ = try await connection.uniqueName()
@@ -225,7 +225,7 @@ struct DBusConnectionTests {
 @Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .timeLimit(.minutes(1)))
 struct BlueZErrorTests {
     @Test func noOrgBluezOnTheBusSaysBluetoothdIsNotRunning() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let connection = try DBusConnection(address: bus.address)
         defer { connection.close() }

@@ -11,7 +11,7 @@ import Transport
        .timeLimit(.minutes(2)))
 struct MessagePipeBlueZTests {
     @Test func advertiseThroughBluetoothdServesACentralBothWays() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -44,7 +44,7 @@ struct MessagePipeBlueZTests {
     }
 
     @Test func bluezRefusesAtOnceWhereNoBluetoothdRuns() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         var options = MessagePipe.Options()
         options.backend = .bluez
@@ -71,7 +71,7 @@ struct MessagePipeBlueZConnectionParameterTests {
     }
 
     @Test func aPeripheralRefusesBeforeAdvertising() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
@@ -83,7 +83,7 @@ struct MessagePipeBlueZConnectionParameterTests {
     }
 
     @Test func aCentralRefusesBeforeConnecting() async throws {
-        let bus = try PrivateBus()
+        let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }

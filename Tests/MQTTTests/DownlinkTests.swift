@@ -3,23 +3,21 @@ import MsgPipe
 import MsgPipeMQTT
 import Synchronization
 import Testing
+import BLELink
 
 /// `PREFIX/ID/down` through the journal to a central and the acknowledgement on `PREFIX/ID/ack`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
 struct DownlinkTests {
     private func publish(port: Int, topic: String, _ payload: String, id: String?, peer: String? = nil) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-                var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
-                if let id { arguments += ["-D", "publish", "user-property", "id", id] }
-                if let peer { arguments += ["-D", "publish", "user-property", "peer", peer] }
-                process.arguments = arguments
-                try? process.run()
-                process.waitUntilExit()
-                continuation.resume()
-            }.start()
+        await BlockingCall.run {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
+            if let id { arguments += ["-D", "publish", "user-property", "id", id] }
+            if let peer { arguments += ["-D", "publish", "user-property", "peer", peer] }
+            process.arguments = arguments
+            try? process.run()
+            process.waitUntilExit()
         }
     }
 
@@ -45,7 +43,7 @@ struct DownlinkTests {
     }
 
     @Test func aMessageIsJournaledHandedOutAndAcknowledgedWithItsID() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
         let journal = try scratchDirectory().appendingPathComponent("down").path
         let url = try MQTTBrokerURL(broker.url)
@@ -73,12 +71,12 @@ struct DownlinkTests {
     }
 
     @Test func aBrokerThatLostTheSessionIsSubscribedToAgain() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let journal = try scratchDirectory().appendingPathComponent("down").path
         let downlink = try await MQTTDownlink.connect(to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: journal)
         let subscribes = { broker.log.components(separatedBy: "Received SUBSCRIBE from msgpipe-gw1-down").count - 1 }
         #expect(subscribes() == 1)
-        try broker.restartForgettingSessions()
+        try await broker.restartForgettingSessions()
         let deadline = Date(timeIntervalSinceNow: 15)
         while subscribes() < 2, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(subscribes() == 2)
@@ -91,7 +89,7 @@ struct DownlinkTests {
     }
 
     @Test func sendMQTTDeliversToTheCentralAndReportsTheAcknowledgement() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
         let dir = try scratchDirectory()
         let path = dir.appendingPathComponent("phone.sock").path
@@ -121,7 +119,7 @@ struct DownlinkTests {
     }
 
     @Test func asThePeripheralAMessageGoesToEveryCentralOrTheNamedOneAndWaitsForItsCentral() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
         let dir = try scratchDirectory()
         let path = dir.appendingPathComponent("gw.sock").path
@@ -180,7 +178,7 @@ struct DownlinkTests {
 
 extension DownlinkTests {
     @Test func theDownlinkMetricsCountMessagesAndTheRetransmissionsOfAStalledCentral() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let metrics = try Consumer(port: broker.port, topic: "fleet/+/metrics")
         let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
         let dir = try scratchDirectory()

@@ -34,7 +34,7 @@ struct GatewayUplinkTests {
     }
 
     @Test func eachMessageIsPublishedWithItsIDPeerAndCRCAndStatusAndMetricsFollow() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         let metrics = try Consumer(port: broker.port, topic: "fleet/+/metrics")
         try await Task.sleep(for: .milliseconds(300))
@@ -70,7 +70,7 @@ struct GatewayUplinkTests {
     }
 
     @Test func whileTheBrokerIsDownTheSendWaitsAndCompletesOnceItIsBack() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         try await Task.sleep(for: .milliseconds(300))
         let dir = try scratchDirectory()
@@ -78,7 +78,7 @@ struct GatewayUplinkTests {
         let (gateway, server, task) = try await startGateway(broker: broker.url, id: "gw1", path: path)
         let pipe = try await phone(path)
         try await pipe.send(Array("before".utf8), timeout: .seconds(10))
-        broker.stop()
+        await broker.stop()
         let done = Atomic<Bool>(false)
         let sending = Task {
             try await pipe.send(Array("during".utf8), timeout: .seconds(30))
@@ -88,7 +88,7 @@ struct GatewayUplinkTests {
         let doneEarly = done.load(ordering: .relaxed)
         #expect(!doneEarly, "acknowledged while the broker was down")
         #expect(gateway.metrics.messagesHeld == 1)
-        try broker.start()
+        try await broker.start()
         try await sending.value
         #expect(await consumer.waitFor(count: 2, seconds: 15))
         // A publish cut by the lost connection may reach the broker twice: with the same id.
@@ -105,7 +105,7 @@ struct GatewayUplinkTests {
     }
 
     @Test func severalGatewaysAndPhonesDeliverEveryMessageOnceByID() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         try await Task.sleep(for: .milliseconds(300))
         let dir = try scratchDirectory()
@@ -146,7 +146,7 @@ struct GatewayUplinkTests {
     }
 
     @Test func aPublishTheBrokerRefusesIsNotAcknowledgedAndEndsTheUplink() async throws {
-        let broker = try Mosquitto(users: [("gw", "secret")], acl: ["user gw", "topic write fleet/gw1/status"])
+        let broker = try await Mosquitto.started(users: [("gw", "secret")], acl: ["user gw", "topic write fleet/gw1/status"])
         let dir = try scratchDirectory()
         let path = dir.appendingPathComponent("gw.sock").path
         let url = "mqtt://gw:secret@127.0.0.1:\(broker.port)/fleet"
@@ -168,7 +168,7 @@ struct GatewayUplinkTests {
         #expect(parsed.user == "u@x" && parsed.password == "p" && parsed.port == 8884 && parsed.prefix == "a/b")
         #expect(parsed.usesTLS)
 
-        let broker = try Mosquitto(users: [("gw", "secret")])
+        let broker = try await Mosquitto.started(users: [("gw", "secret")])
         do {
             _ = try await MQTTGateway.connect(to: MQTTBrokerURL("mqtt://gw:wrong@127.0.0.1:\(broker.port)/fleet"), gatewayID: "gw1")
             Issue.record("connected with a wrong password")

@@ -41,7 +41,7 @@ struct KeyedGatewayTests {
 
     @Test("listen --mqtt with authorized keys: each uplink carries peer_key and peer_name of the phone that sealed it")
     func uplinksNameTheKey() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         try await Task.sleep(for: .milliseconds(300))
         let dir = try scratchDirectory()
@@ -82,7 +82,7 @@ struct KeyedGatewayTests {
 
     @Test("send --role peripheral --mqtt with authorized keys: a downlink to a key's name reaches only that phone")
     func downlinkToAKeyName() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let dir = try scratchDirectory()
         let socket = dir.appendingPathComponent("gw.sock").path
         let keys = try keyFiles(in: dir)

@@ -44,7 +44,7 @@ struct ListenMQTTCLITests {
     }
 
     @Test func aGatewayKilledHoldingMessagesLeavesThemToThePhoneWhichResendsThem() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         try await Task.sleep(for: .milliseconds(300))
         let dir = try scratchDirectory()
@@ -54,7 +54,7 @@ struct ListenMQTTCLITests {
         let pipe = try await phone(path)
         try await pipe.send(Array("m0".utf8), timeout: .seconds(10))
         // The broker goes: the gateway holds what arrives now, unacknowledged.
-        broker.stop()
+        await broker.stop()
         let sent = Atomic<Int>(0)
         let sending = Task {
             for index in 1 ... 3 {
@@ -67,7 +67,7 @@ struct ListenMQTTCLITests {
         #expect(sentEarly == 0)
         kill(gateway.processIdentifier, SIGKILL)
         _ = await exited(gateway)
-        try broker.start()
+        try await broker.start()
         let (restarted, secondLog) = try await listen(arguments)
         gateway = restarted
         try await sending.value
@@ -88,7 +88,7 @@ struct ListenMQTTCLITests {
     }
 
     @Test func aBrokerRestartedMidStreamLosesNothingAcknowledged() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let consumer = try Consumer(port: broker.port)
         try await Task.sleep(for: .milliseconds(300))
         let dir = try scratchDirectory()
@@ -100,9 +100,9 @@ struct ListenMQTTCLITests {
             for index in 0 ..< count { try await pipe.send(Array("n\(index)".utf8), timeout: .seconds(60)) }
         }
         while consumer.received.count < 20 { try await Task.sleep(for: .milliseconds(10)) }
-        broker.stop()
+        await broker.stop()
         try await Task.sleep(for: .milliseconds(500))
-        try broker.start()
+        try await broker.start()
         try await sending.value
         #expect(await consumer.waitFor(count: count, seconds: 15))
         let byID = Dictionary(consumer.received.map { ($0.properties["id"] ?? "?", $0.payload) }, uniquingKeysWith: { a, _ in a })
@@ -115,7 +115,7 @@ struct ListenMQTTCLITests {
     }
 
     @Test func brokerErrorsHaveTheirExitCodes() async throws {
-        let broker = try Mosquitto(users: [("gw", "secret")])
+        let broker = try await Mosquitto.started(users: [("gw", "secret")])
         let dir = try scratchDirectory()
         let path = dir.appendingPathComponent("gw.sock").path
         func status(_ url: String) async throws -> (Int32, String) {

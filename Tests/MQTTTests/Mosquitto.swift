@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BLELink
 
 /// Debian's mosquitto on a free 127.0.0.1 port, with its persistence, password and ACL files in a temp
 /// directory; restartable on the same port and store, stopped with SIGTERM. Nothing but loopback is used.
@@ -13,9 +14,17 @@ final class Mosquitto: @unchecked Sendable {
     let tlsPort: Int?
     private var process: Process?
 
-    /// `users`: name and password (anonymous access is refused then); `acl`: the ACL file's lines; `tls`: the
-    /// PEM certificate (chain) and key files of a second, TLS listener.
-    init(users: [(String, String)] = [], acl: [String]? = nil, tls: (certificate: String, key: String)? = nil) throws {
+    /// A started broker, set up and started on a thread of its own (``BlockingCall.run(_:)``): starting runs
+    /// mosquitto_passwd and waits for the port to accept. `users`: name and password (anonymous access is
+    /// refused then); `acl`: the ACL file's lines; `tls`: the PEM certificate (chain) and key files of a second,
+    /// TLS listener.
+    static func started(
+        users: [(String, String)] = [], acl: [String]? = nil, tls: (certificate: String, key: String)? = nil
+    ) async throws -> Mosquitto {
+        try await BlockingCall.run { try Mosquitto(users: users, acl: acl, tls: tls) }
+    }
+
+    private init(users: [(String, String)] = [], acl: [String]? = nil, tls: (certificate: String, key: String)? = nil) throws {
         directory = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("mqtt-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         // Started as root, mosquitto runs as the user mosquitto: its store and log must be writable for it.
@@ -55,13 +64,22 @@ final class Mosquitto: @unchecked Sendable {
         }
         try (config.joined(separator: "\n") + "\n").write(
             to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
-        try start()
+        try startBlocking()
     }
 
     var url: String { "mqtt://127.0.0.1:\(port)/fleet" }
 
-    /// Starts the broker and returns once it accepts connections.
-    func start() throws {
+    /// Starts the broker (again, on the same port and store) and returns once it accepts connections.
+    func start() async throws {
+        try await BlockingCall.run { try self.startBlocking() }
+    }
+
+    /// SIGTERM (mosquitto saves its store), then waits for the exit.
+    func stop() async {
+        await BlockingCall.run { self.stopBlocking() }
+    }
+
+    private func startBlocking() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
@@ -77,8 +95,7 @@ final class Mosquitto: @unchecked Sendable {
         throw BrokerError.didNotStart(log)
     }
 
-    /// SIGTERM (mosquitto saves its store), waits for the exit.
-    func stop() {
+    private func stopBlocking() {
         guard let process, process.isRunning else { return }
         process.terminate()
         Self.awaitExit(process)
@@ -87,10 +104,12 @@ final class Mosquitto: @unchecked Sendable {
 
     /// Stops the broker, deletes its store (sessions and queued messages: as a broker without persistence
     /// forgets them), and starts it again on the same port.
-    func restartForgettingSessions() throws {
-        stop()
-        try? FileManager.default.removeItem(at: directory.appendingPathComponent("mosquitto.db"))
-        try start()
+    func restartForgettingSessions() async throws {
+        try await BlockingCall.run {
+            self.stopBlocking()
+            try? FileManager.default.removeItem(at: self.directory.appendingPathComponent("mosquitto.db"))
+            try self.startBlocking()
+        }
     }
 
     /// Waits up to 5 s for `process` to exit, then kills it. Reads /proc: Foundation notices an exit late.
@@ -108,8 +127,9 @@ final class Mosquitto: @unchecked Sendable {
 
     var log: String { (try? String(contentsOf: directory.appendingPathComponent("mosquitto.log"), encoding: .utf8)) ?? "" }
 
+    /// Kills a broker still running without waiting for it: a deinit may run on a pool thread.
     deinit {
-        stop()
+        if let process, process.isRunning { kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: directory)
     }
 
@@ -240,20 +260,18 @@ final class Consumer: @unchecked Sendable {
 
 /// Reads one retained message from `topic` (or nil within 3 s), on a thread of its own.
 func retained(port: Int, topic: String) async -> String? {
-    await withCheckedContinuation { continuation in
-        Thread {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
-            process.arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "1", "-W", "3"]
-            let out = Pipe()
-            process.standardOutput = out
-            process.standardError = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return continuation.resume(returning: nil) }
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            continuation.resume(returning: text.isEmpty ? nil : text)
-        }.start()
+    await BlockingCall.run { () -> String? in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
+        process.arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "1", "-W", "3"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.isEmpty ? nil : text
     }
 }
 

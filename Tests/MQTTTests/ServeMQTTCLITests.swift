@@ -1,31 +1,30 @@
 import Foundation
 import Testing
+import BLELink
 
 /// `msgpipe serve --mqtt`: each request's outcome line reaches `PREFIX/ID/served`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
 struct ServeMQTTCLITests {
     /// Runs `msgpipe arguments` to its end on a thread of its own; the exit status.
     private func run(_ arguments: [String], input: String = "") async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread {
-                let process = Process()
-                process.executableURL = ListenMQTTCLITests.binary
-                process.arguments = arguments
-                let stdin = Pipe()
-                process.standardInput = stdin
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                guard (try? process.run()) != nil else { return continuation.resume(returning: -1) }
-                stdin.fileHandleForWriting.write(Data(input.utf8))
-                try? stdin.fileHandleForWriting.close()
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }.start()
+        await BlockingCall.run { () -> Int32 in
+            let process = Process()
+            process.executableURL = ListenMQTTCLITests.binary
+            process.arguments = arguments
+            let stdin = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { return -1 }
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            try? stdin.fileHandleForWriting.close()
+            process.waitUntilExit()
+            return process.terminationStatus
         }
     }
 
     @Test func eachRequestsOutcomeIsPublishedToServed() async throws {
-        let broker = try Mosquitto()
+        let broker = try await Mosquitto.started()
         let served = try Consumer(port: broker.port, topic: "fleet/+/served")
         let dir = try scratchDirectory()
         let key = dir.appendingPathComponent("key").path

@@ -46,7 +46,7 @@ struct TLSBrokerTests {
 
     @Test func aBrokerWhoseCertificateChainsToTheGivenCAIsTrusted() async throws {
         let certificates = try Certificates()
-        let broker = try Mosquitto(tls: (certificates.certificate, certificates.key))
+        let broker = try await Mosquitto.started(tls: (certificates.certificate, certificates.key))
         let served = try Consumer(port: broker.port, topic: "fleet/+/served")
         try await Task.sleep(for: .milliseconds(300))
         var options = MQTTGateway.Options()
@@ -63,7 +63,7 @@ struct TLSBrokerTests {
 
     @Test func aCertificateFromAnotherCAIsRefusedWithExit77() async throws {
         let certificates = try Certificates()
-        let broker = try Mosquitto(tls: (certificates.certificate, certificates.key))
+        let broker = try await Mosquitto.started(tls: (certificates.certificate, certificates.key))
         let url = "mqtts://127.0.0.1:\(try #require(broker.tlsPort))/fleet"
         // The library: a typed error.
         var options = MQTTGateway.Options()

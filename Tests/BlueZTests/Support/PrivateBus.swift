@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import Testing
+import BLELink
 
 /// A private `dbus-daemon` for one test: a temporary config with a UNIX socket in a temporary directory and a
 /// policy that allows everything, started with `--print-address`. Stopped (and its directory removed) by
@@ -18,7 +19,13 @@ final class PrivateBus: Sendable {
 
     static var isAvailable: Bool { daemonPath != nil }
 
-    init() throws {
+    /// A started bus, its daemon started and its address read on a thread of its own (``BlockingCall.run(_:)``).
+    static func started() async throws -> PrivateBus {
+        try await BlockingCall.run { try PrivateBus() }
+    }
+
+    /// Blocks until dbus-daemon printed its address: use ``started()`` from a test.
+    private init() throws {
         guard let daemon = Self.daemonPath else { throw PrivateBusError.missing }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("msgpipe-bus-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -1,24 +1,21 @@
 import Glibc
 
-/// Runs a blocking kernel call (accept, connect, scan) on a thread of its own and resumes the caller when it
-/// returns, so async code never blocks a cooperative thread on Bluetooth I/O.
+/// Runs a blocking call (accept, connect, scan; a test's process start) on a thread of its own and resumes
+/// the caller when it returns, so async code never blocks a cooperative thread: there is one per core, shared by
+/// every task of the process.
+///
+/// ```swift
+/// let socket = try await BlockingCall.run { () throws(BluetoothError) in try listener.accept() }
+/// ```
 public enum BlockingCall {
-    /// Runs `body` on a new detached thread; returns or throws what `body` did.
-    public static func run<T: Sendable>(
-        _ body: @escaping @Sendable () throws(BluetoothError) -> T
-    ) async throws(BluetoothError) -> T {
-        let result: Result<T, BluetoothError> = await withCheckedContinuation { continuation in
-            let status = DetachedThread.spawn {
-                do throws(BluetoothError) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-            if status != 0 {
-                continuation.resume(returning: .failure(
-                    .system(call: "pthread_create", errno: status, message: String(cString: strerror(status)))))
-            }
+    /// Runs `body` on a new detached thread; returns or throws what `body` did. When no thread can be started
+    /// (the process is out of threads), `body` runs on the caller's thread instead: slower for the others, not lost.
+    public static func run<T: Sendable, E: Error>(
+        _ body: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            let call: @Sendable () -> Void = { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            if DetachedThread.spawn(call) != 0 { call() }
         }
         return try result.get()
     }

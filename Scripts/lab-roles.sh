@@ -457,6 +457,7 @@ PHY2M=(); btmgmt --index 1 phy 2>/dev/null | grep -q "Supported phys:.*LE2MTX" &
 wait_for "$OUT/t28p_listen.log" "advertising"
 : > "$OUT/t28p.log"
 timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-params --conn-interval 50 --conn-latency 2 \
+	--verbose \
 	--supervision-timeout 2000 "${PHY2M[@]}" --json "$OUT/params.bin" > "$OUT/t28p.json" 2> "$OUT/t28p_send.log"
 echo "send exit $?" >> "$OUT/t28p.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t28p.log"
@@ -477,13 +478,20 @@ if [ ${#PHY2M[@]} -gt 0 ]; then
 else
 	echo "LE Set Default PHY sent (hci1 has no LE 2M: not asked)" >> "$OUT/t28p.log"
 fi
-grep -q '"interval_ms":\[50,50\]' "$OUT/t28p.json" && grep -q '"latency":2' "$OUT/t28p.json" &&
-	grep -q '"supervision_timeout_ms":2000' "$OUT/t28p.json" && echo "send --json reports what it asked for" >> "$OUT/t28p.log"
+grep -q "requested interval 50 ms, latency 2, supervision timeout 2000 ms" "$OUT/t28p_send.log" &&
+	echo "send reports what it asked for" >> "$OUT/t28p.log"
+# The central's kernel accepted the peripheral's request (New Connection Parameter, to a trusted mgmt socket):
+# send --verbose says so once, and --json carries the peer's 100-150 ms as the values in force.
+grep -c "the peer changed the connection parameters: interval 100-150 ms" "$OUT/t28p_send.log" | grep -qx 1 &&
+	echo "send --verbose says the peer changed them once" >> "$OUT/t28p.log"
+grep -q '"changed_by_peer":true' "$OUT/t28p.json" && grep -q '"interval_ms":\[100,150\]' "$OUT/t28p.json" &&
+	echo "send --json reports the peer's accepted 100-150 ms" >> "$OUT/t28p.log"
 cat "$OUT/t28p.json" "$OUT/t28p_send.log" "$OUT/t28p_listen.log" >> "$OUT/t28p.log"
 grep -E "Min interval|Max interval|Connection interval|Supervision|latency|Connection Parameter|Connection Update|0x0031" "$OUT/t28p_btmon.txt" | head -30 >> "$OUT/t28p.log"
 expect "connection parameters chosen: LE Create Connection carries the central's, the peripheral asks for its range, both on the air" \
 	"$OUT/t28p.log" "send exit 0" "listen exit 0" "^intact" "LE Create Connection carries 50 ms, latency 2, 2000 ms" \
-	"the peripheral asked for its range" "the request holds 100-150 ms" "LE Set Default PHY sent" "send --json reports what it asked for"
+	"the peripheral asked for its range" "the request holds 100-150 ms" "LE Set Default PHY sent" "send reports what it asked for" \
+	"send --verbose says the peer changed them once" "send --json reports the peer's accepted 100-150 ms"
 echo "   connection parameters: $(grep -E "LE Connection Update Complete seen|Connection interval" "$OUT/t28p.log" | head -2 | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 no_links
 # 28f. One central on three peripherals. (a) send on hci0 with --to three times (listen on hci1, hci2, hci3),

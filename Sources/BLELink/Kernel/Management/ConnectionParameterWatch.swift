@@ -56,17 +56,8 @@ public final class ConnectionParameterWatch: Sendable {
             wake.close()
         }
         while true {
-            var waits = [
-                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
-            ]
-            let ready = poll(&waits, 2, -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            if waits[1].revents != 0 { return }
-            if waits[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, waits[0].revents & Int16(POLLIN) == 0 { return }
+            guard case let .events(revents) = wake.wait(for: descriptor) else { return }
+            if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, revents & Int16(POLLIN) == 0 { return }
             let result = management.withLock { socket -> Result<ManagementEvent?, BluetoothError> in
                 do throws(BluetoothError) {
                     return .success(try socket?.nextEvent(until: Deadline.after(.zero)))

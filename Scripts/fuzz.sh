@@ -13,7 +13,8 @@
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
 #   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
 #                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BLELink)
-#   BondStoreFuzzer    the bond store's file (BondFile, BondStore.load) and the mgmt key events (module BLELink)
+#   BondStoreFuzzer    the bond store's file (BondFile, BondStore.load), the mgmt key events and New Connection
+#                      Parameter (module BLELink)
 # The targets are a package of their own (Fuzz/), built together in one release build with
 # -sanitize=fuzzer,address into Fuzz/.build/fuzz, so the main build never compiles them. Each input gets at
 # most 5 s (-timeout: a hang is a finding) and the process 1 GiB (-rss_limit_mb: so is unbounded memory).

@@ -462,6 +462,7 @@ wait_for "$OUT/t28p_listen.log" "advertising"
 case "$PHYS1" in *LE2MTX*LE2MRX*) echo "hci1 has LE 2M ($PHYS1)" >> "$OUT/t28p.log" ;;
 	*) echo "hci1 lacks LE 2M (btmgmt phy: ${PHYS1:-none}): the lab's btvirt patch is not in use?" >> "$OUT/t28p.log" ;; esac
 timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-params --conn-interval 50 --conn-latency 2 \
+	--verbose \
 	--supervision-timeout 2000 --phy 2m --json "$OUT/params.bin" > "$OUT/t28p.json" 2> "$OUT/t28p_send.log"
 echo "send exit $?" >> "$OUT/t28p.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t28p.log"
@@ -489,15 +490,22 @@ grep -q "LE Set PHY (0x08|0x0032)" "$OUT/t28p_btmon.txt" && echo "LE Set PHY iss
 grep -A4 "LE PHY Update Complete" "$OUT/t28p_btmon.txt" | grep -E "TX PHY:|RX PHY:" | head -4 | sed 's/^ */PHY Update Complete: /' >> "$OUT/t28p.log"
 grep -q "LE PHY Update Complete" "$OUT/t28p_btmon.txt" || echo "no LE PHY Update Complete (the link stays on LE 1M)" >> "$OUT/t28p.log"
 echo "send --json phy: $(grep -o '"phy":"[^"]*"' "$OUT/t28p.json" || echo 'none (send --json has no "phy")')" >> "$OUT/t28p.log"
-grep -q '"interval_ms":\[50,50\]' "$OUT/t28p.json" && grep -q '"latency":2' "$OUT/t28p.json" &&
-	grep -q '"supervision_timeout_ms":2000' "$OUT/t28p.json" && echo "send --json reports what it asked for" >> "$OUT/t28p.log"
+grep -q "requested interval 50 ms, latency 2, supervision timeout 2000 ms" "$OUT/t28p_send.log" &&
+	echo "send reports what it asked for" >> "$OUT/t28p.log"
+# The central's kernel accepted the peripheral's request (New Connection Parameter, to a trusted mgmt socket):
+# send --verbose says so once, and --json carries the peer's 100-150 ms as the values in force.
+grep -c "the peer changed the connection parameters: interval 100-150 ms" "$OUT/t28p_send.log" | grep -qx 1 &&
+	echo "send --verbose says the peer changed them once" >> "$OUT/t28p.log"
+grep -q '"changed_by_peer":true' "$OUT/t28p.json" && grep -q '"interval_ms":\[100,150\]' "$OUT/t28p.json" &&
+	echo "send --json reports the peer's accepted 100-150 ms" >> "$OUT/t28p.log"
 cat "$OUT/t28p.json" "$OUT/t28p_send.log" "$OUT/t28p_listen.log" >> "$OUT/t28p.log"
 grep -E "Min interval|Max interval|Connection interval|Supervision|latency|Connection Parameter|Connection Update" "$OUT/t28p_btmon.txt" | head -30 >> "$OUT/t28p.log"
 grep -A7 "LE Set Default PHY (0x08|0x0031)\|LE Set PHY (0x08|0x0032)\|LE PHY Update Complete" "$OUT/t28p_btmon.txt" | head -40 >> "$OUT/t28p.log"
 expect "connection parameters chosen: LE Create Connection carries the central's, the peripheral asks for its range, both on the air" \
 	"$OUT/t28p.log" "send exit 0" "listen exit 0" "^intact" "LE Create Connection carries 50 ms, latency 2, 2000 ms" \
 	"the peripheral asked for its range" "the request holds 100-150 ms" "^hci1 has LE 2M" "LE Set Default PHY carries LE 2M in TX and RX" \
-	"hci1 accepted it" "send --json reports what it asked for"
+	"hci1 accepted it" "send reports what it asked for" \
+	"send --verbose says the peer changed them once" "send --json reports the peer's accepted 100-150 ms"
 echo "   connection parameters: $(grep -E "LE Connection Update Complete seen|Connection interval" "$OUT/t28p.log" | head -2 | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 echo "   PHY: $(grep -E "^LE Set PHY issued|^PHY Update Complete|^no LE PHY Update|^send --json phy" "$OUT/t28p.log" | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 no_links

@@ -100,6 +100,12 @@ struct LinkOptions: ParsableArguments {
             case .detail: if verbose { printError(note.description) }
             }
         }
+        if verbose {
+            options.onPeerParameterUpdate = { peer, parameters in
+                printError("\(peer): the peer changed the connection parameters: \(parameters) (its request, accepted "
+                    + "by this side's kernel; the controller picks the interval in that range)")
+            }
+        }
         return options
     }
 

@@ -3,20 +3,23 @@ import MsgPipe
 
 /// The `--json` fields that say what a link runs on (`send` results, `listen` lines), each present only where
 /// known: `interval_ms` ([minimum, maximum]), `latency` and `supervision_timeout_ms` are what this side
-/// requested (Linux tells no process the values in force), `phy` what the kernel reports now, `mtu` the ATT
-/// MTU (GATT) or the channel's send unit (L2CAP).
+/// requested or, after the peer's accepted update, what the peer asked for (`changed_by_peer` true; false when
+/// this side would have seen one; absent when it cannot see them), `phy` what the kernel reports now, `mtu` the
+/// ATT MTU (GATT) or the channel's send unit (L2CAP).
 struct LinkParameterFields: Equatable {
     var intervalMilliseconds: [Double]?
     var latency: Int?
     var supervisionTimeoutMilliseconds: Int?
+    var changedByPeer: Bool?
     var phy: String?
     var mtu: Int?
 
     init(_ parameters: LinkParameters?) {
-        if let requested = parameters?.requested {
-            intervalMilliseconds = [requested.minimumInterval, requested.maximumInterval].map { Double($0) * 1.25 }
-            latency = Int(requested.latency)
-            supervisionTimeoutMilliseconds = Int(requested.supervisionTimeout) * 10
+        if let parameters, let inForce = parameters.inForce {
+            intervalMilliseconds = [inForce.minimumInterval, inForce.maximumInterval].map { Double($0) * 1.25 }
+            latency = Int(inForce.latency)
+            supervisionTimeoutMilliseconds = Int(inForce.supervisionTimeout) * 10
+            if parameters.seesPeerUpdates || parameters.changedByPeer { changedByPeer = parameters.changedByPeer }
         }
         phy = parameters?.phy?.description
         mtu = parameters?.mtu

@@ -56,7 +56,7 @@ final class MessageSink {
                 index: count, connection: connection, peer: peer, link: link, id: OrNull(messageID), bytes: body.count,
                 crc32: Self.hex32(CRC32.checksum(body)), data: Data(body).base64EncodedString(),
                 peerKey: sender?.key.text, peerName: sender?.name, intervalMilliseconds: parameters.intervalMilliseconds,
-                latency: parameters.latency, supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
+                latency: parameters.latency, supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds, changedByPeer: parameters.changedByPeer,
                 phy: parameters.phy, mtu: parameters.mtu)
             try output.append((JSONLine.text(line) + "\n").utf8)
             try output.flush()
@@ -168,6 +168,7 @@ struct MessageLine: Encodable {
     var intervalMilliseconds: [Double]? = nil
     var latency: Int? = nil
     var supervisionTimeoutMilliseconds: Int? = nil
+    var changedByPeer: Bool? = nil
     var phy: String? = nil
     var mtu: Int? = nil
 
@@ -177,5 +178,6 @@ struct MessageLine: Encodable {
         case peerName = "peer_name"
         case intervalMilliseconds = "interval_ms"
         case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
+        case changedByPeer = "changed_by_peer"
     }
 }

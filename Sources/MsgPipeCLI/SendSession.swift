@@ -213,7 +213,8 @@ struct SendResults {
             index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
             seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer, link: link,
             intervalMilliseconds: parameters.intervalMilliseconds, latency: parameters.latency,
-            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds, phy: parameters.phy, mtu: parameters.mtu)
+            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
+            changedByPeer: parameters.changedByPeer, phy: parameters.phy, mtu: parameters.mtu)
         BluetoothDiagnostics.emit(JSONLine.text(line))
     }
 
@@ -232,6 +233,7 @@ struct SendResults {
         var intervalMilliseconds: [Double]? = nil
         var latency: Int? = nil
         var supervisionTimeoutMilliseconds: Int? = nil
+        var changedByPeer: Bool? = nil
         var phy: String? = nil
         var mtu: Int? = nil
 
@@ -239,6 +241,7 @@ struct SendResults {
             case index, file, bytes, seconds, peer, link, latency, phy, mtu
             case intervalMilliseconds = "interval_ms"
             case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
+            case changedByPeer = "changed_by_peer"
         }
     }
 }

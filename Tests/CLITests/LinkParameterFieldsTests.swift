@@ -39,6 +39,25 @@ struct LinkParameterFieldsTests {
         }
     }
 
+    @Test func thePeersAcceptedRequestIsPrintedAsInForceAndSaysSo() throws {
+        let requested = try ConnectionParameters(minimumInterval: 40, maximumInterval: 40, latency: 2, supervisionTimeout: 200)
+        let peers = try ConnectionParameters(minimumInterval: 80, maximumInterval: 120, latency: 0, supervisionTimeout: 42)
+        let fields = LinkParameterFields(LinkParameters(requested: requested, acceptedPeerRequest: peers, seesPeerUpdates: true))
+        let line = SendResults.Line(
+            index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt", intervalMilliseconds: fields.intervalMilliseconds,
+            latency: fields.latency, supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds,
+            changedByPeer: fields.changedByPeer)
+        let object = try Self.keys(line)
+        #expect(object["interval_ms"] as? [Double] == [100, 150])
+        #expect(object["latency"] as? Int == 0)
+        #expect(object["supervision_timeout_ms"] as? Int == 420)
+        #expect(object["changed_by_peer"] as? Bool == true)
+        let unchanged = LinkParameterFields(LinkParameters(requested: requested, seesPeerUpdates: true))
+        #expect(unchanged.changedByPeer == false && unchanged.intervalMilliseconds == [50, 50])
+        let unseen = LinkParameterFields(LinkParameters(requested: requested, unknown: [LinkParameters.peerUpdatesUnseen]))
+        #expect(unseen.changedByPeer == nil, "without the capability the key is absent: nobody knows")
+    }
+
     @Test func thePHYIsItsCLISpelling() throws {
         let fields = LinkParameterFields(LinkParameters(phy: .init(transmit: .le2M, receive: .le1M)))
         #expect(fields.phy == "tx 2m / rx 1m")

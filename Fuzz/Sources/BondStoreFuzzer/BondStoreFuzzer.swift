@@ -8,8 +8,8 @@ import Glibc
 ///    what it decodes to encodes to a file that decodes to the same bonds and encodes to itself again.
 /// 2. The input, written as a bond file in /dev/shm, through `BondStore.load()`: a refusal leaves the file's
 ///    bytes exactly as they were (a corrupt file is never overwritten).
-/// 3. The input as the parameters of New Long Term Key, New Identity Resolving Key, New Signature Resolving Key
-///    and Load Long Term Keys: what decodes encodes back to the same bytes.
+/// 3. The input as the parameters of New Long Term Key, New Identity Resolving Key, New Signature Resolving Key,
+///    New Connection Parameter and Load Long Term Keys: what decodes encodes back to the same bytes.
 enum BondStoreFuzzTarget {
     static let directory: String = {
         let path = "/dev/shm/msgpipe-fuzz-bonds-\(getpid())"
@@ -45,6 +45,13 @@ enum BondStoreFuzzTarget {
         }
         roundTrip(input) { bytes in
             guard let event = try? NewSignatureResolvingKey(decoding: bytes[...]) else { return nil }
+            var out: [UInt8] = []
+            event.encode(into: &out)
+            return out
+        }
+        roundTrip(input) { bytes in
+            guard let event = try? NewConnectionParameter(decoding: bytes[...]) else { return nil }
+            _ = try? event.connectionParameters()
             var out: [UInt8] = []
             event.encode(into: &out)
             return out
@@ -87,6 +94,7 @@ enum BondStoreFuzzerMain {
             ("new-ltk", [0x01] + peer + [0x02, 0x00, 0x10, 0x34, 0x12, 1, 2, 3, 4, 5, 6, 7, 8] + key),
             ("new-irk", [0x01, 0x4F, 0x3E, 0x2D, 0x1C, 0x0B, 0x5A] + peer + key),
             ("new-csrk", [0x01] + peer + [0x01] + key),
+            ("new-conn-param", peer + [0x01, 0x50, 0x00, 0x78, 0x00, 0x00, 0x00, 0x2A, 0x00]),
             ("load-ltks", [0x01, 0x00] + peer + [0x02, 0x00, 0x10, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0] + key),
         ]
     }

@@ -31,6 +31,32 @@ final class WakePipe: Sendable {
         }
     }
 
+    /// What ``wait(for:)`` saw.
+    enum Wait: Equatable {
+        /// ``wake()`` was called; the pipe stays readable (so every thread polling it wakes) until ``drain()``.
+        case woken
+        /// `fd` has events: its `revents`.
+        case events(Int16)
+        /// `poll(2)` failed with this errno (never EINTR, which is retried).
+        case failed(Int32)
+    }
+
+    /// Blocks until `fd` is readable (or hung up, or failed) or the pipe is woken; a wake wins over `fd`.
+    func wait(for fd: Int32) -> Wait {
+        while true {
+            var entries = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+            ]
+            guard poll(&entries, 2, -1) >= 0 else {
+                if errno == EINTR { continue }
+                return .failed(errno)
+            }
+            if entries[1].revents != 0 { return .woken }
+            if entries[0].revents != 0 { return .events(entries[0].revents) }
+        }
+    }
+
     /// Empties the pipe (after poll reported it readable).
     func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)

@@ -16,8 +16,8 @@ import Transport
 public struct PipeConnector: Sendable {
     public let address: PipeAddress
     public let options: MessagePipe.Options
-    /// Told each Bluetooth connection's ATT bearer and the parameters loaded for it (a pipe's
-    /// ``MessagePipe/linkParameters``).
+    /// Told each Bluetooth connection's ATT bearer, the parameters loaded for it and the peer's accepted
+    /// updates (a pipe's ``MessagePipe/linkParameters``).
     var observation: LinkObservation?
 
     /// How long a central waits after a drop before its first reconnect attempt: a Linux peripheral re-arms
@@ -182,6 +182,7 @@ public struct PipeConnector: Sendable {
                     adapter: .index(adapter.index), security: options.security,
                     connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
                 var target = target
+                observation?.connecting(controller: central.adapter.index)
                 if let request = options.requestedConnectionParameters {
                     // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
                     let peer = try central.resolve(target, service: service)
@@ -192,7 +193,9 @@ public struct PipeConnector: Sendable {
                     observation?.requested(loaded)
                     target = .peer(peer)
                 }
-                return (try central.connect(to: target, service: service).handOver(), central.adapter)
+                let socket = try central.connect(to: target, service: service).handOver()
+                observation?.connected(to: socket.peer)
+                return (socket, central.adapter)
             }
         }
         // Cancelled while it waited for the turn (ECANCELED).

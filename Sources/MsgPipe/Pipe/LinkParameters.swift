@@ -3,19 +3,25 @@ public import GATT
 import Synchronization
 
 /// What a pipe's link runs on, as far as this side can learn it. Linux tells a process the PHY of a
-/// connection (`BT_PHY`, Linux 5.10 and later) and the MTU it carries, but not the connection interval,
-/// latency or supervision timeout in force: those are given as requested (what this side asked the kernel
-/// for), never guessed, and ``unknown`` says what is missing and why.
+/// connection (`BT_PHY`, Linux 5.10 and later) and the MTU it carries, and (with CAP_NET_ADMIN) a peer's
+/// parameter update that the kernel accepted, but not the interval in force: values are given as requested,
+/// never guessed, and ``unknown`` says what is missing and why.
 ///
 /// ```swift
 /// let link = pipe.linkParameters
-/// print(link.requested?.description ?? "system defaults", link.phy?.description ?? "phy unknown", link.mtu ?? 0)
+/// print(link.inForce?.description ?? "system defaults", link.changedByPeer, link.phy?.description ?? "phy unknown")
 /// ```
 public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     /// The interval range, latency and timeout this side asked for (the request over the adapter's
     /// defaults); nil when it asked for none. The controller and the peer choose the values in force
     /// within what was asked, and the peer may change them later.
     public var requested: ConnectionParameters?
+    /// The interval range, latency and timeout the peer asked for mid-connection (an L2CAP Connection
+    /// Parameter Update Request) and this side's kernel accepted, the latest on this connection; the
+    /// controller picks the interval within the range. nil when none came or this side cannot see them.
+    public var acceptedPeerRequest: ConnectionParameters?
+    /// True when this side would learn of a peer's accepted update (a kernel-backend central with CAP_NET_ADMIN).
+    public var seesPeerUpdates: Bool
     /// The PHY this side asked to prefer; nil when none.
     public var preferredPHY: LEPHY?
     /// The PHYs the connection transmits and receives on, read from the kernel now; nil where it does not say.
@@ -27,24 +33,38 @@ public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     public var unknown: [String]
 
     public init(
-        requested: ConnectionParameters? = nil, preferredPHY: LEPHY? = nil, phy: LinkPHY? = nil, mtu: Int? = nil,
+        requested: ConnectionParameters? = nil, acceptedPeerRequest: ConnectionParameters? = nil,
+        seesPeerUpdates: Bool = false, preferredPHY: LEPHY? = nil, phy: LinkPHY? = nil, mtu: Int? = nil,
         unknown: [String] = []
     ) {
+        self.seesPeerUpdates = seesPeerUpdates
         self.requested = requested
+        self.acceptedPeerRequest = acceptedPeerRequest
         self.preferredPHY = preferredPHY
         self.phy = phy
         self.mtu = mtu
         self.unknown = unknown
     }
 
+    /// The range, latency and timeout the connection runs within: the peer's accepted request, else this side's.
+    public var inForce: ConnectionParameters? { acceptedPeerRequest ?? requested }
+
+    /// True when the peer changed the parameters on this connection (``acceptedPeerRequest`` is set).
+    public var changedByPeer: Bool { acceptedPeerRequest != nil }
+
     /// Why a process on Linux cannot give the interval, latency and timeout in force.
     public static let liveParametersUnknown =
         "the interval, latency and supervision timeout in force (Linux tells no process; btmon shows them)"
+
+    /// Why a central does not see a peer's parameter update (it has no trusted mgmt socket).
+    public static let peerUpdatesUnseen =
+        "whether the peer changed them (the kernel tells only a process with CAP_NET_ADMIN, on the kernel backend)"
 
     /// "requested interval 7.5-15 ms, latency 0, supervision timeout 420 ms; phy 2m; mtu 247; unknown: ...".
     public var description: String {
         var parts: [String] = []
         if let requested { parts.append("requested \(requested)") }
+        if let acceptedPeerRequest { parts.append("peer's accepted request \(acceptedPeerRequest)") }
         if let preferredPHY { parts.append("preferred phy \(preferredPHY)") }
         if let phy { parts.append("phy \(phy)") }
         if let mtu { parts.append("mtu \(mtu)") }
@@ -53,33 +73,128 @@ public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What a central's connector learns of each connection as it makes it (the ATT bearer, for the PHY, and the
-/// parameters loaded for the peer) and the pipe of its link events (the packet size).
+/// What a central's connector learns of each connection as it makes it (the ATT bearer, for the PHY, the
+/// parameters loaded for the peer, the peer's accepted parameter updates) and the pipe of its link events
+/// (the packet size). A connection attempt starts with ``connecting(controller:)`` and its peer is named by
+/// ``connected(to:)``; updates that come before it are kept by address (16 peers at most).
 final class LinkObservation: Sendable {
     private struct State {
         var bearer: ATTBearer?
         var packetSize: Int?
         var requested: ConnectionParameters?
+        var watch: (any PeerUpdateSource)?
+        /// The controller whose watch was tried (one per pipe), and whether its events can arrive.
+        var watchedController: UInt16?
+        var watching = false
+        var peer: BluetoothAddress?
+        var accepted: ConnectionParameters?
+        var pending: [BluetoothAddress: ConnectionParameters] = [:]
     }
 
+    static let pendingLimit = 16
     private let state = Mutex(State())
+    private let onPeerUpdate: @Sendable (BluetoothPeer, ConnectionParameters) -> Void
+
+    init(onPeerUpdate: @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void = { _, _ in }) {
+        self.onPeerUpdate = onPeerUpdate
+    }
+
+    deinit { state.withLock { $0.watch }?.stop() }
 
     func connected(_ bearer: ATTBearer) { state.withLock { $0.bearer = bearer } }
     func requested(_ parameters: ConnectionParameters?) { state.withLock { $0.requested = parameters } }
     func packetSize(_ size: Int) { state.withLock { $0.packetSize = size } }
 
+    /// A new connection to be made on `controller`: forgets the last one's peer updates and, the first time,
+    /// watches the controller's updates (`makeWatch`: nil when it cannot; a watch that is not trusted is stopped).
+    func connecting(
+        controller: UInt16,
+        makeWatch: (UInt16, @escaping @Sendable (NewConnectionParameter) -> Void) -> (any PeerUpdateSource)? = {
+            try? ConnectionParameterWatch(controller: $0, onEvent: $1)
+        }
+    ) {
+        let tryWatch = state.withLock { state -> Bool in
+            state.peer = nil
+            state.accepted = nil
+            state.pending = [:]
+            defer { state.watchedController = controller }
+            return state.watchedController == nil
+        }
+        guard tryWatch else { return }
+        let watch = makeWatch(controller) { [weak self] event in self?.peerAccepted(event) }
+        guard let watch, watch.isTrusted else {
+            watch?.stop()
+            return
+        }
+        state.withLock {
+            $0.watch = watch
+            $0.watching = true
+        }
+    }
+
+    /// The connection is up to `peer`: an update it already sent counts from here.
+    func connected(to peer: BluetoothPeer) {
+        let accepted = state.withLock { state -> ConnectionParameters? in
+            state.peer = peer.address
+            state.accepted = state.pending[peer.address]
+            state.pending = [:]
+            return state.accepted
+        }
+        if let accepted { onPeerUpdate(peer, accepted) }
+    }
+
+    /// One New Connection Parameter event of the watched controller: kept when it is the connection's peer (or
+    /// the peer is not known yet); values that break a rule are ignored.
+    func peerAccepted(_ event: NewConnectionParameter) {
+        guard let parameters = try? event.connectionParameters() else { return }
+        let told = state.withLock { state -> Bool in
+            guard let peer = state.peer else {
+                if state.pending.count < Self.pendingLimit || state.pending[event.peer.address] != nil {
+                    state.pending[event.peer.address] = parameters
+                }
+                return false
+            }
+            guard peer == event.peer.address else { return false }
+            state.accepted = parameters
+            return true
+        }
+        if told { onPeerUpdate(event.peer, parameters) }
+    }
+
+    /// Stops watching (the pipe closed). Idempotent.
+    func stop() {
+        let watch = state.withLock { state -> (any PeerUpdateSource)? in
+            defer { state.watch = nil }
+            return state.watch
+        }
+        watch?.stop()
+    }
+
     /// The parameters as known now. `usesChannel`: the data goes over an L2CAP channel (whose unit is the
     /// packet size) rather than GATT (MTU - 3).
     func parameters(preferredPHY: LEPHY?, usesChannel: Bool) -> LinkParameters {
-        let (bearer, size, requested) = state.withLock { ($0.bearer, $0.packetSize, $0.requested) }
+        let (bearer, size, requested, accepted, watching) = state.withLock {
+            ($0.bearer, $0.packetSize, $0.requested, $0.accepted, $0.watching)
+        }
         var parameters = LinkParameters(
-            requested: requested, preferredPHY: preferredPHY, phy: bearer?.phy,
+            requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: watching, preferredPHY: preferredPHY, phy: bearer?.phy,
             mtu: size.map { usesChannel ? $0 : $0 + 3 })
         if parameters.phy == nil {
             parameters.unknown.append(bearer == nil
                 ? "the PHY (only the kernel backend reads it)" : "the PHY (the kernel did not say: before Linux 5.10, or the link is down)")
         }
         parameters.unknown.append(LinkParameters.liveParametersUnknown)
+        if !watching { parameters.unknown.append(LinkParameters.peerUpdatesUnseen) }
         return parameters
     }
 }
+
+/// Where a ``LinkObservation`` hears of a peer's accepted parameter updates (the kernel's mgmt socket, or a
+/// test's fake).
+protocol PeerUpdateSource: Sendable {
+    /// The updates can arrive (the kernel sends them only to a socket bound with CAP_NET_ADMIN).
+    var isTrusted: Bool { get }
+    func stop()
+}
+
+extension ConnectionParameterWatch: PeerUpdateSource {}

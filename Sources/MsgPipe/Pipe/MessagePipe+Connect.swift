@@ -18,7 +18,7 @@ extension MessagePipe {
         if given.keys != nil, given.format != .msgpipe {
             throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
         }
-        let observation = LinkObservation()
+        let observation = LinkObservation(onPeerUpdate: given.onPeerParameterUpdate)
         let options = given.observingPacketSizes(observation)
         var connector = PipeConnector(to: PipeAddress(peer), options: options)
         if case .bluetooth = PipeAddress(peer) { connector.observation = observation }
@@ -50,6 +50,7 @@ extension MessagePipe {
                 throw MessagePipeError.formatMismatch(options.format)
             }
         } catch {
+            observation.stop()
             await reconnector.stop()
             await transport?.close()
             await link.close()
@@ -61,6 +62,7 @@ extension MessagePipe {
                 do {
                     secured = try await initiate(keys, over: transport, options: options)
                 } catch {
+                    observation.stop()
                     await reconnector.stop()
                     await transport.close()
                     await link.close()

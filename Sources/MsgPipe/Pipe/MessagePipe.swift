@@ -61,8 +61,8 @@ public final class MessagePipe: Sendable {
     }
 
     /// What the latest connection runs on, as far as this side knows: as a Bluetooth central the parameters it
-    /// requested, the PHY (read from the kernel now) and the MTU; elsewhere ``LinkParameters/unknown`` says
-    /// why nothing is known.
+    /// requested, the peer's accepted update (``Options/onPeerParameterUpdate``), the PHY (read from the kernel
+    /// now) and the MTU; elsewhere ``LinkParameters/unknown`` says why nothing is known.
     public var linkParameters: LinkParameters {
         guard let observation else {
             return LinkParameters(unknown: [
@@ -291,6 +291,7 @@ public final class MessagePipe: Sendable {
     /// (so it receives its last acknowledgement), where the pipe reconnects (as central).
     public func close(awaitingDropWithin grace: Duration?) async {
         await reconnector?.stop(awaitingDropWithin: grace)
+        observation?.stop()
         if let transport {
             await transport.close()
         }

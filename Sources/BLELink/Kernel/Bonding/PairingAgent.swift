@@ -112,17 +112,13 @@ public final class PairingAgent: Sendable {
         while true {
             guard let buffered = state.withLock({ $0.stopped ? nil : $0.management?.hasBufferedEvents }) else { return }
             if !buffered {
-                var waits = [
-                    pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
-                ]
-                let ready = poll(&waits, 2, -1)
-                if ready < 0 {
-                    if errno == EINTR { continue }
-                    onNote(PairingNote(.warning, "the pairing agent of \(adapter.name) stopped: poll failed (errno \(errno))"))
+                switch wake.wait(for: descriptor) {
+                case let .failed(code):
+                    onNote(PairingNote(.warning, "the pairing agent of \(adapter.name) stopped: poll failed (errno \(code))"))
                     return
+                case .woken: wake.drain()
+                case .events: break
                 }
-                if waits[1].revents != 0 { wake.drain() }
             }
             let handled = state.withLock { (state: inout State) -> (notes: [PairingNote], failed: Bool)? in
                 guard !state.stopped, let management = state.management else { return nil }

@@ -38,6 +38,8 @@ public struct ManagementEvent: Equatable, Sendable {
         case newIdentityResolvingKey(NewIdentityResolvingKey)
         /// 0x0019: pairing produced a Signature Resolving Key.
         case newSignatureResolvingKey(NewSignatureResolvingKey)
+        /// 0x001C: the kernel accepted a peer's request for new connection parameters (trusted sockets only).
+        case newConnectionParameter(NewConnectionParameter)
         case other(code: UInt16, parameters: [UInt8])
     }
 
@@ -84,6 +86,8 @@ public struct ManagementEvent: Equatable, Sendable {
             kind = .newIdentityResolvingKey(try NewIdentityResolvingKey(decoding: reader.rest()))
         case NewSignatureResolvingKey.code:
             kind = .newSignatureResolvingKey(try NewSignatureResolvingKey(decoding: reader.rest()))
+        case NewConnectionParameter.code:
+            kind = .newConnectionParameter(try NewConnectionParameter(decoding: reader.rest()))
         case 0x0012:
             kind = .deviceFound(try DeviceFound(decoding: &reader))
         case 0x0013:

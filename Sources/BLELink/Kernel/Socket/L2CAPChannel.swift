@@ -103,16 +103,10 @@ public enum L2CAPChannel {
         /// The next central's channel, handed over (the caller closes its descriptor); nil once stopped.
         public func accept() throws(BluetoothError) -> ConnectedATTSocket? {
             while !stopped.load(ordering: .acquiring) {
-                var entries = [
-                    pollfd(fd: listener.descriptor, events: Int16(POLLIN), revents: 0),
-                    pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0),
-                ]
-                guard poll(&entries, 2, -1) >= 0 else {
-                    if errno == EINTR { continue }
-                    throw bluetoothError("poll", errno: errno)
-                }
+                let outcome = wake.wait(for: listener.descriptor)
+                if case let .failed(code) = outcome { throw bluetoothError("poll", errno: code) }
                 if stopped.load(ordering: .acquiring) { return nil }
-                guard entries[0].revents != 0 else { continue }
+                guard case .events = outcome else { continue }
                 do throws(BluetoothError) {
                     // Readable: a connection is pending (or the socket failed); a zero deadline never blocks.
                     if let connection = try listener.accept(until: .after(.zero)) { return connection.handOver() }

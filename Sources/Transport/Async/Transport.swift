@@ -28,7 +28,10 @@ public actor Transport {
 
     private var buffer: [UInt8] = []
     private var writerWaiter: CheckedContinuation<[UInt8]?, Never>?
+    /// The timer loop, when no timeout is due: resumed once one is.
     private var timerWaiter: CheckedContinuation<Void, Never>?
+    /// The timer loop's sleep until `timerSleepsUntil`: cancelled when an earlier timeout appears or on close.
+    private var timerSleep: Task<Void, Never>?
     private var timerSleepsUntil: Duration?
     private var messageWaiter: CheckedContinuation<ReceivedMessage?, Never>?
     /// Submissions wait here, in order, while the endpoint has no room; each room change signals it.
@@ -154,6 +157,7 @@ public actor Transport {
         writerWaiter = nil
         timerWaiter?.resume()
         timerWaiter = nil
+        timerSleep?.cancel()
         renewalRequests.finish()
         driver?.cancel()
         await closeLink()
@@ -295,11 +299,13 @@ public actor Transport {
             while let event = endpoint.pollEvent() { dispatch(event) }
         }
         if endpoint.canSubmit { submitGate.signalReady() }
-        if let timeout = endpoint.nextTimeout, let waiter = timerWaiter,
-            timerSleepsUntil.map({ timeout < $0 }) ?? true
-        {
-            timerWaiter = nil
-            waiter.resume()
+        if let timeout = endpoint.nextTimeout, timerSleepsUntil.map({ timeout < $0 }) ?? true {
+            if let waiter = timerWaiter {
+                timerWaiter = nil
+                waiter.resume()
+            } else {
+                timerSleep?.cancel()
+            }
         }
     }
 
@@ -356,14 +362,9 @@ public actor Transport {
         return (timerSleepsUntil, closed)
     }
 
-    private func waitForEarlierTimeout() async {
+    private func waitForTimeout() async {
         guard !closed else { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in timerWaiter = continuation }
-    }
-
-    private func releaseTimerWaiter() {
-        timerWaiter?.resume()
-        timerWaiter = nil
     }
 
     private func fireTimers() {
@@ -380,21 +381,21 @@ public actor Transport {
         afterChange()
     }
 
+    /// Sleeps until the earliest timeout, fires it, and again, until the transport closes. The sleep (or the
+    /// wait while none is due) is registered before the loop suspends, so an earlier timeout or ``close()``
+    /// always finds it: a wake-up that came before a waiter existed would stop the timers for good.
     private func timerLoop() async {
         let sleepUntil = clock.sleepUntil
         while true {
             let (deadline, isClosed) = armTimer()
             if isClosed || Task.isCancelled { return }
             if let deadline {
-                await withTaskGroup(of: Void.self) { group in
-                    group.addTask { try? await sleepUntil(deadline) }
-                    group.addTask { await self.waitForEarlierTimeout() }
-                    await group.next()
-                    group.cancelAll()
-                    self.releaseTimerWaiter()
-                }
+                let sleep = Task.detached { _ = try? await sleepUntil(deadline) }
+                timerSleep = sleep
+                await withTaskCancellationHandler { await sleep.value } onCancel: { sleep.cancel() }
+                timerSleep = nil
             } else {
-                await waitForEarlierTimeout()
+                await waitForTimeout()
             }
             fireTimers()
         }

@@ -8,6 +8,8 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
     case bodyTooLarge(size: Int, limit: Int)
     /// The journal in the state directory could not be read or written.
     case journal(String)
+    /// Another process (another `msgpipe serve`) holds the journal in the directory at `path`; nothing was read.
+    case journalInUse(path: String)
     /// The command could not be started.
     case commandNotStarted(String)
 
@@ -17,6 +19,8 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .invalidRequestID(why): "invalid request id: \(why)"
         case let .bodyTooLarge(size, limit): "body of \(size) bytes exceeds the limit of \(limit)"
         case let .journal(why): "journal: \(why)"
+        case let .journalInUse(path):
+            "journal: \(path) is in use by another msgpipe serve; stop that one, or give this one another --state directory"
         case let .commandNotStarted(why): "the command could not be started: \(why)"
         }
     }

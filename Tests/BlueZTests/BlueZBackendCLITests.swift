@@ -55,12 +55,12 @@ struct BlueZBackendCLITests {
         /// Waits until standard error shows `text` (at most `seconds`), on a thread of its own: the fake
         /// bluetoothd in this process needs the concurrency pool meanwhile.
         func waitForError(_ text: String, seconds: Double = 20) async -> Bool {
-            await BlockingCall.run { self.blockingWaitForError(text, seconds: seconds) }
+            try! await BlockingCall.run { self.blockingWaitForError(text, seconds: seconds) }
         }
 
         /// Standard output to the end and the exit status (killed after `seconds`), off the pool.
         func finish(seconds: Double = 30) async -> (output: Data, status: Int32) {
-            await BlockingCall.run { self.blockingFinish(seconds: seconds) }
+            try! await BlockingCall.run { self.blockingFinish(seconds: seconds) }
         }
 
         private func blockingWaitForError(_ text: String, seconds: Double) -> Bool {

@@ -50,7 +50,7 @@ import Testing
     /// `versionOutput` blocks its thread: the tests run it on one of its own, as ``BlueZVersion/running(bus:)``
     /// does, with a timeout a loaded CI machine's process start fits in (30 s) unless they test the timeout.
     static func output(_ path: String, timeout: Duration = .seconds(30)) async -> [UInt8]? {
-        await BlockingCall.run { BlueZVersion.versionOutput(of: path, timeout: timeout) }
+        try! await BlockingCall.run { BlueZVersion.versionOutput(of: path, timeout: timeout) }
     }
 
     @Test func runsTheExecutableAndReadsWhatItPrints() async throws {

@@ -72,7 +72,7 @@ struct IdempotencyJournalTests {
     func exclusive() throws {
         let directory = temporaryDirectory()
         let first = try IdempotencyJournal(directory: directory)
-        #expect(throws: ExchangeError.journal("\(directory) is in use by another msgpipe serve")) {
+        #expect(throws: ExchangeError.journalInUse(path: directory)) {
             try IdempotencyJournal(directory: directory)
         }
         _ = first

@@ -19,7 +19,7 @@ struct RequestServerTests {
         while true {
             do {
                 return try server(directory, log: log)
-            } catch let ExchangeError.journal(reason) where reason.contains("in use") && clock.now < deadline {
+            } catch ExchangeError.journalInUse where clock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -54,6 +54,16 @@ struct RequestServerTests {
         let conflicting = await server.handle(try Self.request("pay-2", "999.00"))
         #expect(conflicting?.0.status == .refused)
         #expect(lineCount(directory + "/log") == 1)
+    }
+
+    @Test("a second server on a state directory in use is refused with journalInUse, which names the remedy")
+    func stateInUse() throws {
+        let directory = temporaryDirectory()
+        let first = try Self.server(directory, log: directory + "/log")
+        let error = #expect(throws: ExchangeError.self) { try Self.server(directory, log: directory + "/log") }
+        #expect(error == .journalInUse(path: directory + "/state"))
+        #expect(error?.description.contains("another --state directory") == true)
+        _ = first
     }
 
     @Test("an id whose command was started but never recorded is answered outcome-unknown, never re-run")

@@ -9,7 +9,7 @@ import BLELink
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
 struct DownlinkTests {
     private func publish(port: Int, topic: String, _ payload: String, id: String?, peer: String? = nil) async {
-        await BlockingCall.run {
+        try! await BlockingCall.run {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
             var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]

@@ -76,7 +76,7 @@ final class Mosquitto: @unchecked Sendable {
 
     /// SIGTERM (mosquitto saves its store), then waits for the exit.
     func stop() async {
-        await BlockingCall.run { self.stopBlocking() }
+        try! await BlockingCall.run { self.stopBlocking() }
     }
 
     private func startBlocking() throws {
@@ -260,7 +260,7 @@ final class Consumer: @unchecked Sendable {
 
 /// Reads one retained message from `topic` (or nil within 3 s), on a thread of its own.
 func retained(port: Int, topic: String) async -> String? {
-    await BlockingCall.run { () -> String? in
+    try! await BlockingCall.run { () -> String? in
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_sub")
         process.arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-C", "1", "-W", "3"]

@@ -7,7 +7,7 @@ import BLELink
 struct ServeMQTTCLITests {
     /// Runs `msgpipe arguments` to its end on a thread of its own; the exit status.
     private func run(_ arguments: [String], input: String = "") async -> Int32 {
-        await BlockingCall.run { () -> Int32 in
+        try! await BlockingCall.run { () -> Int32 in
             let process = Process()
             process.executableURL = ListenMQTTCLITests.binary
             process.arguments = arguments

@@ -6,13 +6,17 @@ import Testing
 
 /// A central's bookkeeping of a peer's accepted parameter updates, fed by a fake event source (no kernel).
 struct LinkObservationTests {
-    /// Stands in for the mgmt socket: hands out the observation's callback and records stop.
+    /// Stands in for the mgmt socket: hands out the observation's callback, records stop, and fails on demand.
     final class FakeSource: PeerUpdateSource {
         let isTrusted: Bool
         private let stops = Atomic<Int>(0)
+        private let failure = Mutex<String?>(nil)
         init(trusted: Bool) { isTrusted = trusted }
         func stop() { stops.add(1, ordering: .relaxed) }
         var stopped: Bool { stops.load(ordering: .relaxed) > 0 }
+        var stopReason: String? { failure.withLock { $0 } }
+        /// Ends the source as the watch's thread does when its socket fails.
+        func fail(_ reason: String) { failure.withLock { $0 = reason } }
     }
 
     final class Recorder: Sendable {
@@ -88,6 +92,20 @@ struct LinkObservationTests {
         let link = observation.parameters(preferredPHY: nil, usesChannel: false)
         #expect(!link.seesPeerUpdates && link.unknown.contains(LinkParameters.peerUpdatesUnseen))
         _ = recorder
+    }
+
+    @Test func aWatchThatEndsOnASocketErrorNoLongerClaimsToSeeUpdatesAndSaysWhy() {
+        let (observation, _, source) = observe(trusted: true)
+        observation.connected(to: Self.peer)
+        #expect(observation.parameters(preferredPHY: nil, usesChannel: false).seesPeerUpdates)
+        source.fail("the mgmt socket hung up")
+        for closed in [false, true] {
+            if closed { observation.stop() }
+            let link = observation.parameters(preferredPHY: nil, usesChannel: false)
+            #expect(!link.seesPeerUpdates, "pipe closed: \(closed)")
+            #expect(link.unknown.contains { $0.hasPrefix("whether the peer changed them") && $0.contains("the mgmt socket hung up") })
+            #expect(!link.unknown.contains(LinkParameters.peerUpdatesUnseen))
+        }
     }
 
     @Test func valuesThatBreakARuleAreIgnoredAndStopEndsTheSource() {

@@ -51,7 +51,7 @@ public struct BlueZVersion: Sendable, Comparable, CustomStringConvertible {
             member: "GetConnectionUnixProcessID", arguments: [.string("org.bluez")]),
             let pid = reply.first?.uint32Value, let executable = executable(pid: pid) else { return nil }
         // On a thread of its own: the child may take up to 2 s, no cooperative thread waits for it.
-        guard let output = await BlockingCall.run({ versionOutput(of: executable) }) else { return nil }
+        guard let output = try? await BlockingCall.run({ versionOutput(of: executable) }) else { return nil }
         return BlueZVersion(parsing: output)
     }
 

@@ -42,7 +42,8 @@ public final class IdempotencyJournal {
     /// What opening the journal repaired, if anything (also logged as a warning).
     public private(set) var recoveryNote: String?
 
-    /// Opens (or creates) the journal in `directory` and replays it.
+    /// Opens (or creates) the journal in `directory` and replays it. Throws ``ExchangeError/journalInUse(path:)``
+    /// while another journal holds `directory` (an advisory lock, let go when that one is gone).
     public init(directory: String, limits: ExchangeLimits = ExchangeLimits(), logger: Logger? = nil) throws(ExchangeError) {
         self.directory = directory
         self.limits = limits
@@ -52,7 +53,7 @@ public final class IdempotencyJournal {
         guard lockDescriptor >= 0 else { throw JournalFile.failure("open \(directory)/lock") }
         guard flock(lockDescriptor, LOCK_EX | LOCK_NB) == 0 else {
             _ = Glibc.close(lockDescriptor)
-            throw .journal("\(directory) is in use by another msgpipe serve")
+            throw .journalInUse(path: directory)
         }
         do {
             file = try JournalFile(path: directory + "/" + Self.fileName)

@@ -20,7 +20,8 @@ public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     /// Parameter Update Request) and this side's kernel accepted, the latest on this connection; the
     /// controller picks the interval within the range. nil when none came or this side cannot see them.
     public var acceptedPeerRequest: ConnectionParameters?
-    /// True when this side would learn of a peer's accepted update (a kernel-backend central with CAP_NET_ADMIN).
+    /// True when this side would learn of a peer's accepted update (a kernel-backend central with CAP_NET_ADMIN
+    /// whose watch of the kernel's events has not failed).
     public var seesPeerUpdates: Bool
     /// The PHY this side asked to prefer; nil when none.
     public var preferredPHY: LEPHY?
@@ -59,6 +60,11 @@ public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     /// Why a central does not see a peer's parameter update (it has no trusted mgmt socket).
     public static let peerUpdatesUnseen =
         "whether the peer changed them (the kernel tells only a process with CAP_NET_ADMIN, on the kernel backend)"
+
+    /// Why a central no longer sees a peer's parameter update: the watch of the kernel's events ended on `reason`.
+    public static func peerUpdatesLost(_ reason: String) -> String {
+        "whether the peer changed them (the watch of the kernel's parameter events stopped: \(reason))"
+    }
 
     /// "requested interval 7.5-15 ms, latency 0, supervision timeout 420 ms; phy 2m; mtu 247; unknown: ...".
     public var description: String {
@@ -161,30 +167,26 @@ final class LinkObservation: Sendable {
         if told { onPeerUpdate(event.peer, parameters) }
     }
 
-    /// Stops watching (the pipe closed). Idempotent.
-    func stop() {
-        let watch = state.withLock { state -> (any PeerUpdateSource)? in
-            defer { state.watch = nil }
-            return state.watch
-        }
-        watch?.stop()
-    }
+    /// Stops watching (the pipe closed); a reason the watch ended with stays. Idempotent.
+    func stop() { state.withLock { $0.watch }?.stop() }
 
     /// The parameters as known now. `usesChannel`: the data goes over an L2CAP channel (whose unit is the
     /// packet size) rather than GATT (MTU - 3).
     func parameters(preferredPHY: LEPHY?, usesChannel: Bool) -> LinkParameters {
-        let (bearer, size, requested, accepted, watching) = state.withLock {
-            ($0.bearer, $0.packetSize, $0.requested, $0.accepted, $0.watching)
+        let (bearer, size, requested, accepted, watching, watch) = state.withLock {
+            ($0.bearer, $0.packetSize, $0.requested, $0.accepted, $0.watching, $0.watch)
         }
+        let watchEnded = watch?.stopReason
+        let sees = watching && watchEnded == nil
         var parameters = LinkParameters(
-            requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: watching, preferredPHY: preferredPHY, phy: bearer?.phy,
+            requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: sees, preferredPHY: preferredPHY, phy: bearer?.phy,
             mtu: size.map { usesChannel ? $0 : $0 + 3 })
         if parameters.phy == nil {
             parameters.unknown.append(bearer == nil
                 ? "the PHY (only the kernel backend reads it)" : "the PHY (the kernel did not say: before Linux 5.10, or the link is down)")
         }
         parameters.unknown.append(LinkParameters.liveParametersUnknown)
-        if !watching { parameters.unknown.append(LinkParameters.peerUpdatesUnseen) }
+        if !sees { parameters.unknown.append(watchEnded.map(LinkParameters.peerUpdatesLost) ?? LinkParameters.peerUpdatesUnseen) }
         return parameters
     }
 }
@@ -194,6 +196,8 @@ final class LinkObservation: Sendable {
 protocol PeerUpdateSource: Sendable {
     /// The updates can arrive (the kernel sends them only to a socket bound with CAP_NET_ADMIN).
     var isTrusted: Bool { get }
+    /// Why it ended on its own (its socket failed); once set it stays. nil while it runs or when ``stop()`` ended it.
+    var stopReason: String? { get }
     func stop()
 }
 

@@ -9,15 +9,43 @@ import Glibc
 /// ```
 public enum BlockingCall {
     /// Runs `body` on a new detached thread; returns or throws what `body` did. When no thread can be started
-    /// (the process is out of threads), `body` runs on the caller's thread instead: slower for the others, not lost.
+    /// (the process is out of threads), throws `threadStartFailure` of pthread_create's error number and `body`
+    /// never runs: run here instead, it could hold a cooperative thread for ever (an accept).
     public static func run<T: Sendable, E: Error>(
+        threadStartFailure: (Int32) -> E, _ body: @escaping @Sendable () throws(E) -> T
+    ) async throws(E) -> T {
+        try await run(threadStartFailure: threadStartFailure, startThread: DetachedThread.spawn, body)
+    }
+
+    /// ``run(threadStartFailure:_:)`` for a Bluetooth call: a thread that cannot start throws
+    /// ``BluetoothError/system(call:errno:message:)`` of `pthread_create`.
+    public static func run<T: Sendable>(
+        _ body: @escaping @Sendable () throws(BluetoothError) -> T
+    ) async throws(BluetoothError) -> T {
+        try await run(threadStartFailure: threadNotStarted, body)
+    }
+
+    /// ``run(threadStartFailure:_:)`` for a body that throws any error, or none: a thread that cannot start
+    /// throws ``BluetoothError/system(call:errno:message:)`` of `pthread_create`.
+    public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await run(threadStartFailure: { threadNotStarted($0) }, body)
+    }
+
+    /// ``run(threadStartFailure:_:)`` with the thread started by `startThread` (returns 0, or an error number
+    /// and then never runs its closure).
+    static func run<T: Sendable, E: Error>(
+        threadStartFailure: (Int32) -> E, startThread: (@escaping @Sendable () -> Void) -> Int32,
         _ body: @escaping @Sendable () throws(E) -> T
     ) async throws(E) -> T {
         let result: Result<T, E> = await withCheckedContinuation { continuation in
-            let call: @Sendable () -> Void = { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
-            if DetachedThread.spawn(call) != 0 { call() }
+            let status = startThread { continuation.resume(returning: Result { () throws(E) -> T in try body() }) }
+            if status != 0 { continuation.resume(returning: .failure(threadStartFailure(status))) }
         }
         return try result.get()
+    }
+
+    static func threadNotStarted(_ status: Int32) -> BluetoothError {
+        .system(call: "pthread_create", errno: status, message: String(cString: strerror(status)))
     }
 }
 

@@ -4,6 +4,7 @@ import Synchronization
 /// Reports the New Connection Parameter events of one controller (a peer's parameter update that its kernel
 /// accepted) from a mgmt socket of its own, on a thread of its own, until ``stop()``. The kernel sends them only
 /// to a socket bound with CAP_NET_ADMIN: ``isTrusted`` says whether this one was, and without it nothing arrives.
+/// A socket that fails or hangs up ends the watch for good: ``stopReason`` then says why.
 ///
 /// ```swift
 /// let watch = try ConnectionParameterWatch(controller: 0) { event in print(event.peer, event.minimumInterval) }
@@ -16,6 +17,11 @@ public final class ConnectionParameterWatch: Sendable {
     /// Owned by the thread, which closes it when it ends (so its descriptor is never reused under a poll).
     private let management: Mutex<ManagementSocket?>
     private let descriptor: Int32
+    private let ended = Mutex<String?>(nil)
+
+    /// Why the watch ended on its own (its socket failed or hung up); once set it stays, and no event arrives
+    /// from then on. nil while it reads or when ``stop()`` ended it.
+    public var stopReason: String? { ended.withLock { $0 } }
 
     /// Opens and binds the socket (events from here on are kept for the thread) and starts reading.
     public init(
@@ -51,13 +57,24 @@ public final class ConnectionParameterWatch: Sendable {
     }
 
     private func run(controller: UInt16, onEvent: @Sendable (NewConnectionParameter) -> Void) {
-        defer {
-            management.withLock { $0 = nil }
-            wake.close()
-        }
+        let reason = readEvents(controller: controller, onEvent: onEvent)
+        ended.withLock { $0 = reason }
+        management.withLock { $0 = nil }
+        wake.close()
+    }
+
+    /// Reads until ``stop()`` (returns nil) or the socket fails (returns why).
+    private func readEvents(controller: UInt16, onEvent: @Sendable (NewConnectionParameter) -> Void) -> String? {
         while true {
-            guard case let .events(revents) = wake.wait(for: descriptor) else { return }
-            if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, revents & Int16(POLLIN) == 0 { return }
+            let revents: Int16
+            switch wake.wait(for: descriptor) {
+            case .woken: return nil
+            case let .failed(number): return "poll failed: \(String(cString: strerror(number))) (errno \(number))"
+            case let .events(events): revents = events
+            }
+            if revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0, revents & Int16(POLLIN) == 0 {
+                return revents & Int16(POLLHUP) != 0 ? "the mgmt socket hung up" : "the mgmt socket failed"
+            }
             let result = management.withLock { socket -> Result<ManagementEvent?, BluetoothError> in
                 do throws(BluetoothError) {
                     return .success(try socket?.nextEvent(until: Deadline.after(.zero)))
@@ -69,7 +86,7 @@ public final class ConnectionParameterWatch: Sendable {
             switch result {
             case let .success(next): event = next
             case .failure(.malformedManagementPacket): continue  // that packet was read and is not ours to judge
-            case .failure: return
+            case let .failure(error): return error.description
             }
             if let event, event.controllerIndex == controller, case let .newConnectionParameter(update) = event.kind {
                 onEvent(update)

@@ -64,6 +64,7 @@ fi
 		printf '  %-10s %6s  (%s checks)\n' "$name" "$seconds" "$checks"
 	done < "$OUT/sections.txt" 2>/dev/null
 	printf '  %-10s %6s\n' "VM total" "$(secs "$t2" "$t3")"
+	[ -s "$OUT/no_links.txt" ] && awk '{ s += $2 - $1; n++ } END { printf "  of which %.0f s waiting for links to end between checks (%d waits)\n", s, n }' "$OUT/no_links.txt"
 	echo "lab: the slowest checks"
 	sed -n 's/^\(ok\|not ok\|skip\) - \(.*\) \[\([0-9]*\) s\]$/\3 \1 - \2/p' "$OUT/results.txt" 2>/dev/null | sort -rn | head -8 |
 		while read -r seconds rest; do printf '  %5s s  %s\n' "$seconds" "$(echo "$rest" | cut -c1-110)"; done

@@ -8,8 +8,9 @@
 #   5. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh,
 #      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build),
 #   6. the Debian package end to end (Scripts/package-test.sh: build, lintian, install, use, purge).
-# The release builds of 5 and 6 run beside the lab at the lowest CPU priority: the lab's checks judge behaviour,
-# not speed, and the build only takes what the VM leaves. The lab's one-time setup runs beside step 1.
+# The release builds of 5 and 6, and the fuzzers' runs, go beside the lab at the lowest CPU priority: the lab's
+# checks judge behaviour, not speed, and they only take what the VM leaves. The lab's one-time setup runs beside
+# step 1.
 # MSGPIPE_LAB=0 skips the lab (for machines where it cannot run), MSGPIPE_PACKAGE=0 steps 3 and 6.
 # It ends with the seconds of each step and, last, the lab's "N passed, N failed".
 set -euo pipefail
@@ -45,13 +46,17 @@ if [ "$package" != 0 ]; then
   Scripts/docs.sh
 fi
 
-# The fuzzers' and the package's release builds, niced, beside the lab (each in its own build folder).
+# The fuzzers' and the package's release builds, then the fuzzers' runs, niced, beside the lab (each in its own
+# build folder; the fuzzers' verdict is read once the lab is done).
 step lab
-builds=""; builds_log=$(mktemp)
+builds=""; builds_log=$(mktemp); fuzz_log=$(mktemp); fuzz_rc=$(mktemp)
 if [ "$fuzz" != 0 ] || [ "$package" != 0 ]; then
   (
     [ "$fuzz" = 0 ] || nice -n 19 Scripts/fuzz.sh --build-only
     [ "$package" = 0 ] || nice -n 19 Scripts/package.sh --build-only
+    if [ "$fuzz" != 0 ]; then
+      rc=0; nice -n 19 Scripts/fuzz.sh "$fuzz" >"$fuzz_log" 2>&1 || rc=$?; echo "$rc" >"$fuzz_rc"
+    fi
   ) >"$builds_log" 2>&1 & builds=$!
 fi
 lab_rc=0; lab_line=""
@@ -63,13 +68,12 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   lab_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$lablog" | tail -1)
 fi
 if [ -n "$builds" ]; then
-  step "release builds"  # what of them the lab did not hide
+  step "release builds + fuzz"  # what of them the lab did not hide
   wait "$builds" || { cat "$builds_log"; echo "test.sh: a release build failed" >&2; exit 1; }
 fi
 if [ "$fuzz" != 0 ]; then
-  step fuzz
-  Scripts/fuzz.sh "$fuzz" >"$log" 2>&1 || { tail -60 "$log"; echo "the fuzzer found a crash" >&2; exit 1; }
-  grep -E "^(== |Done)" "$log"
+  [ "$(cat "$fuzz_rc")" = 0 ] || { tail -60 "$fuzz_log"; echo "the fuzzer found a crash" >&2; exit 1; }
+  grep -E "^(== |Done)" "$fuzz_log"
 fi
 if [ "$package" != 0 ]; then
   step package

@@ -68,7 +68,7 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   lab_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$lablog" | tail -1)
 fi
 if [ -n "$builds" ]; then
-  step "release builds + fuzz"  # what of them the lab did not hide
+  step "builds, fuzz"  # what of the release builds and the fuzzers the lab did not hide
   wait "$builds" || { cat "$builds_log"; echo "test.sh: a release build failed" >&2; exit 1; }
 fi
 if [ "$fuzz" != 0 ]; then

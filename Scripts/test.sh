@@ -5,8 +5,8 @@
 #   3. the DocC documentation of the library, without a warning (Scripts/docs.sh),
 #   4. the BLE lab: the real Linux Bluetooth stack in a throw-away VM (Scripts/lab.sh; needs root, qemu and
 #      Debian's kernel package, which Scripts/blelab.sh installs and fetches on first use),
-#   5. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh,
-#      MSGPIPE_FUZZ_SECONDS each, default 8, 0 skips it; their own release build in Fuzz/.build),
+#   5. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh, twice
+#      MSGPIPE_FUZZ_SECONDS each beside the lab, default 8, 0 skips it; their own release build in Fuzz/.build),
 #   6. the Debian package end to end (Scripts/package-test.sh: build, lintian, install, use, purge).
 # The release builds of 5 and 6, and the fuzzers' runs, go beside the lab at the lowest CPU priority: the lab's
 # checks judge behaviour, not speed, and they only take what the VM leaves. The lab's one-time setup runs beside
@@ -55,7 +55,8 @@ if [ "$fuzz" != 0 ] || [ "$package" != 0 ]; then
     [ "$fuzz" = 0 ] || nice -n 19 Scripts/fuzz.sh --build-only
     [ "$package" = 0 ] || nice -n 19 Scripts/package.sh --build-only
     if [ "$fuzz" != 0 ]; then
-      rc=0; nice -n 19 Scripts/fuzz.sh "$fuzz" >"$fuzz_log" 2>&1 || rc=$?; echo "$rc" >"$fuzz_rc"
+      # Twice the seconds: beside the lab a fuzzer gets 40-80 % of the runs it makes alone.
+      rc=0; nice -n 19 Scripts/fuzz.sh "$((fuzz * 2))" >"$fuzz_log" 2>&1 || rc=$?; echo "$rc" >"$fuzz_rc"
     fi
   ) >"$builds_log" 2>&1 & builds=$!
 fi

@@ -78,7 +78,7 @@ final class BearerCore: Sendable {
     }
 
     func start() throws(ATTError) {
-        let status = startDetachedThread { self.run() }
+        let status = DetachedThread.spawn { self.run() }
         guard status == 0 else {
             Glibc.close(fd)
             waker.close()

@@ -46,19 +46,8 @@ enum FileDescriptorWaiter {
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, ATTError>, Never>) in
                 wait.continuation.withLock { $0 = continuation }
-                var thread = pthread_t()
-                let context = Unmanaged.passRetained(wait).toOpaque()
-                let status = pthread_create(&thread, nil, { context in
-                    guard let context else { return nil }
-                    Unmanaged<Wait>.fromOpaque(context).takeRetainedValue().run()
-                    return nil
-                }, context)
-                if status == 0 {
-                    pthread_detach(thread)
-                } else {
-                    Unmanaged<Wait>.fromOpaque(context).release()
-                    wait.finish(.failure(.system("start a waiting thread", errno: status)))
-                }
+                let status = DetachedThread.spawn { wait.run() }
+                if status != 0 { wait.finish(.failure(.system("start a waiting thread", errno: status))) }
             }
         } onCancel: {
             var byte: UInt8 = 1

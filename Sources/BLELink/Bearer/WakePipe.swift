@@ -78,25 +78,3 @@ final class WakePipe: Sendable {
 struct WakePipeError: Error {
     let errno: Int32
 }
-
-/// Starts `body` on a detached POSIX thread of its own (a poll loop that blocks in `poll(2)` must not hold one
-/// of Swift's cooperative threads); returns `pthread_create`'s status (0 on success, then `body` runs).
-func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Int32 {
-    final class Box: Sendable {
-        let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
-    let status = pthread_create(&thread, nil, { context in
-        guard let context else { return nil }
-        Unmanaged<Box>.fromOpaque(context).takeRetainedValue().body()
-        return nil
-    }, context)
-    guard status == 0 else {
-        Unmanaged<Box>.fromOpaque(context).release()
-        return status
-    }
-    pthread_detach(thread)
-    return 0
-}

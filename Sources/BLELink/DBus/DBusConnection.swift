@@ -76,7 +76,7 @@ public final class DBusConnection: Sendable {
         self.bus = BusPointer(pointer: bus)
         self.limits = limits
         self.address = address
-        let status = startDetachedThread { self.run() }
+        let status = DetachedThread.spawn { self.run() }
         guard status == 0 else {
             jobs.withLock { $0.finished = true }
             sd_bus_flush_close_unref(bus)

@@ -1,8 +1,7 @@
 import Glibc
 
-/// Starts a detached POSIX thread that runs one closure: for blocking system calls kept off Swift's
-/// cooperative threads. (The bearer's poll thread and FileDescriptorWaiter spawn theirs the same way and could
-/// share this.)
+/// Starts a detached POSIX thread that runs one closure: for blocking system calls and poll loops, which must not
+/// hold one of Swift's cooperative threads (there is one per core). The one way BLELink starts a thread.
 enum DetachedThread {
     /// Runs `work` on a new detached thread; returns 0, or pthread_create's error number (then `work` never runs).
     static func spawn(_ work: @escaping @Sendable () -> Void) -> Int32 {

@@ -179,11 +179,11 @@ let package = Package(
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).
         .testTarget(
             name: "MQTTTests",
-            dependencies: ["MsgPipeMQTT", "MsgPipe", "BLELink", "Transport", "Secure", "msgpipe"],
+            dependencies: ["MsgPipeMQTT", "MsgPipe", "BLELink", "Transport", "Secure", "msgpipe", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
-            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks"],
+            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",
@@ -207,7 +207,7 @@ let package = Package(
         .testTarget(
             name: "ExchangeTests",
             dependencies: [
-                "Exchange", "Secure", "Transport", "Framing", "MemoryLinks",
+                "Exchange", "Secure", "Transport", "Framing", "MemoryLinks", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
@@ -229,7 +229,7 @@ let package = Package(
         // The BlueZ D-Bus backend against a private dbus-daemon and a fake org.bluez (skipped without dbus-daemon).
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe"],
+            dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
             swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).

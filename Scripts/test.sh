@@ -22,6 +22,24 @@ step() {
   [ -z "$step_name" ] || steps+=("$(printf '%-14s %5d s' "$step_name" $((SECONDS - step_t0)))")
   step_name=${1:-}; step_t0=$SECONDS
 }
+# bounded_tests LIMIT ARGS...: `swift test --skip-build ARGS`, stopped after LIMIT seconds (four times its time on
+# a busy machine) with the names of the tests that started and never ended: a hang fails the step in minutes.
+bounded_tests() {
+  local limit=$1 out rc=0; shift
+  out=$(mktemp)
+  timeout --kill-after=10 "$limit" swift test --skip-build "$@" 2>&1 | tee "$out" || rc=$?
+  if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "swift test $*: still running after $limit s; these tests started and never ended:" >&2
+    awk '/^◇ Test .* started\.$/ { n = $0; sub(/^◇ Test /, "", n); sub(/ started\.$/, "", n)
+           if (n !~ /^case passing/) started[n] = 1 }
+         /^(✔|✘) Test .* (passed|failed) after / { n = $0; sub(/^(✔|✘) Test /, "", n)
+           sub(/ (with [0-9]+ test cases? )?(passed|failed) after .*/, "", n); delete started[n] }
+         /^(➜|↷)? ?Test .* skipped/ { n = $0; sub(/^.*Test /, "", n); sub(/ skipped.*/, "", n); delete started[n] }
+         END { for (n in started) if (n != "run") print "  " n }' "$out" >&2
+  fi
+  rm -f "$out"
+  return "$rc"
+}
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo env PATH="$PATH" "$@"; fi; }
 fuzz=${MSGPIPE_FUZZ_SECONDS:-8}
 package=${MSGPIPE_PACKAGE:-1}
@@ -38,9 +56,9 @@ fi
 # The CLI tests run msgpipe processes and wait for them on the test process's concurrency pool (one thread per
 # core): run apart, they cannot starve the in-process tests, whose ATT and Transport timers keep running.
 step "unit tests"
-swift test --skip-build --skip CLITests
+bounded_tests 600 --skip CLITests
 step "CLI tests"
-swift test --skip-build --filter CLITests
+bounded_tests 600 --filter CLITests
 if [ "$package" != 0 ]; then
   step docs
   Scripts/docs.sh

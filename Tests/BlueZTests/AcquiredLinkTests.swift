@@ -1,6 +1,7 @@
 import BLELink
 import Glibc
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -34,10 +35,10 @@ struct AcquiredLinkTests {
         let big = (0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let reply = Array("pong".utf8)
         async let received = peripheralTransport.messages.first { _ in true }
-        try await centralTransport.send(big, timeout: .seconds(20))
+        try await centralTransport.send(big, timeout: hangGuard)
         #expect(await received?.body == big)
         async let back = centralTransport.messages.first { _ in true }
-        try await peripheralTransport.send(reply, timeout: .seconds(20))
+        try await peripheralTransport.send(reply, timeout: hangGuard)
         #expect(await back?.body == reply)
         await centralTransport.close()
         await peripheralTransport.close()

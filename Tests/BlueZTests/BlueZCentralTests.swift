@@ -1,8 +1,9 @@
-import Backpressure
 import BLELink
+import Backpressure
 import GATT
 import Glibc
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -13,7 +14,7 @@ struct BlueZCentralTests {
                                                    rssi: -50, uuids: [BlueZDiscoveryTests.msgpipeService])
     /// Connect deadlines that are hang guards, not what a test judges: the whole suite runs in parallel on two busy
     /// cores, where 5 s once passed before the fake bluetoothd's answers were read.
-    static let guardTime: Duration = .seconds(30)
+    static let guardTime = hangGuard
     static let quickBackoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(100), attempts: 4)
 
     static func withFake(_ body: (FakeBlueZRemote, DBusConnection) async throws -> Void) async throws {
@@ -48,10 +49,10 @@ struct BlueZCentralTests {
             let peripheralTransport = Transport(link: far)
             let big = (0..<(100 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 13) }
             async let received = peripheralTransport.messages.first { _ in true }
-            try await centralTransport.send(big, timeout: .seconds(20))
+            try await centralTransport.send(big, timeout: hangGuard)
             #expect(await received?.body == big)
             async let back = centralTransport.messages.first { _ in true }
-            try await peripheralTransport.send(Array("done".utf8), timeout: .seconds(20))
+            try await peripheralTransport.send(Array("done".utf8), timeout: hangGuard)
             #expect(await back?.body == Array("done".utf8))
             await centralTransport.close()
             await peripheralTransport.close()
@@ -394,10 +395,10 @@ struct BlueZCentralTests {
             let peripheralTransport = Transport(link: far)
             let message = (0..<(8 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 5) }
             async let received = peripheralTransport.messages.first { _ in true }
-            try await centralTransport.send(message, timeout: .seconds(20))
+            try await centralTransport.send(message, timeout: hangGuard)
             #expect(await received?.body == message)
             async let back = centralTransport.messages.first { _ in true }
-            try await peripheralTransport.send(Array("ack".utf8), timeout: .seconds(20))
+            try await peripheralTransport.send(Array("ack".utf8), timeout: hangGuard)
             #expect(await back?.body == Array("ack".utf8))
             await centralTransport.close()
             await peripheralTransport.close()

@@ -1,9 +1,10 @@
+@testable import Exchange
 import Foundation
 import MemoryLinks
 import Secure
+import TestSupport
 import Testing
 import Transport
-@testable import Exchange
 
 /// Key files with their checks, and a keyring serving sealed sessions over MemoryLinks: reload revokes,
 /// records that do not open are refused, resume delivers each message once.
@@ -31,7 +32,7 @@ struct AuthorizedKeyringTests {
         let accepted = Task { try await keyring.accept(over: serverTransport, identity: Self.server) }
         do {
             let client = try await SecureChannel.initiate(
-                over: clientTransport, credentials: .identity(phone, peer: Self.server.publicKey), timeout: .seconds(30))
+                over: clientTransport, credentials: .identity(phone, peer: Self.server.publicKey), timeout: hangGuard)
             return (client, try await accepted.value)
         } catch {
             _ = await accepted.result
@@ -76,7 +77,7 @@ struct AuthorizedKeyringTests {
         let kept = try await Self.connect(Self.phones[0], to: keyring)
         let revoked = try await Self.connect(Self.phones[1], to: keyring)
         #expect(keyring.liveSessions == 2)
-        try await revoked.client.send([1], timeout: .seconds(30))
+        try await revoked.client.send([1], timeout: hangGuard)
         #expect(try await revoked.server.receive()?.plaintext == [1])
 
         try Self.fileText([0, 2]).write(toFile: path, atomically: true, encoding: .utf8)
@@ -91,7 +92,7 @@ struct AuthorizedKeyringTests {
         }
         #expect(keyring.refusedHandshakes == 1)
         // The kept key's session goes on.
-        try await kept.client.send([3], timeout: .seconds(30))
+        try await kept.client.send([3], timeout: hangGuard)
         #expect(try await kept.server.receive()?.plaintext == [3])
         await kept.client.close()
         await kept.server.close()
@@ -114,7 +115,7 @@ struct AuthorizedKeyringTests {
         async let accepted = keyring.accept(over: serverTransport, identity: Self.server)
         let handshake = ClientHandshake(credentials: .identity(Self.phones[0], peer: Self.server.publicKey))
         let (finish, session) = try handshake.finish(
-            serverHello: try await clientTransport.request(handshake.hello, timeout: .seconds(30)))
+            serverHello: try await clientTransport.request(handshake.hello, timeout: hangGuard))
         var client = session
         try await clientTransport.send(finish)
         let server = try await accepted
@@ -165,7 +166,7 @@ struct AuthorizedKeyringTests {
             }
         }
         for index in 0..<count {
-            try await client.send(Array(repeating: UInt8(index), count: 300 + index), timeout: .seconds(30))
+            try await client.send(Array(repeating: UInt8(index), count: 300 + index), timeout: hangGuard)
         }
         try await dropping.value
         let received = try await receiving.value

@@ -1,8 +1,9 @@
+@testable import Exchange
 import MemoryLinks
 import Secure
+import TestSupport
 import Testing
 import Transport
-@testable import Exchange
 
 /// RequestServer and ExchangeClient over a SecureChannel on an in-memory link.
 @Suite("request server over a secure channel")
@@ -18,12 +19,12 @@ struct RequestServerChannelTests {
         let serverTransport = Transport(link: b)
         async let accepted = SecureChannel.accept(over: serverTransport, credentials: Self.credentials)
         let client = try await SecureChannel.initiate(
-            over: clientTransport, credentials: Self.credentials, timeout: .seconds(30))
+            over: clientTransport, credentials: Self.credentials, timeout: hangGuard)
         let channel = try await accepted
         let serving = Task { await server.serve(channel, idleTimeout: .milliseconds(300)) }
         for index in 0..<3 {
             let response = try await ExchangeClient.request(
-                Array("\(index)".utf8), id: try RequestID("r\(index)"), over: client, timeout: .seconds(30))
+                Array("\(index)".utf8), id: try RequestID("r\(index)"), over: client, timeout: hangGuard)
             #expect(response == ResponseEnvelope(id: try RequestID("r\(index)"), status: .ok, body: Array("ok:\(index)".utf8)))
         }
         // No more requests: serve returns by itself once the idle timeout closed the channel.

@@ -2,6 +2,7 @@ import Foundation
 import MsgPipe
 import MsgPipeMQTT
 import Synchronization
+import TestSupport
 import Testing
 
 /// The gateway against a real mosquitto on loopback, centrals over UNIX sockets: what the phone saw
@@ -44,7 +45,7 @@ struct GatewayUplinkTests {
         options.metricsInterval = .milliseconds(300)
         let (gateway, server, task) = try await startGateway(broker: broker.url, id: "gw1", path: path, options: options)
         let pipe = try await phone(path)
-        for index in 0 ..< 20 { try await pipe.send(Array("message \(index)".utf8), timeout: .seconds(20)) }
+        for index in 0 ..< 20 { try await pipe.send(Array("message \(index)".utf8), timeout: hangGuard) }
         // Acknowledged means published: the consumer has all 20 already (within its own delivery latency).
         #expect(await consumer.waitFor(count: 20, seconds: 10))
         let received = consumer.received
@@ -77,11 +78,11 @@ struct GatewayUplinkTests {
         let path = dir.appendingPathComponent("gw.sock").path
         let (gateway, server, task) = try await startGateway(broker: broker.url, id: "gw1", path: path)
         let pipe = try await phone(path)
-        try await pipe.send(Array("before".utf8), timeout: .seconds(10))
+        try await pipe.send(Array("before".utf8), timeout: hangGuard)
         await broker.stop()
         let done = Atomic<Bool>(false)
         let sending = Task {
-            try await pipe.send(Array("during".utf8), timeout: .seconds(30))
+            try await pipe.send(Array("during".utf8), timeout: hangGuard)
             done.store(true, ordering: .relaxed)
         }
         try await Task.sleep(for: .seconds(2))
@@ -121,7 +122,7 @@ struct GatewayUplinkTests {
                     group.addTask {
                         let pipe = try await self.phone(dir.appendingPathComponent("gw\(gateway).sock").path)
                         for index in 0 ..< perPhone {
-                            try await pipe.send(Array("g\(gateway) p\(phone) m\(index)".utf8), timeout: .seconds(30))
+                            try await pipe.send(Array("g\(gateway) p\(phone) m\(index)".utf8), timeout: hangGuard)
                         }
                         await pipe.close()
                     }

@@ -1,6 +1,7 @@
 import Foundation
 import MsgPipe
 import Secure
+import TestSupport
 import Testing
 
 /// The MQTT gateway with end-to-end keys: uplinks say which key sealed them, a downlink addressed to a key's
@@ -55,7 +56,7 @@ struct KeyedGatewayTests {
         defer { listen.terminate() }
         for name in ["till-a", "till-b"] {
             let pipe = try await phone(name, at: socket)
-            try await pipe.send(Array("sale from \(name)".utf8), timeout: .seconds(15))
+            try await pipe.send(Array("sale from \(name)".utf8), timeout: hangGuard)
             await pipe.close()
         }
         #expect(await consumer.waitFor(count: 2, seconds: 15))

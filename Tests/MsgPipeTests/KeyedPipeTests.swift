@@ -1,6 +1,7 @@
 import Exchange
 import MsgPipe
 import Secure
+import TestSupport
 import Testing
 import Transport
 
@@ -19,7 +20,7 @@ struct KeyedPipeTests {
 
     /// The handshake and send deadlines here are hang guards, not speed limits: the whole suite runs in
     /// parallel on two busy cores, where 10 s once passed before a handshake was answered.
-    static let guardTime: Duration = .seconds(60)
+    static let guardTime = hangGuard
 
     func serverOptions(_ keyring: AuthorizedKeyring) -> MessagePipe.Options {
         var options = MessagePipe.Options()

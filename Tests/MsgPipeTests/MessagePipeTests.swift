@@ -3,6 +3,7 @@ import GATT
 import Glibc
 import MsgPipe
 import Synchronization
+import TestSupport
 import Testing
 
 /// The library's one-screen API over `unix:` sockets: the same GATT, Transport and accept loop as over
@@ -140,7 +141,7 @@ struct MessagePipeTests {
         options.onNote = { note in notes.withLock { $0.append(note.description) } }
         let central = try await MessagePipe.connect(to: "unix:\(path)", options: options)
         let body = Self.bytes(200_000, seed: 3)
-        try await central.send(body, timeout: .seconds(30))
+        try await central.send(body, timeout: hangGuard)
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())
         var messages = peripheralSide.messages.makeAsyncIterator()

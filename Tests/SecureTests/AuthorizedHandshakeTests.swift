@@ -1,7 +1,8 @@
 import MemoryLinks
+@testable import Secure
+import TestSupport
 import Testing
 import Transport
-@testable import Secure
 
 /// A server that accepts a set of keys: the mode-3 handshake, without I/O and over MemoryLinks.
 @Suite("handshake against authorized keys")
@@ -101,11 +102,11 @@ struct AuthorizedChannelTests {
             over: serverTransport, identity: serverIdentity, authorizedKeys: AuthorizedHandshakeTests.keys)
         let client = try await SecureChannel.initiate(
             over: clientTransport, credentials: .identity(AuthorizedHandshakeTests.phones[2], peer: serverIdentity.publicKey),
-            timeout: .seconds(30))
+            timeout: hangGuard)
         let server = try await accepted
         #expect(server.peer?.name == "phone-2")
         for body in [[], [1], Array(repeating: 7, count: 5000)] as [[UInt8]] {
-            try await client.send(body, timeout: .seconds(30))
+            try await client.send(body, timeout: hangGuard)
             #expect(try await server.receive()?.plaintext == body)
         }
         await client.close()
@@ -124,7 +125,7 @@ struct AuthorizedChannelTests {
         await #expect(throws: SecureError.refusedByPeer(.notAuthenticated)) {
             _ = try await SecureChannel.initiate(
                 over: clientTransport, credentials: .identity(IdentityKey(), peer: serverIdentity.publicKey),
-                timeout: .seconds(30))
+                timeout: hangGuard)
         }
         await accepted
         await clientTransport.close()

@@ -1,7 +1,8 @@
 import MemoryLinks
+@testable import Secure
+import TestSupport
 import Testing
 import Transport
-@testable import Secure
 
 /// SecureChannel over two Transports on an in-memory link.
 @Suite("secure channel over Transport")
@@ -16,7 +17,7 @@ struct SecureChannelTests {
         let (clientTransport, serverTransport) = Self.transports()
         async let accepted = SecureChannel.accept(over: serverTransport, credentials: .serverPinned)
         let client = try await SecureChannel.initiate(
-            over: clientTransport, credentials: .clientPinned, timeout: .seconds(30))
+            over: clientTransport, credentials: .clientPinned, timeout: hangGuard)
         let server = try await accepted
         let serving = Task {
             while let message = try await server.receive() {
@@ -25,7 +26,7 @@ struct SecureChannelTests {
         }
         for size in [0, 1, 1000, 70_000] {
             let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-            #expect(try await client.request(body, timeout: .seconds(30)) == body.reversed())
+            #expect(try await client.request(body, timeout: hangGuard) == body.reversed())
         }
         #expect(await server.statistics.opened == 4)
         await client.close()
@@ -43,7 +44,7 @@ struct SecureChannelTests {
         }()
         await #expect(throws: SecureError.self) {
             _ = try await SecureChannel.initiate(
-                over: clientTransport, credentials: .preSharedKey(PreSharedKey()), timeout: .seconds(30))
+                over: clientTransport, credentials: .preSharedKey(PreSharedKey()), timeout: hangGuard)
         }
         await accepted
         await clientTransport.close()
@@ -57,7 +58,7 @@ struct SecureChannelTests {
         // The client side by hand, to replay a record at the transport level.
         let handshake = ClientHandshake(credentials: .psk)
         let (finish, session) = try handshake.finish(
-            serverHello: try await clientTransport.request(handshake.hello, timeout: .seconds(30)))
+            serverHello: try await clientTransport.request(handshake.hello, timeout: hangGuard))
         var client = session
         try await clientTransport.send(finish)
         let server = try await accepted
@@ -75,11 +76,11 @@ struct SecureChannelTests {
             }
         }
         let record = try client.seal(Array("pay 5".utf8))
-        #expect(try client.open(try await clientTransport.request(record, timeout: .seconds(30))) == .data([0xAA]))
-        #expect(try client.open(try await clientTransport.request(record, timeout: .seconds(30))) == .alert(.replayed))
+        #expect(try client.open(try await clientTransport.request(record, timeout: hangGuard)) == .data([0xAA]))
+        #expect(try client.open(try await clientTransport.request(record, timeout: hangGuard)) == .alert(.replayed))
         var tampered = try client.seal(Array("pay 6".utf8))
         tampered[12] ^= 1
-        #expect(try client.open(try await clientTransport.request(tampered, timeout: .seconds(30))) == .alert(.tampered))
+        #expect(try client.open(try await clientTransport.request(tampered, timeout: hangGuard)) == .alert(.tampered))
         #expect(await server.statistics.rejectedReplays == 1)
         #expect(await server.statistics.rejectedTampered == 1)
         await clientTransport.close()

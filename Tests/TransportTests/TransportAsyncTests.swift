@@ -1,7 +1,7 @@
 import MemoryLinks
+import TestSupport
 import Testing
 import Transport
-import TestSupport
 
 /// The async `Transport` over in-memory links (helper E's MemoryLink and FaultInjectingLink).
 @Suite struct TransportAsyncTests {
@@ -78,7 +78,7 @@ import TestSupport
         let serving = Task { await server.serveRequests { request in Array(request.body.reversed()) } }
         let responses = try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
             for index in 0 ..< 5 {
-                group.addTask { (index, try await client.request(Array("command \(index)".utf8), timeout: .seconds(30))) }
+                group.addTask { (index, try await client.request(Array("command \(index)".utf8), timeout: hangGuard)) }
             }
             var responses: [Int: [UInt8]] = [:]
             for try await (index, response) in group { responses[index] = response }

@@ -1,4 +1,5 @@
 import MemoryLinks
+import TestSupport
 import Testing
 import Transport
 
@@ -55,15 +56,15 @@ import Transport
                 return request.body + request.body
             }
         }
-        let first = Task { try await client.request([1], timeout: .seconds(30)) }
+        let first = Task { try await client.request([1], timeout: hangGuard) }
         var arrivals = arrived.makeAsyncIterator()
         _ = await arrivals.next()  // the first request holds the turn and waits at the server
-        let second = Task { try await client.request([2], timeout: .seconds(30)) }
+        let second = Task { try await client.request([2], timeout: hangGuard) }
         second.cancel()
         await #expect(throws: TransportError.cancelled) { try await second.value }
         releaser.yield()
         #expect(try await first.value == [1, 1])
-        #expect(try await client.request([3], timeout: .seconds(30)) == [3, 3])
+        #expect(try await client.request([3], timeout: hangGuard) == [3, 3])
         await client.close()
         await server.close()
         await serving.value
@@ -72,7 +73,7 @@ import Transport
     @Test func closeFailsRequestsWaitingForTheirTurnWithClosed() async throws {
         let (left, _) = MemoryLink.pair(maximumPacketSize: 20)
         let client = Transport(link: left, options: Self.options(sequential: true))
-        let requests = (0..<3).map { index in Task { try await client.request([UInt8(index)], timeout: .seconds(30)) } }
+        let requests = (0..<3).map { index in Task { try await client.request([UInt8(index)], timeout: hangGuard) } }
         await client.close()
         for request in requests { await #expect(throws: TransportError.closed) { try await request.value } }
     }

@@ -1,6 +1,7 @@
 import BLELink
 import Framing
 import Glibc
+import TestSupport
 import Testing
 import Transport
 
@@ -147,7 +148,7 @@ struct StreamLinkTests {
         let left = Transport(link: try StreamLink(adopting: a, sendUnit: 2048))
         let right = Transport(link: try StreamLink(adopting: b, sendUnit: 2048))
         let body = (0 ..< 300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
-        try await left.send(body, timeout: .seconds(20))
+        try await left.send(body, timeout: hangGuard)
         var messages = right.messages.makeAsyncIterator()
         #expect(await messages.next()?.body == body)
         await left.close()

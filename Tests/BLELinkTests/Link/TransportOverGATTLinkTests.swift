@@ -1,9 +1,9 @@
+@testable import BLELink
 @testable import GATT
 import MemoryLinks
+import TestSupport
 import Testing
 import Transport
-import TestSupport
-@testable import BLELink
 
 /// Transport's behaviour once more, over a real GATTLink pair on a socketpair instead of in-memory links:
 /// acknowledged sends both ways, many messages, a 1 MiB message, request/response, seeded faults, and
@@ -101,7 +101,7 @@ import TestSupport
             let serving = Task { await peripheral.serveRequests { request in Array(request.body.reversed()) } }
             for index in 0..<5 {
                 let request = Self.body(size: 40 * index + 1, seed: UInt64(index))
-                let response = try await central.request(request, timeout: .seconds(30))
+                let response = try await central.request(request, timeout: hangGuard)
                 #expect(response == request.reversed())
             }
             serving.cancel()

@@ -56,7 +56,9 @@ fi
 # The CLI tests run msgpipe processes and wait for them on the test process's concurrency pool (one thread per
 # core): run apart, they cannot starve the in-process tests, whose ATT and Transport timers keep running.
 step "unit tests"
-bounded_tests 600 --skip CLITests
+# At most 8 tests at once (Swift Testing otherwise starts all of them together): a job a timer wakes then
+# queues behind 8 tests' work on the pool, not the whole suite's.
+SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 bounded_tests 600 --skip CLITests
 step "CLI tests"
 bounded_tests 600 --filter CLITests
 if [ "$package" != 0 ]; then

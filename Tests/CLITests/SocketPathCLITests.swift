@@ -69,6 +69,26 @@ struct SocketPathCLITests {
         _ = first.stop()
     }
 
+    @Test("a second serve on a live server's --state directory exits 1 naming it; the first still answers")
+    func secondServerOnTheSameStateIsRefused() throws {
+        let scratch = try ListenSendCLITests.Scratch()
+        let other = try ListenSendCLITests.Scratch()
+        defer { scratch.remove(); other.remove() }
+        let state = scratch.directory.appendingPathComponent("state").path
+        let key = scratch.directory.appendingPathComponent("key").path
+        #expect(try MsgPipeProcess.run(["keygen", "--out", key]).status == 0)
+        let options = ["--key-file", key, "--state", state, "--exec", "printf pong:; cat"]
+        let first = try ServeProcess(scratch.link + options)
+        let second = try RunningMsgPipe(["serve"] + other.link + options).finish()
+        #expect(second.status == 1, "\(second.stderr)")
+        #expect(second.stderr.contains("\(state) is in use by another msgpipe serve"), "\(second.stderr)")
+        let answer = try MsgPipeProcess.run(
+            ["request"] + scratch.link + ["--key-file", key, "--timeout", "10"], input: Array("ping".utf8))
+        #expect(answer.status == 0, "\(answer.stderr)")
+        #expect(String(decoding: answer.stdout, as: UTF8.self) == "pong:ping")
+        _ = first.stop()
+    }
+
     /// Binds and listens on a SEQPACKET socket at `path`, then closes it without unlinking: what a listener
     /// killed with SIGKILL leaves behind.
     static func leaveStaleSocket(at path: String) throws {

@@ -78,6 +78,33 @@ struct IdempotencyJournalTests {
         _ = first
     }
 
+    /// A child process started a moment before (between its fork and its exec) shares the lock's open file
+    /// description, as the copy here does: the directory is free again once the journal itself is gone.
+    @Test("a copy of the lock's descriptor, as a just-forked child holds, does not keep the directory in use")
+    func lockIsNotHeldByACopyOfItsDescriptor() throws {
+        let directory = temporaryDirectory()
+        var copy: Int32 = -1
+        do {
+            let journal = try IdempotencyJournal(directory: directory)
+            try journal.recordStarted(try RequestID("a"), digest: digest)
+            copy = dup(journal.lockDescriptor)
+        }
+        #expect(copy >= 0)
+        let reopened = try IdempotencyJournal(directory: directory)
+        #expect(try reopened.entry(for: RequestID("a")) == .started(digest: digest))
+        #expect(throws: ExchangeError.journalInUse(path: directory)) { try IdempotencyJournal(directory: directory) }
+        withExtendedLifetime(reopened) { _ = close(copy) }
+    }
+
+    @Test("a journal whose replay fails leaves the directory free")
+    func failedOpenLetsGo() throws {
+        let directory = temporaryDirectory()
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: directory + "/journal"))
+        #expect(throws: ExchangeError.self) { try IdempotencyJournal(directory: directory) }
+        try FileManager.default.removeItem(atPath: directory + "/journal")
+        _ = try IdempotencyJournal(directory: directory)
+    }
+
     @Test("retention keeps the newest answered ids, and compaction keeps the file bounded")
     func retentionAndCompaction() throws {
         let directory = temporaryDirectory()

@@ -477,7 +477,12 @@ public final class BlueZPeripheral: Sendable {
             do throws(DBusError) {
                 try await callAdvertising(next.on)
             } catch {
-                registration.withLock { $0.changingAdvertising = false }
+                let stopped = registration.withLock { state -> Bool in
+                    state.changingAdvertising = false
+                    return state.stopped
+                }
+                // Stopped meanwhile: the call failed because its bus went away, which is no advertising failure.
+                guard !stopped else { return }
                 let call = next.on ? "registering the advertisement again" : "taking the advertisement away"
                 onEvent(.advertisingFailed(BlueZError(error, calling: call).description))
                 return

@@ -62,10 +62,7 @@ struct SocketPathCLITests {
         #expect(second.status == 1, "\(second.stderr)")
         #expect(second.stderr.contains("unix:\(scratch.socket)"), "\(second.stderr)")
         #expect(second.stderr.contains("another listener is running there"), "\(second.stderr)")
-        let answer = try MsgPipeProcess.run(
-            ["request"] + scratch.link + ["--key-file", key, "--timeout", "10"], input: Array("ping".utf8))
-        #expect(answer.status == 0, "\(answer.stderr)")
-        #expect(String(decoding: answer.stdout, as: UTF8.self) == "pong:ping")
+        try Self.expectPong(from: scratch.link, key: key)
         _ = first.stop()
     }
 
@@ -82,11 +79,15 @@ struct SocketPathCLITests {
         let second = try RunningMsgPipe(["serve"] + other.link + options).finish()
         #expect(second.status == 1, "\(second.stderr)")
         #expect(second.stderr.contains("\(state) is in use by another msgpipe serve"), "\(second.stderr)")
-        let answer = try MsgPipeProcess.run(
-            ["request"] + scratch.link + ["--key-file", key, "--timeout", "10"], input: Array("ping".utf8))
+        try Self.expectPong(from: scratch.link, key: key)
+        _ = first.stop()
+    }
+
+    /// `msgpipe request ping` on `link` gets the answer of a serve running `printf pong:; cat`.
+    static func expectPong(from link: [String], key: String) throws {
+        let answer = try MsgPipeProcess.run(["request"] + link + ["--key-file", key, "--timeout", "10"], input: Array("ping".utf8))
         #expect(answer.status == 0, "\(answer.stderr)")
         #expect(String(decoding: answer.stdout, as: UTF8.self) == "pong:ping")
-        _ = first.stop()
     }
 
     /// Binds and listens on a SEQPACKET socket at `path`, then closes it without unlinking: what a listener

@@ -34,26 +34,7 @@ struct StuckWriterTests {
         var options = TransportOptions.fastForTests
         options.endpoint.maximumRetries = 3
         let sender = Transport(link: SilentLink(takesWrites: takesWrites), options: options)
-        let outcome = await withTaskGroup(of: String?.self) { group in
-            group.addTask {
-                do {
-                    try await sender.send([1, 2, 3])
-                    return "acknowledged"
-                } catch let error as TransportError {
-                    if case .retriesExhausted = error { return "retriesExhausted" }
-                    return "\(error)"
-                } catch {
-                    return "\(error)"
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: patience)
-                return Task.isCancelled ? nil : "still waiting"
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first ?? "none"
-        }
+        let outcome = await sendOutcome(of: sender, [1, 2, 3], patience: patience)
         await sender.close()
         return outcome
     }

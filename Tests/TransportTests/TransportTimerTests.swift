@@ -44,27 +44,8 @@ struct TransportTimerTests {
             let deaf = TransportRenewalTests.GoesDeafLink(left, hearing: 1, renewalRepairs: false)
             let sender = Transport(link: deaf, options: options, clock: SkippingClock())
             let receiver = Transport(link: right, options: options)
-            let outcome = await withTaskGroup(of: String?.self) { group in
-                group.addTask {
-                    do {
-                        try await sender.send(payload(size: 2_000, seed: UInt64(round)))
-                        return "acknowledged"
-                    } catch let error as TransportError {
-                        if case .retriesExhausted = error { return "retriesExhausted" }
-                        return "\(error)"
-                    } catch {
-                        return "\(error)"
-                    }
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(20))
-                    return Task.isCancelled ? nil : "no answer after 20 s: the timers stopped"
-                }
-                let first = await group.next() ?? nil
-                group.cancelAll()
-                await sender.close()
-                return first ?? "none"
-            }
+            let outcome = await sendOutcome(of: sender, payload(size: 2_000, seed: UInt64(round)), patience: .seconds(20))
+            await sender.close()
             outcomes[outcome, default: 0] += 1
             await receiver.close()
             if outcome != "retriesExhausted" { break }

@@ -44,7 +44,7 @@ enum RequestExitCode: Int32, CaseIterable {
         case let error as TransportError:
             switch error {
             case .responseTimedOut, .deadlineExceeded: return .timeout
-            case .retriesExhausted, .link, .closed, .packetSizeTooSmall: return .connectionFailed
+            case .retriesExhausted, .linkStalled, .link, .closed, .packetSizeTooSmall: return .connectionFailed
             default: return .failure
             }
         case is ExchangeError: return .failure

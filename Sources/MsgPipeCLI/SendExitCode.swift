@@ -29,7 +29,7 @@ enum SendExitCode: Int32 {
     /// The exit code for a Transport failure of a send.
     init(_ error: TransportError) {
         switch error {
-        case .deadlineExceeded, .retriesExhausted, .responseTimedOut: self = .notAcknowledged
+        case .deadlineExceeded, .retriesExhausted, .linkStalled, .responseTimedOut: self = .notAcknowledged
         case .rejectedByPeer(_, .notAuthenticated): self = .notAuthenticated
         case .rejectedByPeer, .messageTooLarge: self = .refused
         case .packetSizeTooSmall: self = .dataError

@@ -1,6 +1,6 @@
 public import Transport
 
-/// How `transport.send(body)` ends: "acknowledged", "retriesExhausted", another error's description, or
+/// How `transport.send(body)` ends: "acknowledged", "retriesExhausted", "linkStalled", another error's description, or
 /// "still waiting" once `patience` passed (the send is then cancelled).
 public func sendOutcome(of transport: Transport, _ body: [UInt8], patience: Duration) async -> String {
     await withTaskGroup(of: String?.self) { group in
@@ -10,6 +10,7 @@ public func sendOutcome(of transport: Transport, _ body: [UInt8], patience: Dura
                 return "acknowledged"
             } catch let error as TransportError {
                 if case .retriesExhausted = error { return "retriesExhausted" }
+                if case .linkStalled = error { return "linkStalled" }
                 return "\(error)"
             } catch {
                 return "\(error)"

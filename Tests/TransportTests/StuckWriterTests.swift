@@ -1,10 +1,12 @@
+import MemoryLinks
+import Synchronization
 import Testing
 import TestSupport
 import Transport
 
-/// A peer that never answers must end a send without a deadline with an error, whether the link takes the
-/// writes (the message's own retransmission timers count) or never takes the first one (a GATT notification
-/// queue or an L2CAP channel that stays full).
+/// A peer that reads nothing must end a send without a deadline with an error: whether the link takes the
+/// writes (the message's own retransmission timers count), never takes the first one, or stops taking them
+/// mid-message (a GATT notification queue or an L2CAP channel that stays full).
 @Suite(.timeLimit(.minutes(3)))
 struct StuckWriterTests {
     /// Connects, then either takes every packet and delivers nothing back, or never returns from a send.
@@ -28,27 +30,61 @@ struct StuckWriterTests {
         func close() async { continuation.finish() }
     }
 
-    /// The send's outcome, or "still waiting" after `patience` (50 ms timers: the three retries take well
-    /// under 1 s alone).
-    static func outcome(takesWrites: Bool, patience: Duration) async -> String {
+    /// A memory link whose sends stop returning after `taking` packets (the peer's answers still arrive).
+    final class StallingLink: Link, Sendable {
+        let base: MemoryLink
+        private let left: Mutex<Int>
+
+        init(_ base: MemoryLink, taking: Int) {
+            self.base = base
+            left = Mutex(taking)
+        }
+
+        var events: MemoryLink.Events { base.events }
+
+        func send(_ packet: [UInt8]) async throws {
+            let takes = left.withLock { left -> Bool in
+                left -= 1
+                return left >= 0
+            }
+            if takes { return try await base.send(packet) }
+            try await Task.sleep(for: .seconds(3600))
+            throw LinkError.closed
+        }
+
+        func close() async { await base.close() }
+    }
+
+    static var options: TransportOptions {
         var options = TransportOptions.fastForTests
         options.endpoint.maximumRetries = 3
-        let sender = Transport(link: SilentLink(takesWrites: takesWrites), options: options)
-        let outcome = await sendOutcome(of: sender, [1, 2, 3], patience: patience)
-        await sender.close()
-        return outcome
+        return options
     }
 
     @Test func aSilentPeerOnALinkThatTakesTheWritesFailsTheSend() async {
-        #expect(await Self.outcome(takesWrites: true, patience: hangGuard) == "retriesExhausted")
+        let sender = Transport(link: SilentLink(takesWrites: true), options: Self.options)
+        #expect(await sendOutcome(of: sender, [1, 2, 3], patience: hangGuard) == "retriesExhausted")
+        await sender.close()
     }
 
-    /// Known: the hello's timer is armed only once the hello is written, and the message's only once its
-    /// packets are, so a writer stuck on the first packet leaves no timer and the send waits for ever.
-    @Test func aLinkThatNeverTakesTheFirstWriteFailsTheSend() async {
-        let outcome = await Self.outcome(takesWrites: false, patience: .seconds(5))
-        withKnownIssue("no timer runs while the writer is stuck on the hello") {
-            #expect(outcome == "retriesExhausted")
-        }
+    @Test func aLinkThatNeverTakesTheFirstWriteFailsTheSendAsStalled() async {
+        let sender = Transport(link: SilentLink(takesWrites: false), options: Self.options)
+        #expect(await sendOutcome(of: sender, [1, 2, 3], patience: hangGuard) == "linkStalled")
+        await sender.close()
+    }
+
+    /// The link stops taking packets after the hello and a few of the first message's: the first fails with
+    /// retriesExhausted, the one queued behind it, never started, as stalled.
+    @Test func aLinkThatStopsTakingWritesMidMessageFailsTheQueuedSendToo() async {
+        let (left, right) = MemoryLink.pair(maximumPacketSize: 100, capacity: 256)
+        let sender = Transport(link: StallingLink(left, taking: 5), options: Self.options)
+        let receiver = Transport(link: right, options: Self.options)
+        async let first = sendOutcome(of: sender, payload(size: 5_000, seed: 1), patience: hangGuard)
+        try? await Task.sleep(for: .milliseconds(20))
+        async let second = sendOutcome(of: sender, payload(size: 100, seed: 2), patience: hangGuard)
+        let outcomes = await [first, second]
+        #expect(outcomes == ["retriesExhausted", "linkStalled"])
+        await sender.close()
+        await receiver.close()
     }
 }

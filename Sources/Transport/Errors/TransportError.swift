@@ -4,6 +4,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case deadlineExceeded(messageID: UInt32?)
     /// The peer stopped answering: `retries` retransmission timeouts passed without progress.
     case retriesExhausted(messageID: UInt32, retries: Int)
+    /// The link took no packet across `timeouts` retransmission timeouts in a row while it stayed connected (a
+    /// peer that never reads its notifications or grants no credits).
+    case linkStalled(timeouts: Int)
     /// The message is larger than the configured maximum.
     case messageTooLarge(size: Int, limit: Int)
     /// The endpoint's send queue is full (check ``TransportEndpoint/canSubmit`` first).
@@ -36,6 +39,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
             "message \(id.map(String.init) ?? "(not started)") was not acknowledged before its deadline"
         case let .retriesExhausted(id, retries):
             "message \(id) failed: no progress after \(retries) retransmission timeouts"
+        case let .linkStalled(timeouts):
+            "the link took no packet across \(timeouts) retransmission timeouts: the peer reads nothing"
         case let .messageTooLarge(size, limit): "message of \(size) bytes exceeds the maximum of \(limit)"
         case let .sendQueueFull(limit): "the send queue is full (\(limit) messages)"
         case let .rejectedByPeer(id, reason):

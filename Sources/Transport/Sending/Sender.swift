@@ -40,6 +40,11 @@ struct Sender: Sendable {
     private var helloPending = false
     private var helloTimerAt: Duration?
     private var helloAttempts = 0
+    /// Hello timeouts in a row at which the hello asked for at the previous one was still unwritten: the link
+    /// takes no packet (a notification queue or channel that stays full). Past the retry limit every message
+    /// fails with ``TransportError/linkStalled(timeouts:)``: without this a writer stuck on the first packet
+    /// left no timer, and a send without a deadline waited for ever.
+    private var stalledHelloTimeouts = 0
 
     init(configuration: EndpointConfiguration, session: UInt64) {
         self.configuration = configuration
@@ -113,6 +118,7 @@ struct Sender: Sendable {
         helloTimerAt = nil
         silentTimeouts = 0
         helloAttempts = 0
+        stalledHelloTimeouts = 0
         for index in messages.indices where messages[index].holdsChannel {
             // Ask what the receiver kept; data waits for the answer.
             if messages[index].phase == .sending { messages[index].phase = .resyncing }
@@ -358,7 +364,7 @@ struct Sender: Sendable {
     // MARK: Timers
 
     var nextTimeout: Duration? {
-        var earliest: Duration? = greeted ? nil : helloTimerAt
+        var earliest: Duration? = helloTimerAt
         func consider(_ candidate: Duration?) {
             if let candidate, earliest.map({ candidate < $0 }) ?? true { earliest = candidate }
         }
@@ -378,9 +384,24 @@ struct Sender: Sendable {
 
     mutating func handleTimeout(now: Duration) {
         lastNow = max(lastNow, now)
-        if !greeted, let helloTimerAt, helloTimerAt <= now {
-            self.helloTimerAt = nil
-            helloPending = true
+        if let helloTimerAt, helloTimerAt <= now {
+            stalledHelloTimeouts = helloPending ? stalledHelloTimeouts + 1 : 0
+            if greeted && !helloPending {
+                self.helloTimerAt = nil  // the hello went out and the session is welcomed: nothing to watch
+            } else {
+                // Resent with backoff until the welcome arrives (a lost hello or welcome); the next timeout is
+                // armed now, written or not, so that a link that takes nothing is noticed.
+                helloPending = true
+                self.helloTimerAt = now + roundTrip.timeout(backoff: helloAttempts)
+                helloAttempts += 1
+            }
+            if stalledHelloTimeouts > configuration.maximumRetries {
+                for message in messages where message.phase != .cancelling {
+                    events.append(.sendFailed(message.submission, .linkStalled(timeouts: stalledHelloTimeouts)))
+                }
+                while let index = messages.indices.last { removeMessage(at: index, now: now) }
+                stalledHelloTimeouts = 0
+            }
         }
         var index = 0
         while index < messages.count {
@@ -422,8 +443,10 @@ struct Sender: Sendable {
                             .retriesExhausted(messageID: messages[index].messageID, retries: retries - 1)))
                 }
                 removeMessage(at: index)
-                // The receiver would wait for this id forever: a hello moves its first id on (3.9).
+                // The receiver would wait for this id forever: a hello moves its first id on (3.9). Its timer
+                // watches that it is written.
                 helloPending = packetSize != nil
+                if helloPending, helloTimerAt == nil { helloTimerAt = now + roundTrip.timeout() }
                 return false
             }
             silentTimeouts += 1
@@ -447,8 +470,7 @@ struct Sender: Sendable {
         if helloPending {
             helloPending = false
             TransportControl.hello(session: session, firstMessageID: firstUnfinishedID).encode(into: &buffer)
-            if !greeted {
-                // Resent with backoff until the welcome arrives (a lost hello or welcome).
+            if !greeted && helloTimerAt == nil {
                 helloTimerAt = now + roundTrip.timeout(backoff: helloAttempts)
                 helloAttempts += 1
             }

@@ -116,7 +116,8 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
 # LAB_ONLY=coc runs only checks 19e-19i (msgpipe over an LE credit-based channel, Scripts/lab-coc.sh).
-if [ -n "${LAB_ONLY:-}" ]; then
+# LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
+if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
 section core

@@ -4,7 +4,7 @@
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
 # `Scripts/lab.sh --setup-only` sets the lab up and stops there.
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
-# LAB_ONLY=stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
+# LAB_ONLY=core (only checks 1-20: the kernel backend, no bluetoothd), stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
 # bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
 # bonding (a Bumble phone pairing with bonding; LAB_BONDING=0 leaves it out of the full run, LAB_BONDING_LOST=1
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),

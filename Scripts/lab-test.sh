@@ -14,6 +14,12 @@ PASSED=0; FAILED=0; SKIPPED=0
 : > "$OUT/results.txt"
 
 up() { cut -d' ' -f1 /proc/uptime; }
+# LAB_TRACE=1: every command the suite runs, after the time it started, into $OUT/trace.txt (where a check's
+# seconds go: Scripts/lab-trace.py sums the gaps by line)
+if [ -n "${LAB_TRACE:-}" ]; then
+	exec {TRACE_FD}> "$OUT/trace.txt"; BASH_XTRACEFD=$TRACE_FD
+	PS4='+ $EPOCHREALTIME $BASHPID ${BASH_SOURCE[0]##*/}:$LINENO ${FUNCNAME[0]:-main} '; set -x
+fi
 CHECK_T0=$(up)
 # took: DT = seconds since the previous check ended (each result line carries it: the lab's time per check)
 took() { local t; t=$(up); DT=$(awk "BEGIN{printf \"%.0f\", $t-$CHECK_T0}"); CHECK_T0=$t; }

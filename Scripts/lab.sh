@@ -9,6 +9,7 @@
 # bonding (a Bumble phone pairing with bonding; LAB_BONDING=0 leaves it out of the full run, LAB_BONDING_LOST=1
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
+# LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +46,7 @@ done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
 	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

@@ -55,11 +55,12 @@ expect() {
 no_links() {
 	local i h busy handle t0; t0=$(up)
 	for i in $(seq 1 100); do
-		busy=""
-		for h in hci0 hci1 ${C:+hci2} ${D:+hci3}; do [ "$(hcitool -i $h con 2>/dev/null | grep -c LE)" = 0 ] || busy="$busy $h"; done
-		[ -z "$busy" ] && { echo "$t0 $(up)" >> "$OUT/no_links.txt"; return 0; }
+		# One hcitool for every controller that is up (a down one has no link): a poll costs ~0.15 s here, not 0.6.
+		[ "$(hcitool con 2>/dev/null | grep -c LE)" = 0 ] && { echo "$t0 $(up)" >> "$OUT/no_links.txt"; return 0; }
 		sleep 0.2
 	done
+	busy=""
+	for h in hci0 hci1 ${C:+hci2} ${D:+hci3}; do [ "$(hcitool -i $h con 2>/dev/null | grep -c LE)" = 0 ] || busy="$busy $h"; done
 	echo "$t0 $(up)" >> "$OUT/no_links.txt"
 	echo "   links still up after 20 s on$busy: $(for h in $busy; do hcitool -i $h con 2>/dev/null | grep LE | tr -s ' \t' ' '; done)"
 	for h in $busy; do

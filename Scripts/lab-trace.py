@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """lab-trace.py TRACE [N]: where a lab run's seconds went, from LAB_TRACE=1's OUT/trace.txt.
 
-Each line of the trace is `+ EPOCH PID FILE:LINE FUNCTION COMMAND`. The suite's own shell (the first line's PID)
+Each line of the trace is `+ EPOCH PID FILE:LINE FUNCTION COMMAND`. The suite's own shell (the first line with one `+`)
 spends the time until its next line on the line before it, or, inside a helper function (wait_for, no_links...),
 on the script line that called it. This prints the N (default 25) lines that took the most seconds in total,
 with how often they ran, then the total. Background subshells' lines are left out: their time overlaps the
@@ -27,7 +27,7 @@ with open(path, errors="replace") as trace:
         if not m:
             continue
         t, pid, site, function, command = float(m.group(1)), m.group(2), m.group(3), m.group(4), m.group(5)
-        if main_pid is None:
+        if main_pid is None and raw.startswith("+ "):  # "++": a command substitution's subshell
             main_pid, first = pid, t
         if pid != main_pid:
             continue

@@ -10,7 +10,8 @@
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
-# LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug).
+# LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug), LAB_MSGPIPE=PATH (the checks
+# run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -36,7 +37,13 @@ PYTHONPATH=$LAB/python /usr/bin/python3 -c 'import bleak' > /dev/null 2>&1 || Sc
 if [ "${1:-}" = --setup-only ]; then echo "lab: set up in $(secs "$t0" "$(now)") s"; exit 0; fi
 t1=$(now)
 CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
-for product in msgpipe msgpipe-lab; do
+MSGPIPE_BIN=$PWD/.build/$CONFIGURATION/msgpipe; MSGPIPE_LAB_BIN=$PWD/.build/$CONFIGURATION/msgpipe-lab
+products=(msgpipe msgpipe-lab)
+if [ -n "${LAB_MSGPIPE:-}" ]; then  # a msgpipe built elsewhere (the package's); the lab tool stays this build's
+	[ -x "$LAB_MSGPIPE" ] || fail "LAB_MSGPIPE=$LAB_MSGPIPE is not an executable"
+	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); products=(msgpipe-lab)
+fi
+for product in "${products[@]}"; do
 	swift build -c "$CONFIGURATION" --product "$product" 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
 done
 mkdir -p .build/lab
@@ -47,7 +54,7 @@ t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
 	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
-	MSGPIPE="$PWD/.build/$CONFIGURATION/msgpipe" Scripts/lab-test.sh \
+	MSGPIPE="$MSGPIPE_BIN" MSGPIPE_LAB="$MSGPIPE_LAB_BIN" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
 t3=$(now)

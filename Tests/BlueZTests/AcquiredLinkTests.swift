@@ -82,8 +82,12 @@ struct AcquiredLinkTests {
         let (notify, bluetoothdNotify) = try Self.socketPair()
         let (write, bluetoothdWrite) = try Self.socketPair()  // closed below: the hang-up that ends the link
         let lost = Mutex(0)
+        let (senderLost, reportLoss) = AsyncStream<Void>.makeStream()
         let link = try AcquiredLink(sending: notify, receiving: write, maximumPacketSize: 100,
-                                    keepsConnectionWithoutSender: true, onSenderLost: { lost.withLock { $0 += 1 } })
+                                    keepsConnectionWithoutSender: true, onSenderLost: {
+                                        lost.withLock { $0 += 1 }
+                                        reportLoss.yield()
+                                    })
         var events = link.events.makeAsyncIterator()
         #expect(await events.next() == .connected(maximumPacketSize: 100))
         try await link.send([1])
@@ -91,13 +95,16 @@ struct AcquiredLinkTests {
         close(bluetoothdNotify)
         #expect(send(bluetoothdWrite, [UInt8]([2]), 1, 0) == 1)
         #expect(await events.next() == .packet([2]), "the link lives on: the central's writes still arrive")
-        #expect(lost.withLock { $0 } == 1)
+        // Each descriptor is watched on its own: the hang-up may be seen after the write that followed it.
+        var losses = senderLost.makeAsyncIterator()
+        #expect(await losses.next() != nil, "the notify descriptor's hang-up is reported")
         let sending = Task { try await link.send([3, 4]) }
         let (again, bluetoothdAgain) = try Self.socketPair()
         defer { close(bluetoothdAgain) }
         try link.attach(sending: again)
         try await sending.value
         #expect(Self.receive(bluetoothdAgain) == [3, 4])
+        #expect(lost.withLock { $0 } == 1, "one hang-up, one report")
         // The write descriptor hanging up still ends the connection.
         close(bluetoothdWrite)
         guard case .disconnected? = await events.next() else {

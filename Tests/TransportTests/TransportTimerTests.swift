@@ -33,9 +33,11 @@ struct TransportTimerTests {
     }
 
     /// A peer that welcomes the sender and then goes deaf (nothing reaches the sender any more): only the
-    /// timers can end the send. Each of many senders must fail it with retriesExhausted; one whose timer loop
-    /// stopped would wait for ever (caught here by a watchdog).
-    @Test func aSenderWhosePeerGoesDeafFailsWithRetriesExhaustedEveryTime() async throws {
+    /// timers can end the send. Each of many senders must fail it: with retriesExhausted, or with linkStalled
+    /// when this clock ran through the hello's timeouts before the writer task got to write it (here time moves
+    /// only by timers, so a writer the pool has not run yet looks stuck). One whose timer loop stopped would
+    /// wait for ever (caught here by a watchdog); none may be acknowledged.
+    @Test func aSenderWhosePeerGoesDeafFailsByItsTimersEveryTime() async throws {
         var options = TransportOptions.fastForTests
         options.endpoint.maximumRetries = 10
         var outcomes: [String: Int] = [:]
@@ -48,8 +50,8 @@ struct TransportTimerTests {
             await sender.close()
             outcomes[outcome, default: 0] += 1
             await receiver.close()
-            if outcome != "retriesExhausted" { break }
+            if outcome != "retriesExhausted", outcome != "linkStalled" { break }
         }
-        #expect(outcomes == ["retriesExhausted": 200])
+        #expect(outcomes["retriesExhausted", default: 0] + outcomes["linkStalled", default: 0] == 200, "\(outcomes)")
     }
 }

@@ -55,9 +55,12 @@ struct StuckWriterTests {
         func close() async { await base.close() }
     }
 
+    /// A first timeout of 200 ms: a writer the pool has not run yet is "stuck" too, and four timeouts in a row
+    /// (about 3 s with backoff, not 0.75 s) must not pass before a loaded machine runs it.
     static var options: TransportOptions {
         var options = TransportOptions.fastForTests
         options.endpoint.maximumRetries = 3
+        options.endpoint.initialRetransmissionTimeout = .milliseconds(200)
         return options
     }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds msgpipe's Debian package from this checkout: Scripts/package.sh [OUTDIR] (default .package/);
-# Scripts/package.sh --build-only stops after the release build (in .build-release/).
+# Scripts/package.sh --build-only stops after the release build (in .build-release/) and prints the binary's path.
 #   1. a release build of msgpipe with the Swift runtime linked statically, stamped with `git describe`
 #      (MSGPIPE_COMMIT),
 #   2. refuses a binary that still loads anything from the Swift toolchain (ldd),
@@ -31,8 +31,8 @@ maintainer=${MSGPIPE_MAINTAINER:-$(git log -1 --format='%an <%ae>' 2>/dev/null |
 # beside the lab).
 release=(-c release --static-swift-stdlib --product msgpipe --scratch-path .build-release)
 MSGPIPE_COMMIT=$commit swift build "${release[@]}" >&2
-if [ "$build_only" = 1 ]; then exit 0; fi
 binary="$(MSGPIPE_COMMIT=$commit swift build "${release[@]}" --show-bin-path)/msgpipe"
+if [ "$build_only" = 1 ]; then echo "$binary"; exit 0; fi
 
 # 2. Only Debian's libraries: nothing from the toolchain (/opt/swift or wherever swift lives), nothing missing.
 toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")

@@ -62,7 +62,7 @@ no_links() {
 	busy=""
 	for h in hci0 hci1 ${C:+hci2} ${D:+hci3}; do [ "$(hcitool -i $h con 2>/dev/null | grep -c LE)" = 0 ] || busy="$busy $h"; done
 	echo "$t0 $(up)" >> "$OUT/no_links.txt"
-	echo "   links still up after 20 s on$busy: $(for h in $busy; do hcitool -i $h con 2>/dev/null | grep LE | tr -s ' \t' ' '; done)"
+	echo "   links still up after $(awk "BEGIN{printf \"%.0f\", $(up) - $t0}") s on$busy: $(for h in $busy; do hcitool -i $h con 2>/dev/null | grep LE | tr -s ' \t' ' '; done)"
 	for h in $busy; do
 		for handle in $(hcitool -i $h con 2>/dev/null | sed -n 's/.* LE .* handle \([0-9]*\).*/\1/p'); do
 			hcitool -i $h ledc "$handle" > /dev/null 2>&1

@@ -173,7 +173,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
-                "Central", "Peripheral", "Push",
+                "Central", "Peripheral", "Push", "TestSupport",
             ],
             swiftSettings: strict),
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).

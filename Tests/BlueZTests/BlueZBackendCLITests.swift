@@ -2,6 +2,7 @@ import BLELink
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 import Transport
 
 /// `msgpipe ... --backend bluez` end to end against the fake org.bluez on a private bus (the CLI finds it
@@ -104,7 +105,7 @@ struct BlueZBackendCLITests {
         let (output, status) = await listen.finish()
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
-        #expect(Array(output) == body)
+        expectSameBytes(output, body)
     }
 
     @Test func listenKeepsServingAcrossABluetoothdRestartAndSaysSo() async throws {
@@ -138,7 +139,7 @@ struct BlueZBackendCLITests {
         let (output, status) = await listen.finish()
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
-        #expect(Array(output) == body)
+        expectSameBytes(output, body)
     }
 
     @Test func sendAsPeripheralThroughBluetoothdPushesAMessageToTheSubscribedCentral() async throws {
@@ -205,7 +206,7 @@ struct BlueZBackendCLITests {
         let first = try #require(values.first)
         #expect(first.starts(with: Array("Start".utf8)))
         let decoded = values.dropFirst().dropLast().reduce(Array(first.dropFirst(5))) { $0 + $1 } + (values.last ?? []).dropFirst(3)
-        #expect(decoded == body)
+        expectSameBytes(decoded, body)
         #expect(send.errors.contains("may carry values over several ATT channels (EATT)"), "\(send.errors)")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Runs the built `msgpipe` binary (next to this test bundle in the build folder).
 struct MsgPipeProcess {
@@ -91,7 +92,7 @@ struct FrameDeframeCLITests {
         #expect(framed.status == 0)
         let deframed = try MsgPipeProcess.run(["deframe", "--format", format, "--mtu", "23"], input: framed.stdout)
         #expect(deframed.status == 0, "\(deframed.stderr)")
-        #expect(deframed.stdout == data)
+        expectSameBytes(deframed.stdout, data)
     }
 
     @Test("two frame outputs in a row deframe to both payloads, even with the same message id")
@@ -166,7 +167,7 @@ struct FrameDeframeCLITests {
         try Data(framed.stdout).write(to: packetsFile)
         let deframed = try MsgPipeProcess.run(["deframe", "--format", "eom", packetsFile.path])
         #expect(deframed.status == 0)
-        #expect(deframed.stdout == payload(3000))
+        expectSameBytes(deframed.stdout, payload(3000))
         let missing = try MsgPipeProcess.run(["deframe", directory.appendingPathComponent("none").path])
         #expect(missing.status == 66)
         #expect(missing.stderr.hasPrefix("msgpipe: cannot open"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `msgpipe listen` and `msgpipe send` as processes over `--link unix:PATH`: the same GATT service, GATTLink
 /// and Transport as over Bluetooth, without a radio.
@@ -87,7 +88,7 @@ struct ListenSendCLITests {
         let result = listener.finish()
         #expect(result.status == 0)
         #expect(result.stdout.count == big.count + 19)
-        #expect(Array(result.stdout.prefix(big.count)) == big, "the 1 MiB message differs")
+        expectSameBytes(result.stdout.prefix(big.count), big, "the 1 MiB message")
         #expect(String(decoding: result.stdout.suffix(19), as: UTF8.self) == "from standard input")
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestSupport
 
 /// The roles independent of the direction, over `--link unix:PATH`: `send --role peripheral` serves the
 /// service and sends to the central that subscribes; `listen --role central` connects, subscribes and
@@ -33,7 +34,7 @@ struct RolesCLITests {
         let received = try Self.centralListen(scratch, ["--count", "1"])
         #expect(received.status == 0, "listen: \(received.stderr)")
         #expect(received.stdout.count == big.count)
-        #expect(received.stdout == big, "the 1 MiB message differs")
+        expectSameBytes(received.stdout, big, "the 1 MiB message")
         let sent = sender.finish()
         #expect(sent.status == 0, "send: \(sent.stderr)")
         #expect(!FileManager.default.fileExists(atPath: scratch.socket), "the peripheral removes its socket")
@@ -96,7 +97,7 @@ struct RolesCLITests {
         }
         #expect(sent.status == 0, "send: \(sent.stderr)")
         #expect(received.status == 0, "listen: \(received.stderr)")
-        #expect(received.stdout == body)
+        expectSameBytes(received.stdout, body)
         #expect(String(decoding: sent.stdout, as: UTF8.self).contains("\"bytes\":20000"))
     }
 
@@ -130,7 +131,7 @@ struct RolesCLITests {
         #expect(answer.first == 0x11, "a Read By Group Type Response: \(answer)")
         let received = try Self.centralListen(scratch, ["--format", format, "--count", "1"])
         #expect(received.status == 0, "listen: \(received.stderr)")
-        #expect(received.stdout == body)
+        expectSameBytes(received.stdout, body)
         let sent = sender.finish()
         #expect(sent.status == 0, "send: \(sent.stderr)")
     }
@@ -163,7 +164,7 @@ struct RolesCLITests {
         listener.process.terminate()
         let received = listener.finish()
         #expect(received.status == 0, "listen: \(received.stderr)")
-        #expect(received.stdout == body)
+        expectSameBytes(received.stdout, body)
     }
 
     @Test("listen --count ends the peripheral listener after N messages and the sender still exits 0")

@@ -165,6 +165,7 @@ let package = Package(
             name: "GATTTestSupport", dependencies: ["GATT", "MemoryLinks"], path: "Tests/GATTTestSupport",
             swiftSettings: strict),
 
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "FramingTests",
             dependencies: ["Framing", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],

@@ -75,8 +75,27 @@ fi
 
 # lowest CMD...: CMD beside the lab at the lowest CPU priority: nice 19, in a session of its own whose CPU group
 # (the kernel's autogroup, one per session) is niced too. Niced in test.sh's own session, the release builds
-# still slowed the lab's first section about twice; with their group niced, by about a tenth.
-lowest() { setsid --wait bash -c 'echo 19 > /proc/self/autogroup 2> /dev/null; exec nice -n 19 "$@"' lowest "$@"; }
+# still slowed the lab's first section about twice; with their group niced, by about a tenth. Each session's
+# PID goes into $lowered, so that `normal` can give the groups their share back once the lab is done.
+lowered=$(mktemp); lab_done=$lowered.done
+lowest() {
+  setsid --wait bash -c 'echo $$ >> "$1"; [ -e "$2" ] && exec "${@:3}"
+    echo 19 > /proc/self/autogroup 2> /dev/null; exec nice -n 19 "${@:3}"' lowest "$lowered" "$lab_done" "$@"
+}
+# normal: what lowest started gets a normal share of the CPU from now on (lowest's later sessions too). On a
+# machine busy with other work a group at nice 19 gets about 1 % of it: the fuzzers' build, niced beside the
+# lab, would wait for that work to end. Twice, a second apart, for a session that started meanwhile.
+normal() {
+  local pid pass
+  touch "$lab_done"
+  for pass in 1 2; do
+    for pid in $(cat "$lowered"); do
+      echo 0 > "/proc/$pid/autogroup" 2> /dev/null
+      renice -n 0 -g "$pid" > /dev/null 2>&1  # without autogroups, as root
+    done
+    [ "$pass" = 2 ] || sleep 1
+  done
+}
 
 # The fuzzers' release build, then their runs, at the lowest priority beside the lab (in its own build folder;
 # the fuzzers' verdict is read once the lab is done).
@@ -99,6 +118,7 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
 fi
 if [ -n "$builds" ]; then
   step "fuzz"  # what of the fuzzers' build and runs the lab did not hide
+  normal
   wait "$builds" || { cat "$builds_log"; echo "test.sh: the fuzzers' release build failed" >&2; exit 1; }
 fi
 if [ "$fuzz" != 0 ]; then

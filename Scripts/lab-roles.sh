@@ -338,23 +338,28 @@ echo "   link cut mid-message: hci1 (cut, reconnected) ${B27:-?} s; hci2 beside 
 no_links
 
 # 28. A central that stops reading slows only itself: send --name --centrals 2 (256 KiB) on hci0 to listen --to on
-#     hci1 and hci2; hci2's listen is stopped (SIGSTOP) once send says both subscribed (its transfers start then;
-#     under load that can be many seconds after the links came up) and stays stopped until hci1's listen wrote
-#     its whole message, then continues. Behaviour, not speed: hci1 must finish while hci2 reads nothing at all (a
-#     sender that waited for its slowest central would never let it), and both files arrive intact. The stop
-#     lasts at most 20 s: a hang guard, several times hci1's 256 KiB on a loaded lab (1-4 s), and below the ~26 s
-#     of retransmission timeouts after which send gives a silent central up.
+#     hci2 and then hci1. hci2's listen subscribes first and is stopped (SIGSTOP) once send says so: send sends
+#     nothing before both subscribed, so hci2 reads nothing at all however fast the build and the machine. hci1
+#     then subscribes and must finish while hci2 stays stopped (a sender that waited for its slowest central would
+#     never let it); hci2 continues once hci1 wrote its whole message, and both files arrive intact. The stop
+#     lasts at most 20 s after hci1 subscribed: a hang guard, several times hci1's 256 KiB on a loaded lab (1-4 s),
+#     and below the ~26 s of retransmission timeouts after which send gives a silent central up.
 head -c 262144 "$OUT/mib.bin" > "$OUT/kib256.bin"
 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --name msgpipe-slow --centrals 2 --json --verbose "$OUT/kib256.bin" \
 	> "$OUT/t28.json" 2> "$OUT/t28_send.log" & SND=$!
 wait_for "$OUT/t28_send.log" "advertising"
-timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci1 --to msgpipe-slow --count 1 > "$OUT/slow_b.bin" 2> "$OUT/t28_b.log" & L1=$!
+subscribed() { grep -c "^msgpipe: central .* subscribed$" "$OUT/t28_send.log"; }
 timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci2 --to msgpipe-slow --count 1 > "$OUT/slow_c.bin" 2> "$OUT/t28_c.log" & L2=$!
 until=$((SECONDS + 60))
-while [ "$(grep -c "^msgpipe: central .* subscribed$" "$OUT/t28_send.log")" -lt 2 ] && [ $SECONDS -lt $until ]; do sleep 0.2; done
+while [ "$(subscribed)" -lt 1 ] && [ $SECONDS -lt $until ]; do sleep 0.2; done
 # `timeout` runs listen as its child: stop that one (the process that reads the link).
 L2P=$(pgrep -P $L2 | head -1); L2P=${L2P:-$L2}
-kill -STOP "$L2P" && echo "stopped hci2's listen at $(up), $(grep -c "^msgpipe: central .* subscribed$" "$OUT/t28_send.log") centrals subscribed" > "$OUT/t28.log"
+FIRST=$(grep -m1 "^msgpipe: central .* subscribed$" "$OUT/t28_send.log" | sed 's/^msgpipe: //')
+kill -STOP "$L2P" &&
+	echo "stopped hci2's listen at $(up): $(subscribed) of 2 centrals subscribed ($FIRST), nothing sent yet" > "$OUT/t28.log"
+timeout 300 "$MSGPIPE" listen "${KB[@]}" --adapter hci1 --to msgpipe-slow --count 1 > "$OUT/slow_b.bin" 2> "$OUT/t28_b.log" & L1=$!
+until=$((SECONDS + 60))
+while [ "$(subscribed)" -lt 2 ] && [ $SECONDS -lt $until ]; do sleep 0.2; done
 # hci1 has its message once listen wrote all of it (listen then waits up to 2 s for the peripheral to hang up).
 until=$((SECONDS + 20))
 # (the size first: cmp reads both files over the VM's 9p share, slow on a loaded host)
@@ -370,7 +375,7 @@ cmp "$OUT/kib256.bin" "$OUT/slow_c.bin" >> "$OUT/t28.log" 2>&1 && echo "C byte-i
 B28=$(secs_of "$OUT/t28.json" "\"peer\":\"$B"); C28=$(secs_of "$OUT/t28.json" "\"peer\":\"$C")
 cat "$OUT/t28.json" "$OUT/t28_send.log" "$OUT/t28_b.log" "$OUT/t28_c.log" >> "$OUT/t28.log"
 expect "a central that stops reading (hci2) slows only itself: hci1 finishes while hci2 is stopped, both intact" \
-	"$OUT/t28.log" "stopped hci2's listen at [0-9.]+, 2 centrals subscribed" "hci1 had its whole message while hci2 was stopped" "listen B exit 0" "listen C exit 0" \
+	"$OUT/t28.log" "stopped hci2's listen at [0-9.]+: 1 of 2 centrals subscribed \(central $C .*subscribed\), nothing sent yet" "hci1 had its whole message while hci2 was stopped" "listen B exit 0" "listen C exit 0" \
 	"send exit 0" "B byte-identical" "C byte-identical"
 echo "   a central stopped until the other finished, 256 KiB: hci1 ${B28:-?} s, hci2 (stopped) ${C28:-?} s (1 MiB in check 25: ${PUSH2B:-?} s and ${PUSH2C:-?} s)" |
 	tee -a "$OUT/results.txt"

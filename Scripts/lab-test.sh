@@ -121,7 +121,8 @@ btmon_watch() {
 	local rc
 	while :; do
 		btmon -T >> "$OUT/btmon.txt" 2>&1; rc=$?
-		echo "== [$(up)] btmon exited ($rc): started again" >> "$OUT/btmon.txt"
+		# (on a line of its own: a crash can leave btmon's last line half written)
+		printf '\n== [%s] btmon exited (%s): started again\n' "$(up)" "$rc" >> "$OUT/btmon.txt"
 		sleep 0.5
 	done
 }

@@ -8,12 +8,11 @@
 #   5. a short libFuzzer run of every parser that reads a peer's or a disk's bytes (Scripts/fuzz.sh, twice
 #      MSGPIPE_FUZZ_SECONDS each beside the lab, default 8, 0 skips it; their own release build in Fuzz/.build),
 #   6. the Debian package end to end (Scripts/package-test.sh: build, lintian, install, use, purge).
-# The package's release build comes before the lab, whose checks run that msgpipe: in the VM's emulated CPU the
-# debug build's own work was a large part of each check. The fuzzers' release build and runs go beside the lab
-# at the lowest CPU priority: the lab's checks judge behaviour, not speed, and they only take what the VM leaves.
-# The lab's one-time setup runs beside step 1.
-# MSGPIPE_LAB=0 skips the lab (for machines where it cannot run), MSGPIPE_PACKAGE=0 steps 3 and 6 (the lab then
-# runs the debug build's msgpipe).
+# The release builds of 5 and 6, and the fuzzers' runs, go beside the lab at the lowest CPU priority: the lab's
+# checks judge behaviour, not speed, and they only take what the VM leaves. The lab runs the debug build's
+# msgpipe (with the release one check 27 failed now and then: docs/LAB.md). The lab's one-time setup runs beside
+# step 1.
+# MSGPIPE_LAB=0 skips the lab (for machines where it cannot run), MSGPIPE_PACKAGE=0 steps 3 and 6.
 # It ends with the seconds of each step and, last, the lab's "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,14 +62,9 @@ step "unit tests"
 SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 bounded_tests 600 --skip CLITests
 step "CLI tests"
 bounded_tests 600 --filter CLITests
-release_msgpipe=""
 if [ "$package" != 0 ]; then
   step docs
   Scripts/docs.sh
-  # The package's msgpipe, for the lab and step 6. In the lab the core checks took 177 s with it, 290 s with the
-  # debug build; building it here costs the few minutes it took beside the lab.
-  step "release build"
-  release_msgpipe=$(Scripts/package.sh --build-only 2>"$log") || { cat "$log"; exit 1; }
 fi
 
 # lowest CMD...: CMD beside the lab at the lowest CPU priority: nice 19, in a session of its own whose CPU group
@@ -97,15 +91,18 @@ normal() {
   done
 }
 
-# The fuzzers' release build, then their runs, at the lowest priority beside the lab (in its own build folder;
-# the fuzzers' verdict is read once the lab is done).
+# The fuzzers' and the package's release builds, then the fuzzers' runs, at the lowest priority beside the lab
+# (each in its own build folder; the fuzzers' verdict is read once the lab is done).
 step lab
 builds=""; builds_log=$(mktemp); fuzz_log=$(mktemp); fuzz_rc=$(mktemp)
-if [ "$fuzz" != 0 ]; then
+if [ "$fuzz" != 0 ] || [ "$package" != 0 ]; then
   (
-    lowest Scripts/fuzz.sh --build-only
-    # Twice the seconds: beside the lab a fuzzer made 43-91 % of the runs it makes alone.
-    rc=0; lowest Scripts/fuzz.sh "$((fuzz * 2))" >"$fuzz_log" 2>&1 || rc=$?; echo "$rc" >"$fuzz_rc"
+    [ "$fuzz" = 0 ] || lowest Scripts/fuzz.sh --build-only
+    [ "$package" = 0 ] || lowest Scripts/package.sh --build-only
+    if [ "$fuzz" != 0 ]; then
+      # Twice the seconds: beside the lab a fuzzer made 43-91 % of the runs it makes alone.
+      rc=0; lowest Scripts/fuzz.sh "$((fuzz * 2))" >"$fuzz_log" 2>&1 || rc=$?; echo "$rc" >"$fuzz_rc"
+    fi
   ) >"$builds_log" 2>&1 & builds=$!
 fi
 lab_rc=0; lab_line=""
@@ -113,13 +110,13 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   # A failed setup says why here; lab.sh then tries it once more itself.
   wait "$labsetup" || { cat "$labsetup_log"; echo "test.sh: the lab's setup beside the build failed" >&2; }
   lablog=$(mktemp)
-  as_root env LAB_MSGPIPE="$release_msgpipe" Scripts/lab.sh | tee "$lablog" || lab_rc=$?
+  as_root Scripts/lab.sh | tee "$lablog" || lab_rc=$?
   lab_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$lablog" | tail -1)
 fi
 if [ -n "$builds" ]; then
-  step "fuzz"  # what of the fuzzers' build and runs the lab did not hide
+  step "builds, fuzz"  # what of the release builds and the fuzzers the lab did not hide
   normal
-  wait "$builds" || { cat "$builds_log"; echo "test.sh: the fuzzers' release build failed" >&2; exit 1; }
+  wait "$builds" || { cat "$builds_log"; echo "test.sh: a release build failed" >&2; exit 1; }
 fi
 if [ "$fuzz" != 0 ]; then
   [ "$(cat "$fuzz_rc")" = 0 ] || { tail -60 "$fuzz_log"; echo "the fuzzer found a crash" >&2; exit 1; }

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import MsgPipe
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -72,6 +73,41 @@ struct StreamLinkEndOfStreamTests {
         #expect(reads.load(ordering: .relaxed) >= 18, "the end was injected")
         #expect(messages.map(\.count) == [Self.text.count], "one whole line")
         #expect(messages.first.map { $0 == Self.text } == true, "byte for byte")
+    }
+
+    /// Linux reports a channel's disconnect once, to whichever call comes first. When a send takes it, the
+    /// closed socket reads EAGAIN from then on while poll says POLLHUP: the link still ends, and says so, rather
+    /// than polling for ever (a sender then waited out its retries on a link it believed up).
+    @Test func anEndASendTookFirstStillEndsTheLink() async throws {
+        let (a, b) = try SeqPacketSocket.pair()
+        // A UNIX socket whose peer closed reads 0; a closed L2CAP socket whose error went to a send reads EAGAIN.
+        let link = try StreamLink(
+            adopting: b, sendUnit: 1024, framed: false, kernelDrops: { _ in 0 },
+            receive: { fd, buffer in
+                let (count, code) = BearerCore.systemReceive(fd, buffer)
+                return count == 0 ? (-1, EAGAIN) : (count, code)
+            })
+        var events = link.events.makeAsyncIterator()
+        #expect(await events.next() == .connected(maximumPacketSize: 1024))
+        #expect([UInt8(7)].withUnsafeBytes { send(a, $0.baseAddress, $0.count, 0) } == 1)
+        #expect(await events.next() == .packet([7]))
+        close(a)
+        // The send fails, from the socket or from an end the link already saw.
+        await #expect(throws: LinkError.self) { try await link.send([1]) }
+        // A hang guard: without the end, closing the link is what ends the wait.
+        let guardTask = Task {
+            try await Task.sleep(for: hangGuard)
+            await link.close()
+        }
+        let event = await events.next()
+        guardTask.cancel()
+        guard case let .disconnected(reason) = event else {
+            Issue.record("the link did not end: \(String(describing: event))")
+            await link.close()
+            return
+        }
+        #expect(!reason.isEmpty)
+        await link.close()
     }
 
     /// The kernel's drop count grows between two reads: the link ends naming the loss, and the packets read after

@@ -269,7 +269,7 @@ final class BearerCore: Sendable {
     private enum Read { case packet([UInt8]), empty, ended(String) }
 
     /// One `recv(2)`: a packet, nothing to read now, or the end of the connection. Linux reports a socket's
-    /// error (ECONNRESET when the peer disconnects) once, on the next read, even while packets that arrived
+    /// error (ECONNRESET when the peer disconnects) once, on the next read or send, even while packets that arrived
     /// before it are still queued; after the peer's L2CAP Disconnection Request that read returns 0 instead. So
     /// the first error or end is kept in `pendingError` and reading goes on: the queued packets are handed on
     /// first, and the end comes when a read finds nothing more.
@@ -290,6 +290,9 @@ final class BearerCore: Sendable {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK:
                 if let pendingError { return .ended(pendingError) }
+                // Linux reports the error to whichever call comes first: when a send took it, the closed
+                // socket reads EAGAIN from then on while poll says POLLHUP. Nothing more will come.
+                if peerShutDown() { return .ended(sendDisconnectReason() ?? "the connection closed") }
                 return .empty
             default:
                 if pendingError == nil {
@@ -310,6 +313,14 @@ final class BearerCore: Sendable {
         let status = info.withUnsafeMutableBytes { getsockopt(fd, SOL_SOCKET, 55 /* SO_MEMINFO */, $0.baseAddress, &length) }
         guard status == 0, Int(length) >= MemoryLayout<UInt32>.size * variables else { return nil }
         return info[variables - 1]
+    }
+
+    /// Why a send found the connection gone, if one did.
+    private func sendDisconnectReason() -> String? {
+        state.withLock { state in
+            if case let .disconnected(reason) = state.sendFailure { return reason }
+            return nil
+        }
     }
 
     /// `recv` returns 0 both for a zero-length packet and at the end of the stream; only the end comes with

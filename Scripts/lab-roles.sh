@@ -472,7 +472,7 @@ timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-params --conn
 echo "send exit $?" >> "$OUT/t28p.log"
 wait_bounded $LST 60; echo "listen exit $?" >> "$OUT/t28p.log"
 cmp -s "$OUT/params.bin" "$OUT/params_out.bin" && echo "intact" >> "$OUT/t28p.log"
-sleep 1  # btmon flushes its last lines
+btmon_sync
 tail -n +"$((MARK + 1))" "$OUT/btmon.txt" > "$OUT/t28p_btmon.txt"
 grep -A8 "(0x08|0x000d)" "$OUT/t28p_btmon.txt" | grep -q "Min connection interval: 50.00 msec" &&
 	grep -A10 "(0x08|0x000d)" "$OUT/t28p_btmon.txt" | grep -q "Connection latency: 2 " &&

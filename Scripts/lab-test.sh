@@ -105,11 +105,26 @@ wait_for() {
 	echo "   gave up waiting for /$2/ in $1"; return 1
 }
 
+# btmon_sync: returns once btmon.txt holds every frame of the air that came before the call. The monitor hands
+# btmon its frames in order, and btmon writes its file in 4 KiB blocks: an LE Encrypt whose plaintext is this
+# call's own goes to hci0 (the controller only computes; nothing changes) every 0.2 s until btmon wrote one.
+BTMON_SYNCS=0
+btmon_sync() {
+	local i tag
+	BTMON_SYNCS=$((BTMON_SYNCS + 1)); tag=$(printf '%08x' "$BTMON_SYNCS")
+	for i in $(seq 1 150); do
+		hcitool -i hci0 cmd 0x08 0x0017 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 \
+			6d 73 67 70 69 70 65 00 00 00 00 00 ${tag:0:2} ${tag:2:2} ${tag:4:2} ${tag:6:2} > /dev/null 2>&1
+		grep -q "Plaintext data: 6d736770697065000000000000$tag" "$OUT/btmon.txt" && return 0
+		sleep 0.2
+	done
+	echo "   btmon wrote none of its sync markers in 30 s"; return 1
+}
 # btmon_connects FROM OUT: btmon's header lines (with times) after line FROM of btmon.txt for LE Create Connection,
 # LE (Enhanced) Connection Complete, Add Advertising and LE Set (Extended) Advertising Enable, into OUT: what an
 # overlapping connect did (the second Create Connection pending until the peripheral advertised again)
 btmon_connects() {
-	sleep 1  # btmon flushes its last lines
+	btmon_sync
 	tail -n +"$(($1 + 1))" "$OUT/btmon.txt" |
 		grep -E '^[<>@].*(\(0x08\|0x000d\)|\(0x08\|0x000a\)|\(0x08\|0x0039\)|\(0x3e\) plen (19|31)|MGMT Command.*\(0x003e\))' |
 		head -40 > "$2"
@@ -371,7 +386,7 @@ printf 'pay 1.00 EUR' | timeout 150 "$MSGPIPE" request --adapter hci1 --to "$A" 
 	--timeout 120 >> "$OUT/t16.log" 2>&1; echo "wrong key exit $?" >> "$OUT/t16.log"
 no_links
 stop $SECURE
-sleep 1   # btmon writes its dump asynchronously
+btmon_sync
 cat "$OUT/secure_serve.log" >> "$OUT/t16.log"
 echo "plaintext on air: $(grep -ciE '70 ?61 ?79 ?20 ?31 ?32 ?2e ?35 ?30' "$OUT/btmon.txt")" >> "$OUT/t16.log"
 echo "commands run: $(wc -l < "$OUT/secure_ran" 2>/dev/null || echo 0)" >> "$OUT/t16.log"

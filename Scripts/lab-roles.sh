@@ -296,9 +296,10 @@ no_links
 
 # 27. A central that drops mid-message and comes back resumes without disturbing the other: listen
 #     --max-centrals 2 on hci0; first send from hci2 alone (its time); then sends from hci1 and hci2 at once,
-#     1 MiB each, and hci1's link is cut by its own controller (hcitool ledc) once the transfer runs: send on
-#     hci1 reconnects by itself and Transport resumes its message. Both files intact once each; hci2's time
-#     against its time alone.
+#     1 MiB each. hci1's sender (msgpipe-lab send --stop-after-bytes) stops itself once 400,000 bytes went out,
+#     its link is cut by its own controller (hcitool ledc) and the sender continued: it reconnects by itself and
+#     Transport resumes its message. The cut is mid-message however fast the build. Both files intact once each;
+#     hci2's time against its time alone.
 head -c 1048576 /dev/urandom > "$OUT/mib_c.bin"
 head -c 1048576 /dev/urandom > "$OUT/mib_solo.bin"
 rm -rf "$OUT/drop_out"; mkdir -p "$OUT/drop_out"
@@ -309,16 +310,26 @@ timeout 300 "$MSGPIPE" send "${KB[@]}" --adapter hci2 --to msgpipe-drop --json "
 	> "$OUT/t27_solo.json" 2> "$OUT/t27_solo.log"; echo "send alone exit $?" > "$OUT/t27.log"
 ALONE27=$(secs_of "$OUT/t27_solo.json")
 no_links
-timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-drop --json --verbose "$OUT/mib.bin" \
-	> "$OUT/t27_b.json" 2> "$OUT/t27_b.log" & S1=$!
+"$MSGPIPE_LAB" send "${KB[@]}" --adapter hci1 --to msgpipe-drop --json --verbose --stop-after-bytes 400000 \
+	"$OUT/mib.bin" > "$OUT/t27_b.json" 2> "$OUT/t27_b.log" & S1=$!
 timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci2 --to msgpipe-drop --json "$OUT/mib_c.bin" \
 	> "$OUT/t27_c.json" 2> "$OUT/t27_c.log" & S2=$!
-# Cut hci1's link once both are linked and data has flowed a while (1 MiB takes several seconds here).
-wait_link hci1 && wait_link hci2
-sleep 2
-H=$(link_handle hci1)
-hcitool -i hci1 ledc "$H" >> "$OUT/t27.log" 2>&1 && echo "cut hci1's link (handle $H) at $(up)" >> "$OUT/t27.log"
-wait $S1; echo "send B exit $?" >> "$OUT/t27.log"
+# hci1's sender stops itself mid-message: its link is cut while it is stopped, then it goes on.
+until=$((SECONDS + 120))
+until [ "$(awk '{print $3}' "/proc/$S1/stat" 2>/dev/null)" = T ] || [ $SECONDS -ge $until ] || ! [ -e "/proc/$S1" ]; do
+	sleep 0.1
+done
+if [ "$(awk '{print $3}' "/proc/$S1/stat" 2>/dev/null)" = T ]; then
+	echo "hci1's sender stopped itself mid-message at $(up)" >> "$OUT/t27.log"
+	H=$(link_handle hci1)
+	hcitool -i hci1 ledc "$H" >> "$OUT/t27.log" 2>&1 && echo "cut hci1's link (handle $H) at $(up)" >> "$OUT/t27.log"
+	until=$((SECONDS + 30))
+	while [ -n "$(link_handle hci1)" ] && [ $SECONDS -lt $until ]; do sleep 0.1; done
+	kill -CONT $S1
+else
+	echo "hci1's sender did not stop itself within 120 s" >> "$OUT/t27.log"
+fi
+wait_bounded $S1 600; echo "send B exit $?" >> "$OUT/t27.log"
 wait $S2; echo "send C exit $?" >> "$OUT/t27.log"
 no_links
 stop $LST; echo "listen exit $?" >> "$OUT/t27.log"
@@ -330,7 +341,7 @@ done
 echo "files in out-dir: $(ls "$OUT/drop_out" | wc -l)" >> "$OUT/t27.log"
 cat "$OUT/t27_solo.json" "$OUT/t27_b.json" "$OUT/t27_c.json" "$OUT/t27_b.log" "$OUT/t27_c.log" "$OUT/drop_listen.log" >> "$OUT/t27.log"
 expect "a central whose link is cut mid-message (hci1) reconnects and resumes; the other (hci2) is undisturbed; both intact once" \
-	"$OUT/t27.log" "send alone exit 0" "cut hci1's link" "send B exit 0" "send C exit 0" "listen exit 0" \
+	"$OUT/t27.log" "send alone exit 0" "stopped itself mid-message" "cut hci1's link" "send B exit 0" "send C exit 0" "listen exit 0" \
 	"B's file intact" "C's file intact" "the solo file intact" "files in out-dir: 3$" "reconnected to"
 B27=$(secs_of "$OUT/t27_b.json"); C27=$(secs_of "$OUT/t27_c.json")
 echo "   link cut mid-message: hci1 (cut, reconnected) ${B27:-?} s; hci2 beside it ${C27:-?} s; hci2 alone ${ALONE27:-?} s (ratio $(ratio "${C27:-0}" "${ALONE27:-0}"))" |

@@ -115,7 +115,7 @@ btmon_sync() {
 	for i in $(seq 1 150); do
 		hcitool -i hci0 cmd 0x08 0x0017 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 \
 			6d 73 67 70 69 70 65 00 00 00 00 00 ${tag:0:2} ${tag:2:2} ${tag:4:2} ${tag:6:2} > /dev/null 2>&1
-		grep -q "Plaintext data: 6d736770697065000000000000$tag" "$OUT/btmon.txt" && return 0
+		grep -q "Plaintext data: 6d7367706970650000000000$tag" "$OUT/btmon.txt" && return 0
 		sleep 0.2
 	done
 	echo "   btmon wrote none of its sync markers in 30 s"; return 1

@@ -2,11 +2,13 @@
 // injection, and the raw ATT probes the lab uses below GATT:
 //
 //     msgpipe-lab send --kill-after-bytes 400000 --to kitchen big.bin     # SIGKILL itself mid-transfer
+//     msgpipe-lab send --stop-after-bytes 400000 --to kitchen big.bin     # SIGSTOP itself once, mid-transfer
 //     msgpipe-lab listen --drop-after-bytes 600000 --name kitchen          # drop each connection once
 //     msgpipe-lab request --inject tamper|replay ...                       # a sealed request changed in flight
 //     msgpipe-lab lab-probe connect|serve|gatt-serve|gatt-send ...         # raw ATT / GATT probes
 import Glibc
 import MsgPipeCLI
+import Synchronization
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 var taps = CommandTaps()
@@ -35,6 +37,14 @@ func usage(_ message: String) -> Never {
 if let text = takeOption("kill-after-bytes") {
     guard let limit = Int(text), limit >= 0 else { usage("--kill-after-bytes takes a byte count") }
     taps.sentBytes = { sent in if sent >= limit { kill(getpid(), SIGKILL) } }
+}
+if let text = takeOption("stop-after-bytes") {
+    guard let limit = Int(text), limit >= 0 else { usage("--stop-after-bytes takes a byte count") }
+    // Once: after a SIGCONT the transfer goes on (and may resume) without stopping again.
+    let stopped = Atomic<Bool>(false)
+    taps.sentBytes = { sent in
+        if sent >= limit, !stopped.exchange(true, ordering: .relaxed) { kill(getpid(), SIGSTOP) }
+    }
 }
 if let text = takeOption("drop-after-bytes") {
     guard let limit = Int(text), limit > 0 else { usage("--drop-after-bytes takes a byte count") }

@@ -43,9 +43,12 @@ if [ -n "${LAB_MSGPIPE:-}" ]; then  # a msgpipe built elsewhere (the package's);
 	[ -x "$LAB_MSGPIPE" ] || fail "LAB_MSGPIPE=$LAB_MSGPIPE is not an executable"
 	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); products=(msgpipe-lab)
 fi
+buildlog=$(mktemp)
 for product in "${products[@]}"; do
-	swift build -c "$CONFIGURATION" --product "$product" 2>&1 | grep -E "error|warning: .*Sources" ; [ "${PIPESTATUS[0]}" = 0 ] || fail "swift build failed"
+	swift build -c "$CONFIGURATION" --product "$product" > "$buildlog" 2>&1 || { tail -20 "$buildlog"; fail "swift build failed"; }
+	grep -E "error|warning: .*Sources" "$buildlog" || true
 done
+rm -f "$buildlog"
 mkdir -p .build/lab
 for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"

@@ -315,11 +315,7 @@ no_links
 timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci2 --to msgpipe-drop --json "$OUT/mib_c.bin" \
 	> "$OUT/t27_c.json" 2> "$OUT/t27_c.log" & S2=$!
 # hci1's sender stops itself mid-message: its link is cut while it is stopped, then it goes on.
-until=$((SECONDS + 120))
-until [ "$(awk '{print $3}' "/proc/$S1/stat" 2>/dev/null)" = T ] || [ $SECONDS -ge $until ] || ! [ -e "/proc/$S1" ]; do
-	sleep 0.1
-done
-if [ "$(awk '{print $3}' "/proc/$S1/stat" 2>/dev/null)" = T ]; then
+if wait_stopped $S1 120; then
 	echo "hci1's sender stopped itself mid-message at $(up)" >> "$OUT/t27.log"
 	H=$(link_handle hci1)
 	hcitool -i hci1 ledc "$H" >> "$OUT/t27.log" 2>&1 && echo "cut hci1's link (handle $H) at $(up)" >> "$OUT/t27.log"

@@ -105,6 +105,15 @@ wait_for() {
 	echo "   gave up waiting for /$2/ in $1"; return 1
 }
 
+# wait_stopped PID SECS: until PID is stopped (msgpipe-lab send --stop-after-bytes stops itself mid-message), at
+# most SECS; fails when it exited or did not stop
+wait_stopped() {
+	local until=$((SECONDS + $2))
+	until [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; do
+		[ -e "/proc/$1" ] && [ $SECONDS -lt "$until" ] || return 1
+		sleep 0.1
+	done
+}
 # btmon_sync: returns once btmon.txt holds every frame of the air that came before the call. The monitor hands
 # btmon its frames in order, and btmon writes its file in 4 KiB blocks: an LE Encrypt whose plaintext is this
 # call's own goes to hci0 (the controller only computes; nothing changes) every 0.2 s until btmon wrote one.

@@ -218,7 +218,8 @@ final class BearerCore: Sendable {
                 gate.signalReady()
             }
             if wantRead, revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
-                readAvailable(into: &buffer, pendingError: &pendingError)
+                let hungUp = revents & Int32(POLLHUP | POLLERR) != 0
+                readAvailable(into: &buffer, pendingError: &pendingError, hungUp: hungUp)
             } else if revents & Int32(POLLHUP | POLLERR) != 0 {
                 state.withLock { $0.parked = true }
             }
@@ -232,11 +233,12 @@ final class BearerCore: Sendable {
     }
 
     /// Reads packets until the socket is empty, the inbox is full, or the connection ended. `pendingError`: the
-    /// error a read reported while packets may still be queued behind it (see ``readOne(into:pendingError:)``).
-    private func readAvailable(into buffer: inout [UInt8], pendingError: inout String?) {
+    /// error a read reported while packets may still be queued behind it (see ``readOne(into:pendingError:hungUp:)``).
+    /// `hungUp`: poll said POLLHUP or POLLERR (the connection is over once the socket is empty).
+    private func readAvailable(into buffer: inout [UInt8], pendingError: inout String?, hungUp: Bool) {
         guard let kernelDrops else {
             while state.withLock({ !$0.marks.isPaused && !$0.ended && !$0.closed }) {
-                switch readOne(into: &buffer, pendingError: &pendingError) {
+                switch readOne(into: &buffer, pendingError: &pendingError, hungUp: hungUp) {
                 case let .packet(packet): deliver(packet)
                 case .empty: return
                 case let .ended(reason): end(reason)
@@ -250,7 +252,7 @@ final class BearerCore: Sendable {
             var ending: String?
             let room = max(1, receiveCapacity - inbox.count)
             reading: while batch.count < room {
-                switch readOne(into: &buffer, pendingError: &pendingError) {
+                switch readOne(into: &buffer, pendingError: &pendingError, hungUp: hungUp) {
                 case let .packet(packet): batch.append(packet)
                 case .empty: break reading
                 case let .ended(reason): ending = reason; break reading
@@ -273,7 +275,7 @@ final class BearerCore: Sendable {
     /// before it are still queued; after the peer's L2CAP Disconnection Request that read returns 0 instead. So
     /// the first error or end is kept in `pendingError` and reading goes on: the queued packets are handed on
     /// first, and the end comes when a read finds nothing more.
-    private func readOne(into buffer: inout [UInt8], pendingError: inout String?) -> Read {
+    private func readOne(into buffer: inout [UInt8], pendingError: inout String?, hungUp: Bool) -> Read {
         while true {
             let (count, code) = buffer.withUnsafeMutableBytes { receiveCall(fd, $0) }
             if count > 0 { return .packet(Array(buffer[0..<min(count, buffer.count)])) }
@@ -292,7 +294,7 @@ final class BearerCore: Sendable {
                 if let pendingError { return .ended(pendingError) }
                 // Linux reports the error to whichever call comes first: when a send took it, the closed
                 // socket reads EAGAIN from then on while poll says POLLHUP. Nothing more will come.
-                if peerShutDown() { return .ended(sendDisconnectReason() ?? "the connection closed") }
+                if hungUp { return .ended(sendDisconnectReason() ?? "the connection closed") }
                 return .empty
             default:
                 if pendingError == nil {

@@ -10,7 +10,7 @@
 #   6. the Debian package end to end (Scripts/package-test.sh: build, lintian, install, use, purge).
 # The package's release build comes before the lab, whose checks run that msgpipe: in the VM's emulated CPU the
 # debug build's own work was a large part of each check. The fuzzers' release build and runs go beside the lab
-# at the lowest CPU priority: the lab's checks judge behaviour, not speed, and they only take what the VM leaves.
+# at a low CPU priority: the lab's checks judge behaviour, not speed, and they only take what the VM leaves.
 # The lab's one-time setup runs beside step 1.
 # MSGPIPE_LAB=0 skips the lab (for machines where it cannot run), MSGPIPE_PACKAGE=0 steps 3 and 6 (the lab then
 # runs the debug build's msgpipe).
@@ -77,17 +77,19 @@ if [ "$package" != 0 ]; then
   release_msgpipe=$(Scripts/package.sh --build-only 2>"$log") || { cat "$log"; exit 1; }
 fi
 
-# lowest CMD...: CMD beside the lab at the lowest CPU priority: nice 19, in a session of its own whose CPU group
+# lowest CMD...: CMD beside the lab at a low CPU priority: nice 10, in a session of its own whose CPU group
 # (the kernel's autogroup, one per session) is niced too. Niced in test.sh's own session, the release builds
-# still slowed the lab's first section about twice; with their group niced, by about a tenth. Each session's
-# PID goes into $lowered, so that `normal` can give the groups their share back once the lab is done.
+# still slowed the lab's first section about twice; with their group niced, by about a tenth. Nice 10, not 19:
+# the lab's group at -10 still outweighs it 87 to 1, and beside other work at nice 0 it gets a tenth of what
+# that work leaves (at 19, a seventieth: the fuzzers' build waited for the lab to end). Each session's PID goes
+# into $lowered, so that `normal` can give the groups their share back once the lab is done.
 lowered=$(mktemp); lab_done=$lowered.done
 lowest() {
   setsid --wait bash -c 'echo $$ >> "$1"; [ -e "$2" ] && exec "${@:3}"
-    echo 19 > /proc/self/autogroup 2> /dev/null; exec nice -n 19 "${@:3}"' lowest "$lowered" "$lab_done" "$@"
+    echo 10 > /proc/self/autogroup 2> /dev/null; exec nice -n 10 "${@:3}"' lowest "$lowered" "$lab_done" "$@"
 }
 # normal: what lowest started gets a normal share of the CPU from now on (lowest's later sessions too). On a
-# machine busy with other work a group at nice 19 gets about 1 % of it: the fuzzers' build, niced beside the
+# machine busy with other work a group at nice 10 gets about a tenth of it: the fuzzers' build, niced beside the
 # lab, would wait for that work to end. Twice, a second apart, for a session that started meanwhile.
 normal() {
   local pid pass
@@ -102,7 +104,7 @@ normal() {
   done
 }
 
-# The fuzzers' release build, then their runs, at the lowest priority beside the lab (in its own build folder;
+# The fuzzers' release build, then their runs, at a low priority beside the lab (in its own build folder;
 # the fuzzers' verdict is read once the lab is done).
 step lab
 builds=""; builds_log=$(mktemp); fuzz_log=$(mktemp); fuzz_rc=$(mktemp)
@@ -120,7 +122,7 @@ if [ "${MSGPIPE_LAB:-1}" != 0 ]; then
   lablog=$(mktemp)
   # The VM at a higher CPU priority than the machine's other work (nice -10 for it and for its session's CPU
   # group): it emulates controllers and links in real time, and starved by a build beside it, it took 36 minutes
-  # instead of 22. Our own builds beside it stay at nice 19 (lowest).
+  # instead of 22. Our own builds beside it stay at nice 10 (lowest).
   as_root env LAB_MSGPIPE="$release_msgpipe" setsid --wait bash -c \
     'echo -10 > /proc/self/autogroup 2> /dev/null; exec nice -n -10 "$@"' favoured Scripts/lab.sh |
     tee "$lablog" || lab_rc=$?

@@ -198,6 +198,30 @@ import TestSupport
         await listener.close()
     }
 
+    @Test func aSessionTheServerEndedIsANewSessionOnThePeersNextConnection() async throws {
+        let listener = TransportListener(options: TransportOptions.fastForTests)
+        let peer = DialingLink(packetSize: 40)
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
+        peer.dial(listener, peer: "refused")
+        let refused = try #require(await listener.sessions.next())
+        await listener.end(refused)
+        #expect(listener.sessionCount == 0)
+        var closed = refused.transport.messages.makeAsyncIterator()
+        #expect(await closed.next() == nil, "the ended session's Transport is closed")
+        // The client resumes its session id on its next connection: the listener takes it as a new session
+        // (kept, the closed one would have taken this connection and dropped it, until the resume window).
+        await peer.drop()
+        peer.dial(listener, peer: "again")
+        let fresh = try #require(await listener.sessions.next())
+        #expect(fresh !== refused)
+        #expect(fresh.peer == "again")
+        try await client.send([1, 2, 3], timeout: hangGuard)
+        var messages = fresh.transport.messages.makeAsyncIterator()
+        #expect(await messages.next()?.body == [1, 2, 3])
+        await client.close()
+        await listener.close()
+    }
+
     @Test func aSessionWhosePeerStaysAwayIsClosedAfterTheResumeWindow() async throws {
         var limits = TransportListener.Limits()
         limits.resumeWindow = .milliseconds(50)

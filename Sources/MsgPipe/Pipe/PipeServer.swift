@@ -192,7 +192,8 @@ public final class PipeServer: Sendable {
                                     refused \(session.peer) without a handshake: \(failures) failed in a row, it \
                                     waits \(wait.components.seconds + 1) s more
                                     """)
-                                await session.transport.close()
+                                // Forgotten, not just closed: its next connection is judged afresh.
+                                await listener.end(session)
                                 return
                             }
                             let secured: MessagePipe.Secured
@@ -203,7 +204,7 @@ public final class PipeServer: Sendable {
                                 server.state.withLock { $0.refusedHandshakes += 1 }
                                 backoff.failed(session.peer)
                                 options.note(.warning, "refused \(session.peer): \(error)")
-                                await session.transport.close()
+                                await listener.end(session)
                                 return
                             }
                             backoff.succeeded(session.peer)

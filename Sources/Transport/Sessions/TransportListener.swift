@@ -160,6 +160,21 @@ public final class TransportListener: Sendable {
         }
     }
 
+    /// Ends `session` now: its Transport and its connection close, and the listener forgets it, so its peer's
+    /// next connection, though it resumes the same session id, is a new session on ``sessions``. For a server
+    /// that refused the peer (a failed handshake): kept, the closed session would take every reconnect of that
+    /// peer until the resume window expired, and the peer could not be judged afresh.
+    ///
+    /// ```swift
+    /// for await session in listener.sessions where !allowed(session.peer) {
+    ///     await listener.end(session)
+    /// }
+    /// ```
+    public func end(_ session: TransportSession) async {
+        session.cancelExpiry()
+        await remove(session)
+    }
+
     /// Closes every session's Transport and ends ``sessions``; connections in ``accept(_:peer:)`` close.
     public func close() async {
         let all = registry.withLock { registry in

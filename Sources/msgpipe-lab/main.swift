@@ -40,6 +40,7 @@ if let text = takeOption("kill-after-bytes") {
 }
 if let text = takeOption("stop-after-bytes") {
     guard let limit = Int(text), limit >= 0 else { usage("--stop-after-bytes takes a byte count") }
+    guard taps.sentBytes == nil else { usage("--stop-after-bytes and --kill-after-bytes exclude each other") }
     // Once: after a SIGCONT the transfer goes on (and may resume) without stopping again.
     let stopped = Atomic<Bool>(false)
     taps.sentBytes = { sent in

@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "Exchange", targets: ["Exchange"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
+        .library(name: "MsgPipeStore", targets: ["MsgPipeStore"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -138,13 +139,20 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Durable storage over the connection library: the inbox keeps received messages (fsync'd files and a
+        // delivery journal) before they are acknowledged, exactly once across restarts.
+        .target(
+            name: "MsgPipeStore",
+            dependencies: ["MsgPipe", "Exchange", "Framing", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
         // run them: the product, and the lab tool that adds probes and fault injection (never installed).
         .target(
             name: "MsgPipeCLI",
             dependencies: [
-                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "Simulator", "Secure", "Exchange",
-                "CSystemd", "CBuildInfo",
+                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator", "Secure",
+                "Exchange", "CSystemd", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -185,6 +193,11 @@ let package = Package(
         .testTarget(
             name: "MsgPipeTests",
             dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "MsgPipeStoreTests",
+            dependencies: ["MsgPipeStore", "MsgPipe", "Transport", "MemoryLinks", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",

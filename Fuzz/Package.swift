@@ -65,6 +65,11 @@ let package = Package(
             name: "ExchangeFuzzer",
             dependencies: ["FuzzSupport", .product(name: "Exchange", package: "msgpipe")],
             swiftSettings: strict),
+        // The inbox's delivery journal read from disk (module MsgPipeStore).
+        .executableTarget(
+            name: "InboxFuzzer",
+            dependencies: ["FuzzSupport", .product(name: "MsgPipeStore", package: "msgpipe")],
+            swiftSettings: strict),
         // What BLELink reads from bluetoothd's D-Bus messages: DBusValue trees (built from the input, as sd-bus
         // would hand them over) into Device1 peers, UUIDs, addresses, device paths and MTUs.
         .executableTarget(

@@ -11,6 +11,7 @@
 #   SecureFuzzer       Secure handshake messages and sealed records
 #   AuthorizedKeysFuzzer the authorized-keys file parser (module Secure)
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
+#   InboxFuzzer        the inbox's delivery journal: its records, the journal read from disk (module MsgPipeStore)
 #   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
 #                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BLELink)
 #   BondStoreFuzzer    the bond store's file (BondFile, BondStore.load), the mgmt key events and New Connection
@@ -26,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../Fuzz"
 # A trap goes straight to libFuzzer's handler (Swift's backtracer would trip AddressSanitizer).
 export SWIFT_BACKTRACE=enable=no
-all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer AuthorizedKeysFuzzer ExchangeFuzzer BlueZFuzzer BondStoreFuzzer)
+all=(ATTFuzzer MsgPipeFuzzer TextFormatsFuzzer StreamFramesFuzzer TransportFuzzer SecureFuzzer AuthorizedKeysFuzzer ExchangeFuzzer InboxFuzzer BlueZFuzzer BondStoreFuzzer)
 build_only=0
 if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 seconds=${1:-60}

@@ -141,6 +141,7 @@ enum BenchReportFormat {
                 ("messages_sent", .integer(sent)), ("messages_delivered", .integer(delivered)),
                 ("message_size", .integer(size)),
                 ("payload_bytes", .integer(bytes)), ("seconds", number(seconds)), ("goodput_kbps", number(goodput)),
+                ("messages_per_s", number(seconds > 0 ? Double(delivered) / seconds : 0)),
                 ("limit_kbps", limit.map(number) ?? .text("unknown")),
                 ("limit_assumes", .text("\(assumedPHY), ll_payload 251, \(intervalText), negotiated mtu")),
                 ("efficiency", limit.map { number($0 > 0 ? goodput / $0 : 0) } ?? .text("unknown")),

@@ -9,6 +9,9 @@ import Synchronization
 public struct CommandTaps: Sendable {
     /// Told the total bytes `send` handed to the link so far.
     public var sentBytes: (@Sendable (Int) -> Void)?
+    /// Told how many messages `listen` has kept so far, each time a batch is kept and before any of it is
+    /// acknowledged (the lab kills listen there: kept, never acknowledged).
+    public var kept: (@Sendable (Int) -> Void)?
     /// Sees every link event the receiving commands (`listen`, both roles) get, with the link it came from.
     public var received: (@Sendable (LinkEvent, PeerLink) -> Void)?
     /// Replaces `request`'s exchange over an established Transport (handshake, sealed request, response).

@@ -1,13 +1,14 @@
 import ArgumentParser
 import MsgPipe
+import MsgPipeStore
 import Secure
 
 extension ListenCommand {
     /// `listen --to` / `--role central`: connects a pipe to the peripheral (it reconnects after each drop,
     /// without limit, so Transport resumes) and writes every message it sends, until a signal or `--count`
     /// messages.
-    func receiveAsCentral(sink: sending MessageSink, shutdown: ShutdownSignal) async throws {
-        if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), sink: sink, shutdown: shutdown) }
+    func receiveAsCentral(shutdown: ShutdownSignal) async throws {
+        if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), shutdown: shutdown) }
         // Key files are checked before anything connects.
         let keys = try secure.centralKeys()
         var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false, connection: connection)
@@ -16,6 +17,10 @@ extension ListenCommand {
         options.reconnect.attempts = .max
         options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
         options.keys = keys
+        options.holdsAcknowledgements = true
+        let outcomes = AsyncStream<CentralOutcome>.makeStream()
+        let sink = try openInbox(
+            onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })
         let pipe: MessagePipe
         do {
             pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
@@ -33,41 +38,40 @@ extension ListenCommand {
         let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
         printError("connected to \(pipe.peer)" + (carrier.map { " over \($0)" } ?? ""))
         if verbose, carrier != nil { printError("\(pipe.peer): \(pipe.linkParameters)") }
-        let receiving = Task { [count] () -> FileIOError? in
+        let receiving = Task {
             for await message in pipe.messages {
-                do throws(FileIOError) {
-                    try sink.write(
-                        message.bytes, messageID: message.id, connection: pipe.connections, peer: nil, link: carrier,
-                        sender: message.sender, parameters: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters))
-                } catch {
-                    return error
-                }
-                if let count, sink.count >= count { return nil }
+                // Kept with what else arrived, then accepted; past a failure or --count, never accepted.
+                sink.submit(message, as: MessageSink.Item(
+                    body: message.bytes, messageID: message.id, connection: pipe.connections, peer: nil, link: carrier,
+                    sender: message.sender, parameters: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters)))
             }
-            return nil
-        }
-        let outcomes = AsyncStream<FileIOError??>.makeStream()
-        Task {
-            outcomes.continuation.yield(.some(await receiving.value))
+            outcomes.continuation.yield(.ended)
         }
         Task {
             _ = await shutdown.wait()
-            outcomes.continuation.yield(.none)
+            outcomes.continuation.yield(.signal)
         }
         var iterator = outcomes.stream.makeAsyncIterator()
         switch await iterator.next() {
-        case let .some(error)?:
-            if let error { try fail(error) }
+        case let .failedOutput(error)?:
+            try fail(error)
+        case .ended?:
+            await sink.close()
+            if let error = sink.failure { try fail(error) }
             if pipe.rejection != nil {  // logged by the pipe as it closed
                 await pipe.close()
                 throw ExitCode(1)
             }
+        case .counted?:
             // --count: let the peripheral take its last acknowledgement (plain formats: the confirmation of
             // its last indication) and end the connection (at most 2 s).
+            await sink.close()
             await pipe.close(awaitingDropWithin: .seconds(2))
-        case .none?, nil:
-            // Whole messages were written as they arrived; a partial one is dropped with the process.
+        case .signal?, nil:
+            // What arrived whole is kept (and accepted); a partial message is dropped with the process.
             receiving.cancel()
+            await sink.close()
+            if let error = sink.failure { try fail(error) }
         }
     }
 
@@ -75,16 +79,16 @@ extension ListenCommand {
     /// message is written whole as it arrives, with its `--to` as `peer` (`--json`) or in that peer's folder
     /// (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
     /// exit code is then 1 when the others end (signal or `--count`).
-    private func receiveFromPeers(_ peers: [String], sink output: sending MessageSink, shutdown: ShutdownSignal) async throws {
+    private func receiveFromPeers(_ peers: [String], shutdown: ShutdownSignal) async throws {
         var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false)
         options.logger = CLILogging.logger("listen", verbose: verbose)
         options.maximumMessageSize = maximumMessageSize
         options.reconnect.attempts = .max
         options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
-        let outcomes = AsyncStream<PeersOutcome>.makeStream()
-        let sink = SharedMessageSink(
-            output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
-            onLimit: { outcomes.continuation.yield(.counted) })
+        options.holdsAcknowledgements = true
+        let outcomes = AsyncStream<CentralOutcome>.makeStream()
+        let sink = try openInbox(
+            onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })
         var pipes: [(peer: String, pipe: MessagePipe)] = []
         var unreachable: [String] = []
         for (peer, result) in zip(peers, await MessagePipe.connect(toEach: peers, options: options)) {
@@ -107,13 +111,9 @@ extension ListenCommand {
                     group.addTask {
                         let carrier = bluetooth ? pipe.linkKind : nil
                         for await message in pipe.messages {
-                            do throws(FileIOError) {
-                                try sink.write(
-                                    message.bytes, messageID: message.id, connection: pipe.connections, peer: peer,
-                                    link: carrier, folder: byFolder ? MessageSink.folderName(peer) : nil)
-                            } catch {
-                                return  // the output is gone or --count was reached
-                            }
+                            sink.submit(message, as: MessageSink.Item(
+                                body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer,
+                                link: carrier, folder: byFolder ? MessageDirectory.folderName(peer) : nil))
                         }
                     }
                 }
@@ -131,16 +131,18 @@ extension ListenCommand {
                 try fail(error)
             case .counted:
                 // Each peer takes its last acknowledgement and ends its connection (at most 2 s).
+                await sink.close()
                 await withDiscardingTaskGroup { group in
                     for (_, pipe) in pipes { group.addTask { await pipe.close(awaitingDropWithin: .seconds(2)) } }
                 }
                 break loop
             case .ended, .signal:
-                // Whole messages were written as they arrived; a partial one is dropped with the process.
+                // What arrived whole is kept (and accepted); a partial message is dropped with the process.
                 receiving.cancel()
                 break loop
             }
         }
+        await sink.close()
         if let error = sink.failure { try fail(error) }
         if !unreachable.isEmpty {
             printError("not every peer was connected: \(unreachable.joined(separator: ", "))")
@@ -149,9 +151,9 @@ extension ListenCommand {
     }
 }
 
-/// What ends `listen` with several `--to`.
-private enum PeersOutcome: Sendable {
-    case failedOutput(FileIOError)
+/// What ends `listen` as the central.
+private enum CentralOutcome: Sendable {
+    case failedOutput(InboxError)
     case counted
     case ended
     case signal

@@ -5,6 +5,7 @@ import Glibc
 import Logging
 import MsgPipe
 import MsgPipeMQTT
+import MsgPipeStore
 import Secure
 import Transport
 
@@ -24,6 +25,10 @@ struct ListenCommand: AsyncParsableCommand {
             each), a file each with --out-dir DIR, or one JSON line each with --json. Runs until SIGINT/SIGTERM, \
             --connections centrals or --count messages (exit 0).
 
+            msgpipe format: a message is acknowledged only once it is kept (--out-dir: file and journal \
+            fsync'd; standard output: written, and fsync'd when a file). A delivery journal in --out-dir (or \
+            --state DIR) keeps a restarted listen from writing a resent message twice.
+
             Examples:
               msgpipe listen --link unix:/tmp/mp.sock > received.bin
               msgpipe listen --name kitchen --out-dir inbox/
@@ -39,7 +44,7 @@ struct ListenCommand: AsyncParsableCommand {
             --identity FILE --peer-key KEY.
 
             Exit codes: 0 done or interrupted, 1 link failure, 64 usage error (a bad --mqtt URL too), 69 the \
-            broker cannot be reached, 73 --out-dir cannot be written, 74 standard output cannot be written, 77 \
+            broker cannot be reached, 73 --out-dir or --state cannot be written (or is in use), 74 standard output cannot be written, 77 \
             the broker refused the credentials or a publish, or its TLS certificate is not trusted, 78 a key file \
             is missing, unreadable, world-writable or invalid. Reference: docs/CLI.md.
             """)
@@ -56,6 +61,9 @@ struct ListenCommand: AsyncParsableCommand {
 
     @Flag(help: "Write one JSON line per message on standard output.")
     var json = false
+
+    @Option(help: "Keep a delivery journal in this directory, so a restarted listen never writes a resent message twice (standard output and --json; --out-dir keeps its own).")
+    var state: String?
 
     @Option(name: .customLong("max-message-size"), help: "Largest message accepted, in bytes.")
     var maximumMessageSize: Int = 16 << 20
@@ -89,6 +97,9 @@ struct ListenCommand: AsyncParsableCommand {
 
     func validate() throws {
         if outDirectory != nil && json { throw ValidationError("--out-dir and --json exclude each other") }
+        if outDirectory != nil && state != nil {
+            throw ValidationError("--out-dir keeps its delivery journal in the directory: not with --state")
+        }
         guard (0...Int(UInt32.max - 4)).contains(maximumMessageSize) else {
             throw ValidationError("--max-message-size must be between 0 and \(UInt32.max - 4)")
         }
@@ -117,31 +128,24 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let output: MessageSink
-        do {
-            output = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout(newline: format == .lines))
-        } catch {
-            printError(error.description)
-            throw ExitCode(error.exitCode)
-        }
         let shutdown = ShutdownSignal()
         if try link.role(role, default: .peripheral) == .central {
-            return try await receiveAsCentral(sink: output, shutdown: shutdown)
+            return try await receiveAsCentral(shutdown: shutdown)
         }
         let keys = try secure.serverKeys()
         keys?.reloadOnHangup()
         let verbose = verbose
         let outcomes = AsyncStream<ListenOutcome>.makeStream()
-        let sink = SharedMessageSink(
-            output, limit: count, onFailure: { outcomes.continuation.yield(.failedOutput($0)) },
-            onLimit: { outcomes.continuation.yield(.counted) })
+        let sink = try openInbox(
+            onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })
         var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
         options.logger = CLILogging.logger("listen", verbose: verbose)
         options.maximumMessageSize = maximumMessageSize
         options.maximumCentrals = maximumCentrals
         options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
         let broker = try await connectGateway()
-        options.holdsAcknowledgements = broker != nil
+        // msgpipe format: a message is acknowledged only once the inbox kept it (or the broker took it).
+        options.holdsAcknowledgements = true
         options.keys = keys
         let acceptor = try link.acceptor(options)
         shutdown.onSignal { acceptor.stop() }
@@ -176,13 +180,10 @@ struct ListenCommand: AsyncParsableCommand {
                                     return
                                 }
                             }
-                            do throws(FileIOError) {
-                                try sink.write(
-                                    message.bytes, messageID: message.id, connection: central.connections,
-                                    peer: central.peer, sender: message.sender)
-                            } catch {
-                                return  // the output is gone or --count was reached: stop receiving from this central
-                            }
+                            // Kept with what else arrived, then accepted; past a failure or --count, never accepted.
+                            sink.submit(message, as: MessageSink.Item(
+                                body: message.bytes, messageID: message.id, connection: central.connections,
+                                peer: central.peer, sender: message.sender))
                         }
                     }
                 }
@@ -196,6 +197,7 @@ struct ListenCommand: AsyncParsableCommand {
         loop: for await outcome in outcomes.stream {
             switch outcome {
             case .served:
+                await sink.close()
                 await broker?.close()
                 if let error = sink.failure { try fail(error) }
                 return
@@ -224,7 +226,8 @@ struct ListenCommand: AsyncParsableCommand {
                 printError("\(error)")
                 throw ExitCode(1)
             case .signal:
-                // Whole messages were written as they arrived; a partial one is dropped with the process.
+                // What arrived whole is kept (and accepted); a partial message is dropped with the process.
+                await sink.close()
                 await broker?.close()
                 if let error = sink.failure { try fail(error) }
                 return
@@ -232,6 +235,7 @@ struct ListenCommand: AsyncParsableCommand {
         }
         // The socket file goes; over Bluetooth advertising stops.
         await server.close()
+        await sink.close()
         await broker?.close()
     }
 
@@ -268,9 +272,33 @@ struct ListenCommand: AsyncParsableCommand {
         }
     }
 
-    func fail(_ error: FileIOError) throws -> Never {
+    /// The inbox every mode keeps messages through: `--out-dir` (its journal in the directory), or standard
+    /// output and `--json` (a journal in `--state DIR`, if given). `onCounted` runs once `--count` messages were
+    /// kept, `onFailure` once the output or the journal failed. Exits 73 when it cannot open.
+    func openInbox(
+        onCounted: @escaping @Sendable () -> Void, onFailure: @escaping @Sendable (InboxError) -> Void
+    ) throws -> MessageInbox<MessageSink> {
+        do throws(InboxError) {
+            let sink = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout(newline: format == .lines))
+            var options = MessageInbox<MessageSink>.Options()
+            options.limit = count
+            options.logger = CLILogging.logger("listen", verbose: verbose)
+            options.onKept = { [count] receipt in if !receipt.isDuplicate, receipt.index == count { onCounted() } }
+            options.onFailure = onFailure
+            if let state { try MessageDirectory.makeDirectory(state) }
+            let inbox = try MessageInbox(output: sink, journalDirectory: sink.directoryPath ?? state, options: options)
+            if let note = inbox.recoveryNote { printError(note) }
+            return inbox
+        } catch {
+            try fail(error)
+        }
+    }
+
+    /// Prints `error` and exits: 74 when standard output cannot be written, else 73 (the directory or journal).
+    func fail(_ error: InboxError) throws -> Never {
         printError(error.description)
-        throw ExitCode(error.exitCode)
+        if case .io = error, outDirectory == nil { throw ExitCode(74) }
+        throw ExitCode(73)
     }
 
 }
@@ -278,8 +306,8 @@ struct ListenCommand: AsyncParsableCommand {
 /// How `listen`'s serving ended.
 private enum ListenOutcome: Sendable {
     case served
-    /// Writing the output failed.
-    case failedOutput(FileIOError)
+    /// Keeping messages failed (the output or the journal).
+    case failedOutput(InboxError)
     /// `--count` messages written.
     case counted
     /// The wait for the centrals to leave after `--count` is over.

@@ -4,6 +4,8 @@
 //     msgpipe-lab send --kill-after-bytes 400000 --to kitchen big.bin     # SIGKILL itself mid-transfer
 //     msgpipe-lab send --stop-after-bytes 400000 --to kitchen big.bin     # SIGSTOP itself once, mid-transfer
 //     msgpipe-lab listen --drop-after-bytes 600000 --name kitchen          # drop each connection once
+//     msgpipe-lab listen --kill-after-kept 1 --out-dir inbox ...           # SIGKILL itself once a message is
+//                                                                          # kept, before it is acknowledged
 //     msgpipe-lab request --inject tamper|replay ...                       # a sealed request changed in flight
 //     msgpipe-lab lab-probe connect|serve|gatt-serve|gatt-send ...         # raw ATT / GATT probes
 import Glibc
@@ -50,6 +52,10 @@ if let text = takeOption("stop-after-bytes") {
 if let text = takeOption("drop-after-bytes") {
     guard let limit = Int(text), limit > 0 else { usage("--drop-after-bytes takes a byte count") }
     taps.received = DropAfterBytes(limit: limit).observe
+}
+if let text = takeOption("kill-after-kept") {
+    guard let limit = Int(text), limit > 0 else { usage("--kill-after-kept takes a message count") }
+    taps.kept = { kept in if kept >= limit { kill(getpid(), SIGKILL) } }
 }
 if let text = takeOption("inject") {
     guard let fault = RequestFault(rawValue: text) else { usage("--inject takes tamper or replay") }

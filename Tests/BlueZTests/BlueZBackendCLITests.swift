@@ -101,8 +101,10 @@ struct BlueZBackendCLITests {
                                        maximumPacketSize: AcquiredLink.maximumPacketSize(mtu: 185))
         let transport = Transport(link: central)
         let body = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        // listen acknowledges a message once its output took it: standard output is read while the central sends.
+        async let finished = listen.finish()
         try await transport.send(body, timeout: .seconds(20))
-        let (output, status) = await listen.finish()
+        let (output, status) = await finished
         await transport.close()
         #expect(status == 0, "\(listen.errors)")
         expectSameBytes(output, body)

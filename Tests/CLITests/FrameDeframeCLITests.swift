@@ -16,7 +16,7 @@ struct MsgPipeProcess {
     }
 
     /// The options only the lab tool takes (fault injection); `msgpipe` itself refuses them.
-    static let labOptions: Set<String> = ["--kill-after-bytes", "--drop-after-bytes", "--inject"]
+    static let labOptions: Set<String> = ["--kill-after-bytes", "--drop-after-bytes", "--inject", "--kill-after-kept"]
 
     /// `msgpipe`, or `msgpipe-lab` when `arguments` inject a fault.
     static func binary(for arguments: [String]) -> URL {

@@ -9,7 +9,8 @@ final class RunningMsgPipe: @unchecked Sendable {
     private var errorText = ""
     private var errorEnded = false
 
-    init(_ arguments: [String], input: [UInt8]? = nil) throws {
+    /// Starts `msgpipe arguments...`; `watchdog` seconds later it is killed with SIGKILL if still running.
+    init(_ arguments: [String], input: [UInt8]? = nil, watchdog: Double = 120) throws {
         process.executableURL = MsgPipeProcess.binary(for: arguments)
         process.arguments = arguments
         let stdout = Pipe()
@@ -31,7 +32,7 @@ final class RunningMsgPipe: @unchecked Sendable {
         output = OutputCollector(stdout.fileHandleForReading)
         // A wedged process fails its test (killed, status 9) instead of hanging the suite.
         let process = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + watchdog) {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
         let handle = stderr.fileHandleForReading

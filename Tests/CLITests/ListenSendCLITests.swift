@@ -104,7 +104,10 @@ struct ListenSendCLITests {
             #expect(sent.status == 0, "send: \(sent.stderr)")
             #expect(listener.finish().status == 0)
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        // Besides the messages only msgpipe's hidden delivery journal and its lock: no temporary file is left.
+        let all = try FileManager.default.contentsOfDirectory(atPath: out.path).sorted()
+        #expect(all.filter { $0.hasPrefix(".") } == [".msgpipe-delivered", ".msgpipe-lock"])
+        let names = all.filter { !$0.hasPrefix(".") }
         #expect(names == (1 ... 6).map { String(format: "%08d.msg", $0) })
         let contents = try names.map { String(decoding: try Data(contentsOf: out.appendingPathComponent($0)), as: UTF8.self) }
         #expect(contents == ["a", "", "ccc", "a", "", "ccc"])

@@ -1,7 +1,6 @@
 import DequeModule
 import Glibc
 public import Logging
-import Synchronization
 
 /// The record of answered requests in `--state DIR`: which ids were started, and the response of each
 /// completed one, so a retried id gets the same response and its command never runs twice.
@@ -13,9 +12,7 @@ import Synchronization
 ///
 /// File: the header `msgpipe journal 1\n`, then ``JournalRecord``s; a torn tail is cut off with a warning, a
 /// corrupt record followed by valid data is refused. Responses stay on disk; at most
-/// ``ExchangeLimits/retainedRequests`` ids are kept. One journal per directory: across processes a POSIX record
-/// lock on `DIR/lock`, which a child process never inherits (a `flock` did, so a command spawned a moment before
-/// a reopen kept the directory locked until its exec); within a process a table of the directories in use.
+/// ``ExchangeLimits/retainedRequests`` ids are kept. One journal per directory (a ``DirectoryLock`` on `DIR/lock`).
 public final class IdempotencyJournal {
     /// What the journal knows about an id.
     public enum Entry: Sendable, Equatable {
@@ -37,7 +34,8 @@ public final class IdempotencyJournal {
     private let limits: ExchangeLimits
     private let logger: Logger?
     private var file: JournalFile
-    let lockDescriptor: Int32  // internal: tests copy it
+    private let lock: DirectoryLock
+    var lockDescriptor: Int32 { lock.descriptor }  // internal: tests copy it
     private var slots: [RequestID: Slot] = [:]
     private var completedOrder = Deque<RequestID>()
     private var recordCount = 0
@@ -52,54 +50,21 @@ public final class IdempotencyJournal {
         self.limits = limits
         self.logger = logger
         if mkdir(directory, 0o700) != 0, errno != EEXIST { throw JournalFile.failure("create \(directory)") }
-        var status = stat()
-        guard stat(directory, &status) == 0 else { throw JournalFile.failure("stat \(directory)") }
-        let identity = DirectoryIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
-        self.identity = identity
-        // The table first: a second descriptor of the lock file in this process, once closed, would let go of
-        // the first journal's record lock (POSIX locks belong to the process, not the descriptor).
-        guard Self.inUse.withLock({ $0.insert(identity).inserted }) else { throw .journalInUse(path: directory) }
-        lockDescriptor = Glibc.open(directory + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockDescriptor >= 0 else {
-            Self.release(identity)
-            throw JournalFile.failure("open \(directory)/lock")
-        }
-        var lock = flock()
-        lock.l_type = Int16(F_WRLCK)
-        lock.l_whence = Int16(SEEK_SET)
-        guard fcntl(lockDescriptor, F_SETLK, &lock) == 0 else {
-            _ = Glibc.close(lockDescriptor)
-            Self.release(identity)
-            throw .journalInUse(path: directory)
-        }
-        do {
-            file = try JournalFile(path: directory + "/" + Self.fileName)
+        do throws(DirectoryLock.Failure) {
+            lock = try DirectoryLock(directory: directory, fileName: "lock")
         } catch {
-            _ = Glibc.close(lockDescriptor)
-            Self.release(identity)
-            throw error
+            switch error {
+            case .inUse: throw .journalInUse(path: directory)
+            case let .system(operation, reason): throw .journal("\(operation) failed: \(reason)")
+            }
         }
+        file = try JournalFile(path: directory + "/" + Self.fileName)
         // Fully initialized from here: if the replay throws, deinit closes the file and lets go of the directory.
         try replay()
     }
 
     deinit {
         file.close()
-        _ = Glibc.close(lockDescriptor)  // lets go of the record lock, before the table lets another opener in
-        Self.release(identity)
-    }
-
-    /// A directory by device and inode, however it was named.
-    private struct DirectoryIdentity: Hashable {
-        let device: UInt64
-        let inode: UInt64
-    }
-
-    private static let inUse = Mutex<Set<DirectoryIdentity>>([])
-    private let identity: DirectoryIdentity
-
-    private static func release(_ identity: DirectoryIdentity) {
-        _ = inUse.withLock { $0.remove(identity) }
     }
 
     /// The number of answered ids kept.

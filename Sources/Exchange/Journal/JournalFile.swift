@@ -2,12 +2,12 @@ import Glibc
 
 /// The journal's file: positioned reads, appends made durable with `fsync`, truncation, atomic replace.
 /// Every failure is an ``ExchangeError/journal(_:)`` naming the operation and errno.
-struct JournalFile {
-    let path: String
-    private(set) var descriptor: Int32
-    private(set) var size: Int64
+package struct JournalFile {
+    package let path: String
+    package private(set) var descriptor: Int32
+    package private(set) var size: Int64
 
-    init(path: String) throws(ExchangeError) {
+    package init(path: String) throws(ExchangeError) {
         self.path = path
         descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("open \(path)") }
@@ -16,12 +16,12 @@ struct JournalFile {
         size = Int64(status.st_size)
     }
 
-    func close() {
+    package func close() {
         _ = Glibc.close(descriptor)
     }
 
     /// Reads up to `count` bytes at `offset` (fewer at the end of the file).
-    func read(at offset: Int64, count: Int) throws(ExchangeError) -> [UInt8] {
+    package func read(at offset: Int64, count: Int) throws(ExchangeError) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -38,7 +38,7 @@ struct JournalFile {
 
     /// Appends `bytes` and returns once they are on stable storage (`fsync`); returns their offset.
     /// On failure the file is cut back to its previous size, so no half record stays behind.
-    mutating func appendDurably(_ bytes: [UInt8]) throws(ExchangeError) -> Int64 {
+    package mutating func appendDurably(_ bytes: [UInt8]) throws(ExchangeError) -> Int64 {
         let offset = size
         do throws(ExchangeError) {
             _ = try append(bytes)
@@ -52,7 +52,7 @@ struct JournalFile {
     }
 
     /// Cuts the file to `length` bytes, durably.
-    mutating func truncate(to length: Int64) throws(ExchangeError) {
+    package mutating func truncate(to length: Int64) throws(ExchangeError) {
         guard ftruncate(descriptor, off_t(length)) == 0, fsync(descriptor) == 0 else {
             throw Self.failure("truncate \(path)")
         }
@@ -61,7 +61,7 @@ struct JournalFile {
 
     /// Atomically replaces this file with what `fill` appends to a new one: written to PATH.tmp,
     /// fsync'd, renamed over PATH, and the directory fsync'd. A crash leaves either the old or the new file.
-    mutating func replace(
+    package mutating func replace(
         directory: String, fill: (inout JournalFile) throws(ExchangeError) -> Void
     ) throws(ExchangeError) {
         let temporaryPath = path + ".tmp"
@@ -81,7 +81,7 @@ struct JournalFile {
     }
 
     /// Appends `bytes` without syncing (``replace(directory:fill:)`` syncs once at the end).
-    mutating func append(_ bytes: [UInt8]) throws(ExchangeError) -> Int64 {
+    package mutating func append(_ bytes: [UInt8]) throws(ExchangeError) -> Int64 {
         let offset = size
         var done = 0
         while done < bytes.count {
@@ -103,14 +103,14 @@ struct JournalFile {
     }
 
     /// Makes a directory's entries (a created or renamed file) durable.
-    static func syncDirectory(_ directory: String) throws(ExchangeError) {
+    package static func syncDirectory(_ directory: String) throws(ExchangeError) {
         let descriptor = Glibc.open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure("open directory \(directory)") }
         defer { _ = Glibc.close(descriptor) }
         guard fsync(descriptor) == 0 else { throw failure("fsync directory \(directory)") }
     }
 
-    static func failure(_ operation: String) -> ExchangeError {
+    package static func failure(_ operation: String) -> ExchangeError {
         .journal("\(operation) failed: \(String(cString: strerror(errno)))")
     }
 }

@@ -86,10 +86,11 @@ public struct PipeMessage: Sendable, Equatable {
         let message: ReceivedMessage
     }
 
-    public init(bytes: [UInt8], id: UInt32? = nil) {
+    /// A message not received from a pipe (a test's, or one read back from storage): ``accept()`` does nothing.
+    public init(bytes: [UInt8], id: UInt32? = nil, senderSession: UInt64? = nil) {
         self.bytes = bytes
         self.id = id
-        senderSession = nil
+        self.senderSession = senderSession
         held = nil
     }
 

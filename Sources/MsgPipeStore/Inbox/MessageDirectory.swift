@@ -1,0 +1,212 @@
+import Glibc
+import Synchronization
+
+/// A directory with a file per message: `00000001.msg`, `00000002.msg`, … in arrival order (numbering goes on
+/// after the highest file already there), optionally in a folder of their own under it (per peer, per key).
+/// A file appears whole: it is written as `.NAME.part`, synced, and renamed once the inbox's journal recorded it.
+///
+/// ```swift
+/// let inbox = try MessageInbox(directory: "inbox")   // MessageInbox<MessageDirectory>
+/// ```
+public final class MessageDirectory: InboxOutput {
+    /// One message to write: its bytes, and the folder (relative to the directory) it goes in.
+    public struct Item: Sendable {
+        public var bytes: [UInt8]
+        /// Path components under the directory, e.g. "phone-1" or "phone-1/alice"; nil: the directory itself.
+        /// Components are letters, digits, `.`, `-` and `_`, never starting with a dot (``folderName(_:)``).
+        public var folder: String?
+
+        public init(bytes: [UInt8], folder: String? = nil) {
+            self.bytes = bytes
+            self.folder = folder
+        }
+    }
+
+    public let path: String
+    /// The number of the next file in each folder ("" is the directory itself).
+    private let nextNumbers = Mutex<[String: Int]>([:])
+
+    /// Creates `path` (and its parents) if needed.
+    public init(path: String) throws(InboxError) {
+        self.path = path
+        try Self.makeDirectory(path)
+    }
+
+    /// A folder name made from any text: every character but letters, digits, '.', '-' and '_' becomes '_',
+    /// and it never starts with a dot ("unix:/tmp/a.sock" is "unix__tmp_a.sock").
+    public static func folderName(_ text: String) -> String {
+        let kept = text.map { character -> Character in
+            character.isASCII && (character.isLetter || character.isNumber || "._-".contains(character)) ? character : "_"
+        }
+        let name = String(kept)
+        return name.isEmpty ? "_" : name.hasPrefix(".") ? "_" + name.dropFirst() : name
+    }
+
+    /// The file name of message number `number`: sortable by arrival.
+    public static func fileName(_ number: Int) -> String {
+        let digits = String(number)
+        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".msg"
+    }
+
+    public func write(_ items: [Item]) throws(InboxError) -> [String] {
+        var names: [String] = []
+        var folders: Set<String> = []
+        do throws(InboxError) {
+            for item in items {
+                let folder = item.folder ?? ""
+                let components = folder.split(separator: "/", omittingEmptySubsequences: false)
+                guard folder.isEmpty || components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }) else {
+                    throw .io("invalid folder name \(folder)")
+                }
+                let number = try takeNumber(in: folder)
+                let name = (folder.isEmpty ? "" : folder + "/") + Self.fileName(number)
+                try writeFile(item.bytes, at: temporaryPath(name))
+                names.append(name)
+                folders.insert(folder)
+            }
+            for folder in folders { try Self.syncDirectory(folder.isEmpty ? path : path + "/" + folder) }
+        } catch {
+            discard(names)
+            throw error
+        }
+        return names
+    }
+
+    public func publish(_ names: [String]) throws(InboxError) {
+        var folders: Set<String> = []
+        for name in names where !name.isEmpty {
+            let temporary = temporaryPath(name)
+            guard access(temporary, F_OK) == 0 else { continue }  // published before a crash
+            guard rename(temporary, path + "/" + name) == 0 else { throw Self.error("cannot rename \(temporary) to \(path)/\(name)") }
+            folders.insert(Self.folder(of: name))
+        }
+        for folder in folders { try Self.syncDirectory(folder.isEmpty ? path : path + "/" + folder) }
+    }
+
+    public func discard(_ names: [String]) {
+        for name in names where !name.isEmpty { unlink(temporaryPath(name)) }
+    }
+
+    public func recover(publishing names: [String]) throws(InboxError) {
+        try publish(names)
+        // Any temporary file left is one the journal never recorded: its sender sends the message again.
+        for folder in try Self.folders(under: path, depth: 2) {
+            let directory = folder.isEmpty ? path : path + "/" + folder
+            for entry in try Self.entries(of: directory) where entry.hasPrefix(".") && entry.hasSuffix(".msg.part") {
+                unlink(directory + "/" + entry)
+            }
+        }
+    }
+
+    // MARK: Files
+
+    private func temporaryPath(_ name: String) -> String {
+        let folder = Self.folder(of: name)
+        let file = name.split(separator: "/").last.map(String.init) ?? name
+        return path + "/" + (folder.isEmpty ? "" : folder + "/") + "." + file + ".part"
+    }
+
+    private static func folder(of name: String) -> String {
+        guard let slash = name.lastIndex(of: "/") else { return "" }
+        return String(name[..<slash])
+    }
+
+    private func takeNumber(in folder: String) throws(InboxError) -> Int {
+        if let next = nextNumbers.withLock({ numbers -> Int? in
+            guard let next = numbers[folder] else { return nil }
+            numbers[folder] = next + 1
+            return next
+        }) {
+            return next
+        }
+        let directory = folder.isEmpty ? path : path + "/" + folder
+        try Self.makeDirectory(directory)
+        let next = try Self.entries(of: directory).compactMap { name -> Int? in
+            guard name.hasSuffix(".msg"), !name.hasPrefix(".") else { return nil }
+            return Int(name.dropLast(4))
+        }.max().map { $0 + 1 } ?? 1
+        nextNumbers.withLock { $0[folder] = next + 1 }
+        return next
+    }
+
+    private func writeFile(_ bytes: [UInt8], at file: String) throws(InboxError) {
+        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Self.error("cannot create \(file)") }
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                let error = Self.error("cannot write \(file)")
+                close(descriptor)
+                unlink(file)
+                throw error
+            }
+            written += count
+        }
+        guard fsync(descriptor) == 0 else {
+            let error = Self.error("cannot sync \(file)")
+            close(descriptor)
+            unlink(file)
+            throw error
+        }
+        close(descriptor)
+    }
+
+    /// Creates `path` and its parents where missing; throws when it is not a directory.
+    public static func makeDirectory(_ path: String) throws(InboxError) {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for component in path.split(separator: "/") {
+            prefix += component + "/"
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw error("cannot create directory \(prefix)") }
+        }
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { throw .io("\(path) is not a directory") }
+    }
+
+    /// Makes a directory's entries (created or renamed files) durable.
+    static func syncDirectory(_ directory: String) throws(InboxError) {
+        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw error("cannot open directory \(directory)") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw error("cannot sync directory \(directory)") }
+    }
+
+    /// The names in `directory`, "." and ".." left out.
+    private static func entries(of directory: String) throws(InboxError) -> [String] {
+        guard let handle = opendir(directory) else { throw error("cannot read directory \(directory)") }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// "" and every folder (not hidden) under `path`, `depth` levels deep at most, relative to it.
+    private static func folders(under path: String, depth: Int) throws(InboxError) -> [String] {
+        var found = [""]
+        var level = [""]
+        for _ in 0..<depth {
+            var next: [String] = []
+            for folder in level {
+                let directory = folder.isEmpty ? path : path + "/" + folder
+                for name in try entries(of: directory) where !name.hasPrefix(".") {
+                    var status = stat()
+                    guard stat(directory + "/" + name, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+                    next.append(folder.isEmpty ? name : folder + "/" + name)
+                }
+            }
+            found += next
+            level = next
+        }
+        return found
+    }
+
+    private static func error(_ what: String) -> InboxError {
+        .io("\(what): \(String(cString: strerror(errno)))")
+    }
+}

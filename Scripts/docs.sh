@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
-if ! swift package generate-documentation --target MsgPipe --target MsgPipeMQTT --target Transport --target Framing \
+if ! swift package generate-documentation --target MsgPipe --target MsgPipeMQTT --target MsgPipeStore --target Transport --target Framing \
   >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -E "(warning|error):" "$log"; then
   echo "DocC reported the warnings above: the documentation builds without warnings" >&2; exit 1

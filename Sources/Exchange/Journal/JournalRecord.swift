@@ -32,12 +32,7 @@ enum JournalRecord: Equatable {
             type = Self.completedType
             payload = digest + response.encoded()
         }
-        let count = UInt32(payload.count)
-        var out = [Self.magic, type] + bigEndian(count)
-        out += payload
-        var crc = CRC32()
-        crc.update(out.dropFirst())
-        return out + bigEndian(crc.value)
+        return JournalFrame.encode(magic: Self.magic, type: type, payload: payload)
     }
 
     /// The payload length of a record header, or nil when `header` is not one.
@@ -50,17 +45,15 @@ enum JournalRecord: Equatable {
 
     /// Decodes a whole record (header, payload, CRC); nil when the CRC or the payload is wrong.
     init?(decoding bytes: ArraySlice<UInt8>) {
-        guard let count = Self.payloadCount(header: bytes),
-            bytes.count == Self.headerCount + count + Self.trailerCount
+        let maximum = Self.payloadCount(header: bytes) ?? 0
+        guard case let .frame(type, payload, count) = JournalFrame.read(
+            bytes, magic: Self.magic, types: [Self.startedType, Self.completedType], maximumPayload: maximum),
+            count == bytes.count
         else { return nil }
-        let checked = bytes.dropFirst().dropLast(Self.trailerCount)
-        let stored = bytes.suffix(Self.trailerCount).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard CRC32.checksum(checked) == stored else { return nil }
-        let payload = bytes.dropFirst(Self.headerCount).dropLast(Self.trailerCount)
         guard payload.count >= Self.digestCount else { return nil }
         let digest = Array(payload.prefix(Self.digestCount))
         let rest = payload.dropFirst(Self.digestCount)
-        if bytes[bytes.startIndex + 1] == Self.startedType {
+        if type == Self.startedType {
             guard let length = rest.first, rest.count == 1 + Int(length),
                 let id = try? RequestID(decoding: rest.dropFirst())
             else { return nil }
@@ -72,7 +65,3 @@ enum JournalRecord: Equatable {
     }
 }
 
-private func bigEndian(_ value: UInt32) -> [UInt8] {
-    [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-     UInt8(truncatingIfNeeded: value)]
-}

@@ -5,9 +5,9 @@ import Synchronization
 /// Keeps received messages durably and acknowledges each to its sender only once it is kept: exactly once
 /// across crashes, power cuts and restarts of this process (docs/PROTOCOL.md 3.10).
 ///
-/// Give the pipe or server ``MessagePipe/Options/holdsAcknowledgements``, then hand every message to the inbox.
+/// Give the pipe or server `MessagePipe.Options.holdsAcknowledgements`, then hand every message to the inbox.
 /// It writes messages that arrive together as one batch (group commit: one journal `fsync` per batch), and
-/// only then calls ``PipeMessage/accept()`` for each, in arrival order. A message whose sender session and id
+/// only then calls `PipeMessage.accept()` for each, in arrival order. A message whose sender session and id
 /// the journal already holds (its acknowledgement died with an earlier process) is accepted without being
 /// written again. A message that could not be kept is never accepted: its sender sends it again.
 ///

@@ -1,4 +1,4 @@
-import Framing
+import Exchange
 
 /// One record of a delivery journal (docs/PROTOCOL.md 3.10): `4B type length[4, big-endian] payload
 /// crc32[4, big-endian]`, the CRC over type, length and payload.
@@ -14,8 +14,6 @@ enum DeliveryRecord: Equatable, Sendable {
     static let magic: UInt8 = 0x4B
     static let keptType: UInt8 = 0x4B
     static let publishedType: UInt8 = 0x50
-    static let headerCount = 6
-    static let trailerCount = 4
     /// The longest file name a record holds, in bytes.
     static let maximumNameCount = 4096
     static let maximumPayloadCount = 12 + maximumNameCount
@@ -32,11 +30,7 @@ enum DeliveryRecord: Equatable, Sendable {
         case .published:
             type = Self.publishedType
         }
-        var out = [Self.magic, type] + bigEndian(UInt32(payload.count)) + payload
-        var crc = CRC32()
-        crc.update(out.dropFirst())
-        out += bigEndian(crc.value)
-        return out
+        return JournalFrame.encode(magic: Self.magic, type: type, payload: payload)
     }
 
     /// How the bytes at the start of `bytes` read.
@@ -51,25 +45,15 @@ enum DeliveryRecord: Equatable, Sendable {
 
     /// Reads the record at the start of `bytes`.
     static func read(_ bytes: ArraySlice<UInt8>) -> Reading {
-        guard bytes.count >= headerCount else {
-            // A header cut short: torn if what there is could begin one.
-            let start = bytes.startIndex
-            if bytes.isEmpty || (bytes[start] == magic && (bytes.count < 2 || [keptType, publishedType].contains(bytes[start + 1]))) {
-                return .truncated
-            }
-            return .corrupt
+        let payload: ArraySlice<UInt8>
+        let type: UInt8
+        let count: Int
+        switch JournalFrame.read(bytes, magic: magic, types: [keptType, publishedType], maximumPayload: maximumPayloadCount) {
+        case .truncated: return .truncated
+        case .corrupt: return .corrupt
+        case let .frame(frameType, framePayload, frameCount): (type, payload, count) = (frameType, framePayload, frameCount)
         }
-        let start = bytes.startIndex
-        guard bytes[start] == magic, [keptType, publishedType].contains(bytes[start + 1]) else { return .corrupt }
-        let length = bytes[(start + 2)..<(start + 6)].reduce(0) { $0 << 8 | Int($1) }
-        guard length <= maximumPayloadCount else { return .corrupt }
-        let count = headerCount + length + trailerCount
-        guard bytes.count >= count else { return .truncated }
-        let checked = bytes[(start + 1)..<(start + headerCount + length)]
-        let stored = bytes[(start + headerCount + length)..<(start + count)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-        guard CRC32.checksum(checked) == stored else { return .corrupt }
-        let payload = bytes[(start + headerCount)..<(start + headerCount + length)]
-        if bytes[start + 1] == publishedType {
+        if type == publishedType {
             return payload.isEmpty ? .record(.published, count: count) : .corrupt
         }
         guard payload.count >= 12 else { return .corrupt }
@@ -79,11 +63,6 @@ enum DeliveryRecord: Equatable, Sendable {
         guard let name = String(validating: payload[(p + 12)...], as: UTF8.self) else { return .corrupt }
         return .record(.kept(session: session, id: id, name: name), count: count)
     }
-}
-
-private func bigEndian(_ value: UInt32) -> [UInt8] {
-    [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-     UInt8(truncatingIfNeeded: value)]
 }
 
 /// The record codec, reachable from the fuzz package (Fuzz/Sources/InboxFuzzer) without making

@@ -526,8 +526,10 @@ echo "   PHY: $(grep -E "^LE Set PHY issued|^PHY Update Complete|^no LE PHY Upda
 no_links
 # 28f. One central on three peripherals. (a) send on hci0 with --to three times (listen on hci1, hci2, hci3),
 #      1 MiB to each at once: all intact, exit 0, one JSON result per peer. (b) the same with hci3's listen
-#      killed once its transfer started and started again 2 s later: hci1 and hci2 finish, hci3's message
-#      arrives whole from the restarted listen (the central reconnects and sends it again), exit 0.
+#      being msgpipe-lab listen --kill-after-bytes 300000: it SIGKILLs itself mid-message (exit 137), having
+#      written nothing to its file; a new listen on hci3 starts 2 s after it died, writing to a file of its
+#      own: hci1 and hci2 finish, hci3's message arrives whole at the new listen (the central reconnects and
+#      sends it again), send exits 0.
 #      (c) listen on hci0 with --to three times receives from three send --name (hci1, hci2, hci3).
 if [ -z "${D:-}" ]; then
 	skip "one central on three peripherals (send --to x3, a killed peripheral, listen --to x3)" "the lab has no fourth controller"
@@ -549,17 +551,21 @@ else
 	for n in b c d; do cmp -s "$OUT/mib.bin" "$OUT/fan_$n.bin" && echo "a: $n intact" >> "$OUT/t28f.log"; done
 	[ "$(grep -c '"peer":"fan-' "$OUT/t28f.json")" = 3 ] && echo "a: three results, one per peer" >> "$OUT/t28f.log"
 	no_links
-	# (b) hci3's listen killed mid-transfer, back 2 s later.
+	# (b) hci3's listen kills itself mid-message (after 300,000 of the 1 MiB message's bytes came in); a new one
+	#     starts 2 s later. Each writes its own file and log.
 	fan_listen 1 fan-b "$OUT/fan_b2.bin"; FB=$!
 	fan_listen 2 fan-c "$OUT/fan_c2.bin"; FC=$!
-	fan_listen 3 fan-d "$OUT/fan_d2.bin"; FD=$!
-	for h in 1 2 3; do wait_for "$OUT/t28f_l$h.log" "advertising"; done
+	"$MSGPIPE_LAB" listen "${KB[@]}" --adapter hci3 --name fan-d --count 1 --kill-after-bytes 300000 \
+		> "$OUT/fan_d2_killed.bin" 2> "$OUT/t28f_l3_killed.log" & FD=$!
+	for l in l1 l2 l3_killed; do wait_for "$OUT/t28f_$l.log" "advertising"; done
 	timeout 600 "$MSGPIPE" send "${KB[@]}" --adapter hci0 --to fan-b --to fan-c --to fan-d --json "$OUT/mib.bin" \
 		> "$OUT/t28f_b.json" 2> "$OUT/t28f_b_send.log" & SND=$!
-	until=$((SECONDS + 60))
-	while [ $SECONDS -lt $until ] && [ -z "$(link_handle hci3)" ]; do sleep 0.1; done
-	sleep 1
-	kill -9 $FD 2>/dev/null && echo "b: killed hci3's listen at $(up)" >> "$OUT/t28f.log"
+	wait_bounded $FD 120; killed=$?
+	echo "b: hci3's first listen exit $killed at $(up)" >> "$OUT/t28f.log"
+	[ $killed = 137 ] && grep -qE "killing itself after [0-9]+ bytes received" "$OUT/t28f_l3_killed.log" &&
+		echo "b: hci3's first listen killed itself mid-message" >> "$OUT/t28f.log"
+	[ -e "$OUT/fan_d2_killed.bin" ] && ! [ -s "$OUT/fan_d2_killed.bin" ] &&
+		echo "b: the killed listen wrote nothing" >> "$OUT/t28f.log"
 	sleep 2
 	fan_listen 3 fan-d "$OUT/fan_d2.bin"; FD=$!
 	wait_bounded $SND 600; echo "send b exit $?" >> "$OUT/t28f.log"
@@ -581,7 +587,8 @@ else
 	cat "$OUT"/t28f*.json "$OUT"/t28f_send.log "$OUT"/t28f_b_send.log "$OUT"/t28f_c.log "$OUT"/t28f_l*.log >> "$OUT/t28f.log"
 	expect "one central on three peripherals: send --to x3 (1 MiB each), one killed and back, listen --to x3" "$OUT/t28f.log" \
 		"send a exit 0" "a: b intact" "a: c intact" "a: d intact" "a: three results, one per peer" \
-		"b: killed hci3's listen" "send b exit 0" "b: b intact" "b: c intact" "b: d intact" \
+		"b: hci3's first listen exit 137" "b: hci3's first listen killed itself mid-message" \
+		"b: the killed listen wrote nothing" "send b exit 0" "b: b intact" "b: c intact" "b: d intact" \
 		"listen c exit 0" "send c hci1 exit 0" "send c hci2 exit 0" "send c hci3 exit 0" "c: fan-s1 intact" "c: fan-s2 intact" "c: fan-s3 intact"
 	echo "   1 MiB to three peripherals at once: $FAN3 s wall clock (one alone, check 12: ${SECS:-?} s)" | tee -a "$OUT/results.txt"
 	no_links

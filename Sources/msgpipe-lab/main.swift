@@ -3,6 +3,7 @@
 //
 //     msgpipe-lab send --kill-after-bytes 400000 --to kitchen big.bin     # SIGKILL itself mid-transfer
 //     msgpipe-lab send --stop-after-bytes 400000 --to kitchen big.bin     # SIGSTOP itself once, mid-transfer
+//     msgpipe-lab listen --kill-after-bytes 300000 --name kitchen          # SIGKILL itself mid-message
 //     msgpipe-lab listen --drop-after-bytes 600000 --name kitchen          # drop each connection once
 //     msgpipe-lab listen --kill-after-kept 1 --out-dir inbox ...           # SIGKILL itself once a message is
 //                                                                          # kept, before it is acknowledged
@@ -36,13 +37,21 @@ func usage(_ message: String) -> Never {
     exit(64)
 }
 
+// --kill-after-bytes N: send SIGKILLs itself once N bytes went out; listen (either role) once the packets it
+// received, over all its connections, came to N bytes.
 if let text = takeOption("kill-after-bytes") {
     guard let limit = Int(text), limit >= 0 else { usage("--kill-after-bytes takes a byte count") }
-    taps.sentBytes = { sent in if sent >= limit { kill(getpid(), SIGKILL) } }
+    if arguments.first == "listen" {
+        taps.received = KillAfterBytes(limit: limit).observe
+    } else {
+        taps.sentBytes = { sent in if sent >= limit { kill(getpid(), SIGKILL) } }
+    }
 }
 if let text = takeOption("stop-after-bytes") {
     guard let limit = Int(text), limit >= 0 else { usage("--stop-after-bytes takes a byte count") }
-    guard taps.sentBytes == nil else { usage("--stop-after-bytes and --kill-after-bytes exclude each other") }
+    guard taps.sentBytes == nil, taps.received == nil else {
+        usage("--stop-after-bytes and --kill-after-bytes exclude each other")
+    }
     // Once: after a SIGCONT the transfer goes on (and may resume) without stopping again.
     let stopped = Atomic<Bool>(false)
     taps.sentBytes = { sent in
@@ -51,6 +60,7 @@ if let text = takeOption("stop-after-bytes") {
 }
 if let text = takeOption("drop-after-bytes") {
     guard let limit = Int(text), limit > 0 else { usage("--drop-after-bytes takes a byte count") }
+    guard taps.received == nil else { usage("--drop-after-bytes and --kill-after-bytes exclude each other") }
     taps.received = DropAfterBytes(limit: limit).observe
 }
 if let text = takeOption("kill-after-kept") {

@@ -134,6 +134,26 @@ struct ListenSendCLITests {
         // and its partial message is never written: the new process's session delivered the message once.
     }
 
+    @Test("a listener killed mid-message wrote nothing; send reconnects and a new listener gets the message whole")
+    func killedListenerRestartedGetsTheMessage() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let killed = try scratch.listen(["--json", "--count", "1", "--kill-after-bytes", "150000"])
+        let body = payload(400_000, seed: 23)
+        let sender = try RunningMsgPipe(["send"] + scratch.link + ["--verbose", try scratch.file("body", body)])
+        let dead = killed.finish()
+        #expect(dead.status == 9, "the first listener was to be killed mid-message: \(dead.stderr)")
+        #expect(dead.stdout.isEmpty, "a listener killed mid-message writes nothing")
+        #expect(dead.stderr.contains("killing itself after"), "\(dead.stderr)")
+        let listener = try scratch.listen(["--json", "--count", "1"])
+        let sent = sender.finish()
+        #expect(sent.status == 0, "send: \(sent.stderr)")
+        #expect(sent.stderr.contains("reconnected"), "\(sent.stderr)")
+        let result = listener.finish()
+        #expect(result.status == 0)
+        #expect(try Self.messages(result.stdout).map(\.body) == [body])
+    }
+
     @Test("a link dropped mid-transfer reconnects and Transport resumes the same session: delivered once")
     func droppedLinkResumes() throws {
         let scratch = try Scratch()

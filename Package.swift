@@ -54,6 +54,8 @@ let package = Package(
         // The commit `msgpipe --version` names: MSGPIPE_COMMIT from the build's environment (Scripts/package.sh
         // sets it), else "unknown". Only this C file sees it, so a new commit recompiles nothing else.
         .target(name: "CBuildInfo", cSettings: buildCommit),
+        // syncfs(2), which Swift's Glibc module does not declare (it needs _GNU_SOURCE).
+        .target(name: "CFileSync"),
 
         // Pure layers: no OS API, no libbluetooth.
         .target(name: "Framing", dependencies: ["CZlib"], swiftSettings: strict),
@@ -143,7 +145,7 @@ let package = Package(
         // delivery journal) before they are acknowledged, exactly once across restarts.
         .target(
             name: "MsgPipeStore",
-            dependencies: ["MsgPipe", "Exchange", "Framing", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MsgPipe", "Exchange", "CFileSync", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that

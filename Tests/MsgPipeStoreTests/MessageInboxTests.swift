@@ -37,6 +37,19 @@ import Testing
         #expect(batches.flatMap { $0 } == (1...50).map { [UInt8($0)] })
     }
 
+    @Test func aBatchOfFilesIsKeptInArrivalOrderWithNothingLeftBehind() async throws {
+        let directory = try temporaryDirectory()
+        let inbox = try MessageInbox(directory: directory)
+        for id in UInt32(1)...20 {
+            inbox.submit(PipeMessage(bytes: [UInt8(id)], id: id, senderSession: 9), as: MessageDirectory.Item(bytes: [UInt8(id)]))
+        }
+        await inbox.close()
+        #expect(try messageFiles(directory) == Dictionary(uniqueKeysWithValues: (1...20).map { (MessageDirectory.fileName($0), [UInt8($0)]) }))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".part") }.isEmpty)
+        let journal = try DeliveryJournal(directory: directory, retainedSessions: 10, logger: nil)
+        #expect(journal.contains(session: 9, id: 20) && !journal.contains(session: 9, id: 21))
+    }
+
     @Test func anOutputThatFailsKeepsNothingAndRefusesWhatFollows() async throws {
         let directory = try temporaryDirectory()
         let output = GatedOutput()

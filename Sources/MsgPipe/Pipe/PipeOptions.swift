@@ -100,6 +100,13 @@ extension MessagePipe {
         public var reconnect = ReconnectBackoff(attempts: 5)
         /// msgpipe format: a received message is acknowledged to its sender only once the application called
         /// ``PipeMessage/accept()``; until then the sender waits (bounded by the receive limits).
+        ///
+        /// - `false` (the default): a message is acknowledged as soon as it arrived whole, in this process's
+        ///   memory. A sender's completed `send` then means "received", not "stored": a crash before the
+        ///   application stored the message loses it.
+        /// - `true`: acknowledged when the application says so. Call `accept()` once the message is safe where
+        ///   it goes (MsgPipeStore's `MessageInbox` does, after `fsync`); a message never accepted is sent
+        ///   again to the next receiver. An application that never calls `accept()` stalls its senders.
         public var holdsAcknowledgements = false
         /// End-to-end keys: a handshake on each new session, every message sealed, only peers with a right key
         /// served (``PipeKeys``). msgpipe format only. Acknowledgements are held until a message opened.

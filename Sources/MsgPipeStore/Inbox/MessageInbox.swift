@@ -2,27 +2,15 @@ public import Logging
 public import MsgPipe
 import Synchronization
 
-/// Keeps received messages durably and acknowledges each to its sender only once it is kept: exactly once
-/// across crashes, power cuts and restarts of this process (docs/PROTOCOL.md 3.10).
-///
-/// Give the pipe or server `MessagePipe.Options.holdsAcknowledgements`, then hand every message to the inbox.
-/// It writes messages that arrive together as one batch (group commit: one journal `fsync` per batch), and
-/// only then calls `PipeMessage.accept()` for each, in arrival order. A message whose sender session and id
-/// the journal already holds (its acknowledgement died with an earlier process) is accepted without being
-/// written again. A message that could not be kept is never accepted: its sender sends it again.
+/// Keeps received messages durably, accepting each (`PipeMessage.accept()`) only once it is kept: exactly once
+/// across crashes and restarts (docs/PROTOCOL.md 3.10). Needs `MessagePipe.Options.holdsAcknowledgements`;
+/// messages handed over together share one journal `fsync`; a message the journal already holds is accepted
+/// without being written again; one that could not be kept is never accepted.
 ///
 /// ```swift
-/// var options = MessagePipe.Options()
-/// options.holdsAcknowledgements = true
-/// let server = try await MessagePipe.advertise(name: "kiosk", options: options)
 /// let inbox = try MessageInbox(directory: "inbox")
-/// for await central in server.centrals {
-///     for await message in central.messages { try await inbox.keep(message) }
-/// }
+/// for await message in pipe.messages { try await inbox.keep(message) }
 /// ```
-///
-/// Without held acknowledgements a message is acknowledged on arrival, before the inbox keeps it, and a crash
-/// in between loses it; the journal still keeps a resent message from being written twice.
 public final class MessageInbox<Output: InboxOutput>: Sendable {
     public struct Options: Sendable {
         /// The journal remembers the sender sessions that kept a message most recently, this many; a message
@@ -144,8 +132,7 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
 
     private func run() async {
         while let batch = await nextBatch() {
-            commit(batch)
-            await settle(batch)
+            await settle(batch, commit(batch))
         }
     }
 
@@ -176,12 +163,10 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
         }
     }
 
-    /// The receipts of a batch once it is kept, or the failure that kept none of it.
-    private let outcomes = Mutex<Result<[InboxReceipt?], InboxError>>(.success([]))
-
-    /// Writes the batch, journals it, publishes it; records per message its receipt (nil: over the limit).
-    private func commit(_ batch: [Pending]) {
-        let result = journal.withLock { journal -> Result<[InboxReceipt?], InboxError> in
+    /// Writes the batch, journals it, publishes it: per message its receipt (nil: over the limit), or the
+    /// failure that kept none of it.
+    private func commit(_ batch: [Pending]) -> Result<[InboxReceipt?], InboxError> {
+        journal.withLock { journal -> Result<[InboxReceipt?], InboxError> in
             if let failure = state.withLock({ $0.failure }) { return .failure(failure) }
             var receipts: [InboxReceipt?] = []
             var written: [(index: Int, item: Output.Item)] = []
@@ -222,12 +207,11 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
                 return .failure(error)
             }
         }
-        outcomes.withLock { $0 = result }
     }
 
     /// Accepts what the batch kept, in order, and tells its waiters and ``Options/onKept``.
-    private func settle(_ batch: [Pending]) async {
-        switch outcomes.withLock({ $0 }) {
+    private func settle(_ batch: [Pending], _ result: Result<[InboxReceipt?], InboxError>) async {
+        switch result {
         case let .success(receipts):
             for (pending, receipt) in zip(batch, receipts) {
                 guard let receipt else {

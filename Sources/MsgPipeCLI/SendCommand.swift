@@ -60,6 +60,17 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "Files to send, one message each ('-' or none: standard input).")
     var files: [String] = []
 
+    @Option(help: ArgumentHelp(
+        "Queue the inputs durably in DIR, then deliver everything it holds, oldest first; each leaves DIR once acknowledged. No FILE: deliver what DIR holds.",
+        valueName: "DIR"))
+    var spool: String?
+
+    @Option(name: .customLong("spool-limit"), help: "With --spool: the most bytes DIR holds; a message that would pass it is not queued (exit 75).")
+    var spoolLimit: Int = 256 << 20
+
+    @Flag(name: .customLong("queue-only"), help: "With --spool: queue the inputs and exit without connecting.")
+    var queueOnly = false
+
     @Option(help: "Send what arrives on this MQTT broker's PREFIX/ID/down instead of files, until SIGINT/SIGTERM.")
     var mqtt: String?
 
@@ -92,6 +103,15 @@ struct SendCommand: AsyncParsableCommand {
             }
             if mqtt != nil { throw ValidationError("--mqtt sends its downlink to one peer: give --to once") }
         }
+        if spool != nil {
+            if format != .msgpipe { throw ValidationError("--spool needs --format msgpipe (only it acknowledges messages)") }
+            if secure.isEnabled { throw ValidationError("--spool cannot send with end-to-end keys yet") }
+            if asPeripheral || link.hasSeveralPeers { throw ValidationError("--spool delivers to one peer: give --to or --link once, as the central") }
+            if mqtt != nil { throw ValidationError("--spool and --mqtt are different queues: give one") }
+            guard spoolLimit > 0 else { throw ValidationError("--spool-limit must be positive") }
+        } else if queueOnly || spoolLimit != 256 << 20 {
+            throw ValidationError("--queue-only and --spool-limit go with --spool")
+        }
         if mqtt != nil {
             if !files.isEmpty { throw ValidationError("--mqtt sends what arrives from the broker: no FILE arguments") }
             if format != .msgpipe { throw ValidationError("--mqtt needs --format msgpipe (only it acknowledges messages)") }
@@ -104,7 +124,7 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let mqtt, let state { return try await runDownlink(url: mqtt, journal: state) }
-        let inputs = files.isEmpty ? ["-"] : files
+        let inputs = files.isEmpty && spool == nil ? ["-"] : files
         // Every input must open before anything is sent, so a typo does not leave a half-done batch.
         var sizes: [Int] = []
         for path in inputs {
@@ -116,6 +136,7 @@ struct SendCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
+        if let spool { return try await runSpool(spool, inputs: inputs, logger: logger) }
         let copies = link.hasSeveralPeers ? link.bluetooth.peers.count : centrals
         let progress = ProgressReporter(total: sizes.reduce(0, +) * copies, enabled: !json)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
@@ -156,7 +177,7 @@ struct SendCommand: AsyncParsableCommand {
         if outcome != .success { throw ExitCode(outcome.rawValue) }
     }
 
-    private func fail(_ message: String, _ code: SendExitCode) throws -> Never {
+    func fail(_ message: String, _ code: SendExitCode) throws -> Never {
         printError(message)
         throw ExitCode(code.rawValue)
     }

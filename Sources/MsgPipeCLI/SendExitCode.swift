@@ -18,8 +18,13 @@ enum SendExitCode: Int32 {
     case dataError = 65
     /// An input file cannot be opened.
     case noInput = 66
+    /// `--spool`: the spool directory cannot be used (in use by another send, a damaged state file, a write
+    /// or sync failed); nothing it held was lost.
+    case spoolUnusable = 73
     /// Reading an input failed.
     case ioError = 74
+    /// `--spool`: the spool is full (`--spool-limit`); the message was not queued, nothing queued was dropped.
+    case spoolFull = 75
     /// End to end: the peer does not accept our key, is not the pinned peer, or wants keys we did not give
     /// (nothing was delivered).
     case notAuthenticated = 77
@@ -41,7 +46,7 @@ enum SendExitCode: Int32 {
     static let help = """
         Exit codes: 0 every message acknowledged, 1 link failure, 2 not acknowledged before --timeout, 3 refused \
         by the peer (too large, another --format), 4 partial delivery (several --to: some peers took every message, \
-        others did not), 64 usage error, 65 an input the format cannot carry, 66 an input cannot be opened, 74 \
-        reading an input failed, 77 not authenticated (end to end, or the peer wants keys), 78 a bad key file.
+        others did not), 64 usage error, 65 an input the format cannot carry, 66 an input cannot be opened, 73 the \
+        --spool directory cannot be used, 74 reading an input failed, 75 the --spool is full, 77 not authenticated (end to end, or the peer wants keys), 78 a bad key file.
         """
 }

@@ -199,7 +199,7 @@ struct ListenCrashRun {
     }
 
     /// How many files of DIR hold each message, and the files that hold none (name and size).
-    private func census(of directory: URL) throws -> (copies: [Int], foreign: [String]) {
+    func census(of directory: URL) throws -> (copies: [Int], foreign: [String]) {
         var copies = [Int](repeating: 0, count: plan.sizes.count)
         var foreign: [String] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: directory.path) where !name.hasPrefix(".") {
@@ -211,19 +211,19 @@ struct ListenCrashRun {
 
     /// Runs `work` on a thread of its own, off Swift's pool: on a 2-core machine the other CLI tests' blocking waits
     /// can hold every thread of the pool for minutes, and the kills must come on time.
-    private static func onThreadOfItsOwn<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func onThreadOfItsOwn<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }
 
     /// The names in DIR, hidden ones included; none before the directory exists.
-    private static func names(in directory: URL) -> Set<String> {
+    static func names(in directory: URL) -> Set<String> {
         Set((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
     }
 
     /// The bytes of DIR's messages so far (hidden files apart); 0 before the directory exists.
-    private static func messageBytes(in directory: URL) -> Int {
+    static func messageBytes(in directory: URL) -> Int {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return 0 }
         return names.filter { !$0.hasPrefix(".") }.reduce(0) { total, name in
             var status = stat()

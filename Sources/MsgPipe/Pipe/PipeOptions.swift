@@ -108,6 +108,10 @@ extension MessagePipe {
         ///   it goes (MsgPipeStore's `MessageInbox` does, after `fsync`); a message never accepted is sent
         ///   again to the next receiver. An application that never calls `accept()` stalls its senders.
         public var holdsAcknowledgements = false
+        /// msgpipe format, ``MessagePipe/connect(to:options:)``: the pipe's Transport goes on with this sender
+        /// session (the same session, ids from its next id) instead of a new random one, so a receiver's journal
+        /// recognises messages sent again after this process restarted. MsgPipeStore's `MessageOutbox` sets it.
+        public var senderSession: SenderSession?
         /// End-to-end keys: a handshake on each new session, every message sealed, only peers with a right key
         /// served (``PipeKeys``). msgpipe format only. Acknowledgements are held until a message opened.
         public var keys: PipeKeys?
@@ -154,6 +158,7 @@ extension MessagePipe {
             options.endpoint.maximumBufferedBytes = max(options.endpoint.maximumBufferedBytes, 2 * maximumMessageSize + 8)
             // With keys, a message is acknowledged only once it opened: nothing from a peer without a key is.
             options.endpoint.holdsAcknowledgements = holdsAcknowledgements || keys != nil
+            options.senderSession = senderSession
             return options
         }
 

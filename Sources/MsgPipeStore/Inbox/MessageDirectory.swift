@@ -1,4 +1,3 @@
-import CFileSync
 import Glibc
 import Synchronization
 
@@ -85,7 +84,7 @@ public final class MessageDirectory: InboxOutput {
         for name in names where !name.isEmpty {
             let temporary = temporaryPath(name)
             guard access(temporary, F_OK) == 0 else { continue }  // published before a crash
-            guard rename(temporary, path + "/" + name) == 0 else { throw Self.error("cannot rename \(temporary) to \(path)/\(name)") }
+            try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.rename(temporary, to: path + "/" + name) }
             folders.insert(Self.folder(of: name))
         }
         for folder in folders { try Self.syncDirectory(folder.isEmpty ? path : path + "/" + folder) }
@@ -139,74 +138,30 @@ public final class MessageDirectory: InboxOutput {
 
     /// Writes `file`, and with `sync` makes its data durable (`fsync`) before returning.
     private func writeFile(_ bytes: [UInt8], at file: String, sync: Bool) throws(InboxError) {
-        let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Self.error("cannot create \(file)") }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let error = Self.error("cannot write \(file)")
-                close(descriptor)
-                unlink(file)
-                throw error
-            }
-            written += count
-        }
-        guard !sync || fsync(descriptor) == 0 else {
-            let error = Self.error("cannot sync \(file)")
-            close(descriptor)
-            unlink(file)
-            throw error
-        }
-        close(descriptor)
+        try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.write(bytes, to: file, sync: sync) }
     }
 
     /// Creates `path` and its parents where missing; throws when it is not a directory.
     public static func makeDirectory(_ path: String) throws(InboxError) {
-        var prefix = path.hasPrefix("/") ? "/" : ""
-        for component in path.split(separator: "/") {
-            prefix += component + "/"
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw error("cannot create directory \(prefix)") }
-        }
-        var status = stat()
-        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { throw .io("\(path) is not a directory") }
+        try io { () throws(DurableFiles.Failure) in try DurableFiles.makeDirectory(path) }
     }
 
     /// Makes a directory's entries (created or renamed files) durable.
     static func syncDirectory(_ directory: String) throws(InboxError) {
-        let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw error("cannot open directory \(directory)") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw error("cannot sync directory \(directory)") }
+        try io { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(directory) }
     }
 
     /// Makes everything written on the file systems of `directories` durable: one `syncfs` per file system.
     static func syncFileSystems(of directories: [String]) throws(InboxError) {
-        var synced: Set<UInt64> = []
-        for directory in directories {
-            let descriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw error("cannot open directory \(directory)") }
-            defer { close(descriptor) }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { throw error("cannot stat \(directory)") }
-            guard synced.insert(UInt64(status.st_dev)).inserted else { continue }
-            guard msgpipe_syncfs(descriptor) == 0 else { throw error("cannot sync the file system of \(directory)") }
-        }
+        try io { () throws(DurableFiles.Failure) in try DurableFiles.syncFileSystems(of: directories) }
     }
 
-    /// The names in `directory`, "." and ".." left out.
     private static func entries(of directory: String) throws(InboxError) -> [String] {
-        guard let handle = opendir(directory) else { throw error("cannot read directory \(directory)") }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        try io { () throws(DurableFiles.Failure) in try DurableFiles.entries(of: directory) }
+    }
+
+    private static func io<T>(_ body: () throws(DurableFiles.Failure) -> T) throws(InboxError) -> T {
+        do { return try body() } catch { throw .io(error.description) }
     }
 
     /// "" and every folder (not hidden) under `path`, `depth` levels deep at most, relative to it.
@@ -218,8 +173,7 @@ public final class MessageDirectory: InboxOutput {
             for folder in level {
                 let directory = folder.isEmpty ? path : path + "/" + folder
                 for name in try entries(of: directory) where !name.hasPrefix(".") {
-                    var status = stat()
-                    guard stat(directory + "/" + name, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+                    guard DurableFiles.isDirectory(directory + "/" + name) else { continue }
                     next.append(folder.isEmpty ? name : folder + "/" + name)
                 }
             }
@@ -227,9 +181,5 @@ public final class MessageDirectory: InboxOutput {
             level = next
         }
         return found
-    }
-
-    private static func error(_ what: String) -> InboxError {
-        .io("\(what): \(String(cString: strerror(errno)))")
     }
 }

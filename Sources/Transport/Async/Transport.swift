@@ -50,7 +50,7 @@ public actor Transport {
         link: L, options: TransportOptions = TransportOptions(), clock: some Clock<Duration> = ContinuousClock(),
         logger: Logger? = nil
     ) {
-        endpoint = TransportEndpoint(configuration: options.endpoint)
+        endpoint = TransportEndpoint(configuration: options.endpoint, resuming: options.senderSession ?? .random())
         self.options = options
         self.clock = TransportClock(clock)
         self.logger = logger

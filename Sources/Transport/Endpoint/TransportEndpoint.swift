@@ -18,8 +18,13 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     public init(
         configuration: EndpointConfiguration = EndpointConfiguration(), session: UInt64 = .random(in: 1 ... .max)
     ) {
+        self.init(configuration: configuration, resuming: SenderSession(id: session))
+    }
+
+    /// An endpoint whose sending side goes on with `session`: same session, ids from its next message id.
+    public init(configuration: EndpointConfiguration = EndpointConfiguration(), resuming session: SenderSession) {
         self.configuration = configuration
-        sender = Sender(configuration: configuration, session: session)
+        sender = Sender(configuration: configuration, session: session.id, nextMessageID: session.nextMessageID)
         receiver = Receiver(configuration: configuration)
     }
 

@@ -13,6 +13,9 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
     case sendQueueFull(limit: Int)
     /// The peer refused the message for good.
     case rejectedByPeer(messageID: UInt32, reason: RejectionReason)
+    /// The peer had already given this id up in this session (an earlier send of it was cancelled or
+    /// abandoned): it did not take the message. A resumed sender sends it again in a new session.
+    case abandonedAtPeer(messageID: UInt32)
     /// A received deflated message did not inflate within the maximum message size (corrupt or a zip bomb).
     case inflateFailed(messageID: UInt32, limit: Int)
     /// Deflating an outgoing message failed inside zlib.
@@ -49,6 +52,7 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
             "message \(id) did not inflate within \(limit) bytes (corrupt or a zip bomb)"
         case let .deflateFailed(code): "zlib deflate failed with code \(code)"
         case let .responseTimedOut(id): "no response to request \(id) before its deadline"
+        case let .abandonedAtPeer(id): "the peer had already given up message \(id) of this session; it did not take it"
         case .cancelled: "the send was cancelled"
         case .closed: "the transport is closed"
         case let .link(error): error.description

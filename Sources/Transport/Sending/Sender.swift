@@ -33,7 +33,7 @@ struct Sender: Sendable {
     var packetSize: Int?
     /// The latest `now` seen, for bookkeeping in calls that carry no time.
     var lastNow: Duration = .zero
-    /// This sender's session (PROTOCOL.md 3.9): a new one per endpoint, i.e. per sender process.
+    /// This sender's session (PROTOCOL.md 3.9): a new one per endpoint, or one resumed (``SenderSession``).
     let session: UInt64
     /// The receiver answered this connection's `hello` with `welcome` (until then the hello is resent).
     private(set) var greeted = false
@@ -46,9 +46,10 @@ struct Sender: Sendable {
     /// left no timer, and a send without a deadline waited for ever.
     private var stalledHelloTimeouts = 0
 
-    init(configuration: EndpointConfiguration, session: UInt64) {
+    init(configuration: EndpointConfiguration, session: UInt64, nextMessageID: UInt32 = 1) {
         self.configuration = configuration
         self.session = session
+        self.nextMessageID = nextMessageID == 0 ? 1 : nextMessageID
         roundTrip = RoundTripEstimator(
             initial: configuration.initialRetransmissionTimeout,
             minimum: configuration.minimumRetransmissionTimeout,
@@ -182,7 +183,12 @@ struct Sender: Sendable {
             guard let index = startedIndex(id) else { break }
             completeMessage(at: index)
         case let .cancelled(id):
-            if let index = startedIndex(id) { removeMessage(at: index) }
+            guard let index = startedIndex(id) else { break }
+            if messages[index].phase != .cancelling {
+                // The receiver gave this id up earlier in the session (a resumed sender sends it again).
+                events.append(.sendFailed(messages[index].submission, .abandonedAtPeer(messageID: id)))
+            }
+            removeMessage(at: index)
         case let .unknown(id) where phase(of: id) == .cancelling:
             if let index = startedIndex(id) { removeMessage(at: index) }
         case let .unknown(id):

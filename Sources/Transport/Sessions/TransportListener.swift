@@ -54,6 +54,8 @@ public final class TransportListener: Sendable {
 
     /// A listener whose sessions run Transports with `options`.
     public init(options: TransportOptions = TransportOptions(), limits: Limits = Limits(), logger: Logger? = nil) {
+        var options = options
+        options.senderSession = nil  // one session per central: each of them a new one
         self.options = options
         self.limits = limits
         self.logger = logger

@@ -1,0 +1,94 @@
+import ArgumentParser
+import Logging
+import MsgPipe
+import MsgPipeStore
+import Synchronization
+
+/// `msgpipe send --spool DIR`: queues the inputs in a MessageOutbox, then delivers everything it holds to the
+/// one peer, in order; exit 0 once DIR is empty. Whatever is not acknowledged stays in DIR for the next run.
+extension SendCommand {
+    func runSpool(_ directory: String, inputs: [String], logger: Logger) async throws {
+        var outboxOptions = MessageOutbox.Options()
+        outboxOptions.maximumBytes = spoolLimit
+        outboxOptions.logger = logger
+        let outbox: MessageOutbox
+        do {
+            outbox = try MessageOutbox(directory: directory, options: outboxOptions)
+        } catch {
+            try fail("spool: \(error)", .spoolUnusable)
+        }
+        defer { outbox.close() }
+        // Every input is read before any is queued: a typo queues nothing.
+        var bodies: [[UInt8]] = []
+        for path in inputs {
+            do {
+                bodies.append(try SendInput.read(path))
+            } catch {
+                try fail(error.description, error.exitCode == 66 ? .noInput : .ioError)
+            }
+        }
+        for body in bodies {
+            do {
+                try outbox.enqueue(body)
+            } catch {
+                switch error {
+                case .full, .tooLarge: try fail("spool: \(error)", .spoolFull)
+                default: try fail("spool: \(error)", .spoolUnusable)
+                }
+            }
+        }
+        let queued = outbox.entries
+        if queueOnly {
+            printError("\(queued.count) messages queued in \(directory)")
+            return
+        }
+        let progress = ProgressReporter(total: queued.reduce(0) { $0 + $1.size }, enabled: !json)
+        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
+        options.logger = logger
+        options.reconnect.attempts = reconnects
+        options.onPacketSent = { progress.add($0) }
+        options.onNote = { [onNote = options.onNote] note in
+            if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
+        }
+        let json = json
+        let clock = ContinuousClock()
+        let started = Mutex(clock.now)
+        let peer = try link.peerAddress()
+        let report: MessageOutbox.Report
+        do throws(OutboxError) {
+            report = try await outbox.deliver(to: peer, options: options) { entry in
+                guard json else { return }
+                let elapsed = started.withLock { start in
+                    defer { start = clock.now }
+                    return start.duration(to: clock.now)
+                }
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                BluetoothDiagnostics.emit(JSONLine.text(
+                    SpoolLine(spoolID: Int(entry.id), bytes: entry.size, seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0)))
+            }
+        } catch {
+            progress.finish(complete: false)
+            switch error {
+            case .io, .inUse, .foreignState, .corruptState: try fail("spool: \(error)", .spoolUnusable)
+            default: try fail("\(error); they stay in \(directory)", .linkFailure)
+            }
+        }
+        progress.finish(complete: report.refused.isEmpty)
+        for refusal in report.refused {
+            printError("message \(refusal.id) refused by the peer (\(refusal.reason)); set aside as \(refusal.path)")
+        }
+        if !report.refused.isEmpty { throw ExitCode(SendExitCode.refused.rawValue) }
+    }
+
+    /// One `send --spool --json` line: a queued message the peer acknowledged.
+    struct SpoolLine: Encodable {
+        let spoolID: Int
+        let bytes: Int
+        let seconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case bytes, seconds
+            case spoolID = "spool_id"
+        }
+    }
+}

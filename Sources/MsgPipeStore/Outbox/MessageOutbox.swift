@@ -1,0 +1,446 @@
+import Exchange
+import Glibc
+public import Logging
+public import MsgPipe
+import Synchronization
+public import Transport
+
+/// A durable queue of messages for one peer: each message is kept on disk from ``enqueue(_:)`` until the peer
+/// acknowledged it, across crashes, power cuts and restarts (docs/PROTOCOL.md 3.11).
+///
+/// - ``enqueue(_:)`` returns once the message is durable (file and directory `fsync`'d); a message half written
+///   by a crash is never sent. The outbox refuses a message that would pass its limits (``OutboxError/full``)
+///   and never drops one it holds.
+/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, one at a time,
+///   and takes each out once acknowledged (or sets it aside in `refused/` when the peer refuses it for good).
+///   It reconnects with `options.reconnect` while the peer is away.
+/// - Messages go out in one Transport sender session, kept in the outbox with their ids: after a restart the
+///   same message goes again with the same session and id, so a receiver that kept it before (its journal,
+///   `MessageInbox`) acknowledges it without keeping it twice.
+/// - One outbox per directory: a second one (in this process or another) gets ``OutboxError/inUse(directory:)``.
+///
+/// ```swift
+/// let outbox = try MessageOutbox(directory: "/var/spool/readings")
+/// try outbox.enqueue(Array("21.5 C".utf8))                      // durable now
+/// try await outbox.deliver(to: "kitchen", options: MessagePipe.Options())   // returns once all were acknowledged
+/// ```
+public final class MessageOutbox: Sendable {
+    public struct Options: Sendable {
+        /// The most bytes of messages the outbox holds; a message that would pass it is refused.
+        public var maximumBytes = 256 << 20
+        /// The most messages the outbox holds.
+        public var maximumMessages = 100_000
+        /// The largest message it takes (and sends).
+        public var maximumMessageSize = 16 << 20
+        public var logger: Logger?
+
+        public init() {}
+    }
+
+    /// A queued message: its id in the outbox's sender session, and its size.
+    public struct Entry: Sendable, Hashable {
+        public let id: UInt32
+        public let size: Int
+    }
+
+    /// A message the peer refused for good, set aside (never deleted) at `path`.
+    public struct Refusal: Sendable, Equatable {
+        public let id: UInt32
+        public let path: String
+        public let reason: String
+    }
+
+    /// What one ``deliver(to:options:waitingForMore:onDelivered:)`` did.
+    public struct Report: Sendable, Equatable {
+        /// Messages the peer acknowledged.
+        public var delivered = 0
+        /// Messages the peer refused, set aside in `refused/`.
+        public var refused: [Refusal] = []
+    }
+
+    static let lockName = ".msgpipe-lock"
+    static let refusedFolder = "refused"
+
+    public let directory: String
+    private let options: Options
+    private let lock: Mutex<DirectoryLock?>
+    private let state: Mutex<State>
+    /// Serializes the file work of enqueueing and taking out: ids are given in order, the state file has one writer.
+    private let writing = Mutex(())
+
+    private struct State {
+        var saved: OutboxState
+        var pending: [Entry]
+        var bytes: Int
+        /// The id the next enqueued message gets (may pass UInt32.max: then the session is renewed when empty).
+        var nextID: UInt64
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var closed = false
+    }
+
+    /// Opens (or creates) the outbox in `directory`: removes what a crash left half written, and messages
+    /// acknowledged before it whose removal did not reach the disk.
+    ///
+    /// Throws ``OutboxError/inUse(directory:)``, ``OutboxError/foreignState(path:)``,
+    /// ``OutboxError/corruptState(path:)`` or ``OutboxError/io(_:)``.
+    public init(directory: String, options: Options = Options()) throws(OutboxError) {
+        self.directory = directory
+        self.options = options
+        try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.makeDirectory(directory, mode: 0o700) }
+        let lock: DirectoryLock
+        do throws(DirectoryLock.Failure) {
+            lock = try DirectoryLock(directory: directory, fileName: Self.lockName)
+        } catch {
+            switch error {
+            case .inUse: throw .inUse(directory: directory)
+            case let .system(operation, reason): throw .io("\(operation) failed: \(reason)")
+            }
+        }
+        self.lock = Mutex(lock)
+        let statePath = directory + "/" + OutboxState.fileName
+        let saved: OutboxState
+        if DurableFiles.size(of: statePath) != nil {
+            let bytes = try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.read(statePath) }
+            do throws(OutboxState.Refusal) {
+                saved = try OutboxState(decoding: bytes)
+            } catch {
+                switch error {
+                case .foreign: throw .foreignState(path: statePath)
+                case .corrupt: throw .corruptState(path: statePath)
+                }
+            }
+        } else {
+            saved = OutboxState(session: SenderSession.random().id, removedThrough: 0)
+            try Self.save(saved, in: directory)
+        }
+        var pending: [Entry] = []
+        var removedLeftovers = false
+        for name in try Self.io({ () throws(DurableFiles.Failure) in try DurableFiles.entries(of: directory) }) {
+            if name.hasPrefix("."), name.hasSuffix(".msg.part") {
+                unlink(directory + "/" + name)  // a crash mid-enqueue: never queued
+            } else if let id = Self.id(of: name) {
+                if id <= saved.removedThrough {
+                    unlink(directory + "/" + name)  // acknowledged; its removal was lost
+                    removedLeftovers = true
+                } else {
+                    pending.append(Entry(id: id, size: DurableFiles.size(of: directory + "/" + name) ?? 0))
+                }
+            }
+        }
+        if removedLeftovers { try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(directory) } }
+        pending.sort { $0.id < $1.id }
+        let refusedFolder = directory + "/" + Self.refusedFolder
+        let refused = DurableFiles.isDirectory(refusedFolder)
+            ? (try? DurableFiles.entries(of: refusedFolder))?.compactMap(Self.id(of:)) ?? [] : []
+        let highest = max(saved.removedThrough, pending.last?.id ?? 0, refused.max() ?? 0)
+        state = Mutex(State(
+            saved: saved, pending: pending, bytes: pending.reduce(0) { $0 + $1.size }, nextID: UInt64(highest) + 1))
+    }
+
+    /// The messages queued, oldest first.
+    public var entries: [Entry] { state.withLock { $0.pending } }
+
+    /// The sender session the queued messages go out in, and the id of the oldest one (or of the next).
+    public var senderSession: SenderSession {
+        state.withLock { state in
+            SenderSession(id: state.saved.session, nextMessageID: state.pending.first?.id ?? UInt32(truncatingIfNeeded: state.nextID))
+        }
+    }
+
+    /// Queues `bytes` as one message; returns once it is durable. Throws ``OutboxError/full`` (nothing queued,
+    /// nothing dropped), ``OutboxError/tooLarge(size:limit:)``, ``OutboxError/io(_:)`` (e.g. a full disk: no
+    /// part of the message stays), ``OutboxError/closed``. Blocks the calling thread while it writes.
+    @discardableResult
+    public func enqueue(_ bytes: [UInt8]) throws(OutboxError) -> Entry {
+        guard bytes.count <= options.maximumMessageSize else {
+            throw .tooLarge(size: bytes.count, limit: options.maximumMessageSize)
+        }
+        return try writing.withLock { _ throws(OutboxError) -> Entry in
+            let (id, renew) = try state.withLock { state throws(OutboxError) -> (UInt32, Bool) in
+                guard !state.closed else { throw .closed }
+                guard state.pending.count < options.maximumMessages, state.bytes + bytes.count <= options.maximumBytes,
+                    state.nextID <= UInt64(UInt32.max) || state.pending.isEmpty
+                else {
+                    throw .full(directory: directory, messages: state.pending.count, bytes: state.bytes, size: bytes.count)
+                }
+                return state.nextID <= UInt64(UInt32.max) ? (UInt32(state.nextID), false) : (1, true)
+            }
+            if renew {
+                // Every id of the session was used and nothing is queued: a new session starts from 1.
+                let renewed = OutboxState(session: SenderSession.random().id, removedThrough: 0)
+                try Self.save(renewed, in: directory)
+                state.withLock { $0.saved = renewed }
+            }
+            let name = Self.fileName(id)
+            let temporary = directory + "/." + name + ".part"
+            try Self.io { () throws(DurableFiles.Failure) in
+                try DurableFiles.write(bytes, to: temporary, sync: true, mode: 0o600)
+                do throws(DurableFiles.Failure) {
+                    try DurableFiles.rename(temporary, to: directory + "/" + name)
+                    try DurableFiles.syncDirectory(directory)
+                } catch {
+                    unlink(temporary)
+                    unlink(directory + "/" + name)
+                    throw error
+                }
+            }
+            let entry = Entry(id: id, size: bytes.count)
+            let waiters = state.withLock { state in
+                state.pending.append(entry)
+                state.bytes += bytes.count
+                state.nextID = UInt64(id) + 1
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+            return entry
+        }
+    }
+
+    /// The bytes of a queued message.
+    public func read(_ entry: Entry) throws(OutboxError) -> [UInt8] {
+        try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.read(directory + "/" + Self.fileName(entry.id)) }
+    }
+
+    /// Lets go of the directory; a ``deliver(to:options:waitingForMore:onDelivered:)`` waiting for more returns.
+    public func close() {
+        let waiters = state.withLock { state in
+            state.closed = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+        lock.withLock { $0 = nil }
+    }
+
+    // MARK: Delivering
+
+    /// Sends the queued messages to `peer` in order (msgpipe format) and takes each out once acknowledged;
+    /// returns when none is left (with `waitingForMore`: goes on with what is enqueued, until ``close()``).
+    ///
+    /// A message the peer refuses for good (too large for it, rejected) is moved to `refused/` and reported;
+    /// the ones after it go on. While the peer is away it reconnects as `options.reconnect` says, counting
+    /// attempts in a row without a delivery. `options.senderSession` and `maximumMessageSize` are set here.
+    ///
+    /// Throws ``OutboxError/undelivered(remaining:cause:)`` when the attempts ran out,
+    /// ``OutboxError/cancelled(remaining:)`` when the task was cancelled (the link is closed, the peer is not
+    /// told to drop the message in progress), ``OutboxError/io(_:)``, ``OutboxError/closed``. Messages not
+    /// delivered stay queued for the next call, in this process or the next.
+    public func deliver(
+        to peer: String, options pipeOptions: MessagePipe.Options, waitingForMore: Bool = false,
+        onDelivered: @escaping @Sendable (Entry) -> Void = { _ in }
+    ) async throws(OutboxError) -> Report {
+        guard pipeOptions.format == .msgpipe else {
+            throw .undelivered(remaining: entries.count, cause: "an outbox needs the msgpipe format (only it acknowledges)")
+        }
+        guard pipeOptions.keys == nil else {
+            throw .undelivered(remaining: entries.count, cause: "an outbox cannot send with end-to-end keys yet")
+        }
+        var report = Report()
+        var failures = 0
+        var lastFailure = ""
+        while true {
+            guard !Task.isCancelled else { throw .cancelled(remaining: entries.count) }
+            guard let first = entries.first else {
+                guard waitingForMore else { return report }
+                await waitForEnqueue()
+                if state.withLock({ $0.closed }) { throw .closed }
+                continue
+            }
+            if failures > 0 {
+                guard failures < max(1, pipeOptions.reconnect.attempts) else {
+                    throw .undelivered(remaining: entries.count, cause: lastFailure)
+                }
+                do { try await Task.sleep(for: pipeOptions.reconnect.delay(afterFailures: failures)) } catch {
+                    throw .cancelled(remaining: entries.count)
+                }
+            }
+            var options = pipeOptions
+            options.senderSession = SenderSession(id: state.withLock { $0.saved.session }, nextMessageID: first.id)
+            options.maximumMessageSize = max(options.maximumMessageSize, self.options.maximumMessageSize)
+            let pipe: MessagePipe
+            do {
+                pipe = try await MessagePipe.connect(to: peer, options: options)
+            } catch {
+                guard !Task.isCancelled else { throw .cancelled(remaining: entries.count) }
+                failures += 1
+                lastFailure = "cannot connect to \(peer): \(error)"
+                self.options.logger?.info("\(lastFailure)")
+                continue
+            }
+            let outcome: RunOutcome
+            do throws(OutboxError) {
+                outcome = try await run(over: pipe, from: first.id, waitingForMore: waitingForMore, report: &report, onDelivered: onDelivered)
+            } catch {
+                await pipe.close()
+                throw error
+            }
+            await pipe.close(awaitingDropWithin: .milliseconds(500))
+            switch outcome {
+            case .drained, .gap: failures = 0
+            case .cancelled: throw .cancelled(remaining: entries.count)
+            case let .failed(cause, progressed):
+                failures = progressed ? 1 : failures + 1
+                lastFailure = cause
+                self.options.logger?.info("delivery to \(peer) failed: \(cause)")
+            }
+        }
+    }
+
+    private enum RunOutcome {
+        /// Nothing left to send.
+        case drained
+        /// The next queued message's id does not follow: a new connection goes on from it.
+        case gap
+        case cancelled
+        case failed(cause: String, progressed: Bool)
+    }
+
+    /// Sends queued messages over `pipe`, ids from `first` on, one at a time.
+    private func run(
+        over pipe: MessagePipe, from first: UInt32, waitingForMore: Bool, report: inout Report,
+        onDelivered: @Sendable (Entry) -> Void
+    ) async throws(OutboxError) -> RunOutcome {
+        var expected = first
+        var progressed = false
+        while true {
+            guard let entry = entries.first else {
+                guard waitingForMore else { return .drained }
+                await waitForEnqueue()
+                if state.withLock({ $0.closed }) { throw .closed }
+                if Task.isCancelled { return .cancelled }
+                continue
+            }
+            guard entry.id == expected else { return .gap }
+            let bytes = try read(entry)
+            // The send runs in a task of its own: cancelling this one closes the pipe rather than cancelling the
+            // send, which would tell the peer to give the id up (and a resend in this session would be refused).
+            let send = Task { try await pipe.send(bytes) }
+            let result = await withTaskCancellationHandler {
+                await send.result
+            } onCancel: {
+                Task { await pipe.close() }
+            }
+            if Task.isCancelled { return .cancelled }
+            switch result {
+            case .success:
+                try takeOut(entry, refusal: nil)
+                report.delivered += 1
+                progressed = true
+                onDelivered(entry)
+                expected = entry.id &+ 1
+            case let .failure(error):
+                if let reason = Self.refusal(error) {
+                    let path = try takeOut(entry, refusal: reason)
+                    report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
+                    options.logger?.warning("message \(entry.id) refused by the peer (\(reason)); set aside as \(path)")
+                    return .gap
+                }
+                if case TransportError.abandonedAtPeer = error {
+                    // The peer gave this id up in this session (a send of it was cancelled before): it never took
+                    // the message, and takes it again only in a new session.
+                    try renewSession()
+                    return .gap
+                }
+                return .failed(cause: "\(error)", progressed: progressed)
+            }
+        }
+    }
+
+    /// The reason when `error` is the peer's final refusal of a message; nil for failures worth another try.
+    private static func refusal(_ error: any Error) -> String? {
+        switch error {
+        case TransportError.rejectedByPeer(_, let reason): "rejected: \(reason)"
+        case TransportError.messageTooLarge, MessagePipeError.messageTooLarge: "\(error)"
+        default: nil
+        }
+    }
+
+    private func waitForEnqueue() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    guard !state.closed, state.pending.isEmpty, !Task.isCancelled else { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let waiters = state.withLock { state in
+                defer { state.waiters = [] }
+                return state.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    // MARK: Files
+
+    /// Takes `entry` out: acknowledged (deleted) or refused (moved to `refused/`, returning its path). The state
+    /// records it first for an acknowledged one, last for a refused one, so its id is never given again.
+    @discardableResult
+    private func takeOut(_ entry: Entry, refusal: String?) throws(OutboxError) -> String {
+        try writing.withLock { _ throws(OutboxError) -> String in
+            let name = Self.fileName(entry.id)
+            let file = directory + "/" + name
+            var updated = state.withLock { $0.saved }
+            updated.removedThrough = entry.id
+            var kept = ""
+            if refusal != nil {
+                let folder = directory + "/" + Self.refusedFolder
+                kept = folder + "/" + name
+                try Self.io { () throws(DurableFiles.Failure) in
+                    try DurableFiles.makeDirectory(folder, mode: 0o700)
+                    try DurableFiles.rename(file, to: kept)
+                    try DurableFiles.syncDirectory(folder)
+                }
+                try Self.save(updated, in: directory)
+            } else {
+                try Self.save(updated, in: directory)
+                unlink(file)  // durable with the next directory sync; if lost, opening removes it (id <= removedThrough)
+            }
+            state.withLock { state in
+                state.saved = updated
+                state.pending.removeAll { $0.id == entry.id }
+                state.bytes -= entry.size
+            }
+            return kept
+        }
+    }
+
+    private func renewSession() throws(OutboxError) {
+        try writing.withLock { _ throws(OutboxError) in
+            var renewed = state.withLock { $0.saved }
+            renewed.session = SenderSession.random().id
+            try Self.save(renewed, in: directory)
+            state.withLock { $0.saved = renewed }
+        }
+    }
+
+    /// Replaces the state file: written, synced, renamed, directory synced.
+    private static func save(_ saved: OutboxState, in directory: String) throws(OutboxError) {
+        let path = directory + "/" + OutboxState.fileName
+        try io { () throws(DurableFiles.Failure) in
+            try DurableFiles.write(saved.encoded(), to: path + ".part", sync: true, mode: 0o600)
+            try DurableFiles.rename(path + ".part", to: path)
+            try DurableFiles.syncDirectory(directory)
+        }
+    }
+
+    /// `0000000042.msg` for id 42: names sort by id.
+    static func fileName(_ id: UInt32) -> String {
+        let digits = String(id)
+        return String(repeating: "0", count: 10 - digits.count) + digits + ".msg"
+    }
+
+    static func id(of name: String) -> UInt32? {
+        guard name.count == 14, name.hasSuffix(".msg"), name.prefix(10).allSatisfy(\.isASCII) else { return nil }
+        guard let id = UInt32(name.prefix(10)), id > 0 else { return nil }
+        return id
+    }
+
+    private static func io<T>(_ body: () throws(DurableFiles.Failure) -> T) throws(OutboxError) -> T {
+        do { return try body() } catch { throw .io(error.description) }
+    }
+}

@@ -17,8 +17,8 @@ struct ListenDurabilityCLITests {
         defer { scratch.remove() }
         let disk = scratch.directory.appendingPathComponent("disk").path
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        #expect(try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk]) == 0)
-        defer { _ = try? run("/bin/umount", ["-l", disk]) }
+        #expect(try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk]) == 0)
+        defer { _ = try? Self.run("/bin/umount", ["-l", disk]) }
         let inbox = disk + "/inbox"
         let listener = try scratch.listen(["--out-dir", inbox])
         let small = try scratch.file("small", Array(repeating: 7, count: 1000))
@@ -80,7 +80,7 @@ struct ListenDurabilityCLITests {
         }
     }
 
-    private func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
+    static func run(_ tool: String, _ arguments: [String]) throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments

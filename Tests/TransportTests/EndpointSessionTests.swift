@@ -122,4 +122,43 @@ import Testing
             #expect(TransportControl(decoding: buffer[...]) == .welcome(session: session))
         }
     }
+
+    @Test("a resumed sender session (a restarted process) says its first id in the hello and goes on with its ids")
+    func resumedSessionGoesOnWithItsIds() throws {
+        var harness = EndpointHarness(packetSize: 20)
+        harness.endpoints[0] = TransportEndpoint(session: 0xAB)
+        reconnect(&harness)
+        try harness.submit(from: .a, payload(size: 300, seed: 6))
+        #expect(harness.run { $0.delivered[1].count == 1 && $0.endpoints[0].isSendIdle })
+        for index in 0 ..< 2 { harness.endpoints[index].linkDisconnected(now: harness.now) }
+        harness.endpoints[0] = TransportEndpoint(resuming: SenderSession(id: 0xAB, nextMessageID: 2))
+        var buffer: [UInt8] = []
+        harness.endpoints[0].linkConnected(maximumPacketSize: 20, now: harness.now)
+        #expect(harness.endpoints[0].writeNextPacket(into: &buffer, now: harness.now))
+        #expect(TransportControl(decoding: buffer[...]) == .hello(session: 0xAB, firstMessageID: 2))
+        harness.endpoints[0].linkDisconnected(now: harness.now)
+        reconnect(&harness)
+        let next = payload(size: 500, seed: 7)
+        try harness.submit(from: .a, next)
+        #expect(harness.run { $0.delivered[1].count == 2 && $0.endpoints[0].isSendIdle })
+        #expect(harness.delivered[1].map(\.messageID) == [1, 2])
+        #expect(harness.delivered[1].last?.body == next)
+    }
+
+    @Test("a receiver's cancelled for a message the sender did not cancel fails that send instead of leaving it waiting")
+    func cancelledByTheReceiverFailsTheSend() throws {
+        var endpoint = TransportEndpoint(session: 7)
+        endpoint.linkConnected(maximumPacketSize: 20, now: .zero)
+        let submission = try endpoint.submit(Array(repeating: 1, count: 100), now: .zero)
+        var buffer: [UInt8] = []
+        while endpoint.writeNextPacket(into: &buffer, now: .zero) {}
+        for control in [TransportControl.welcome(session: 7), .cancelled(messageID: 1)] {
+            control.encode(into: &buffer)
+            endpoint.receive(buffer[...], now: .zero)
+        }
+        var events: [EndpointEvent] = []
+        while let event = endpoint.pollEvent() { events.append(event) }
+        #expect(events.contains(.sendFailed(submission, .abandonedAtPeer(messageID: 1))))
+        #expect(endpoint.isSendIdle)
+    }
 }

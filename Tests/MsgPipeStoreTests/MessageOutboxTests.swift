@@ -1,0 +1,219 @@
+import Foundation
+import MsgPipe
+@_spi(Fuzzing) @testable import MsgPipeStore
+import PropertyBased
+import Synchronization
+import Testing
+import BLELink
+import Transport
+
+/// The outbox: an enqueue is durable and whole, limits refuse without dropping, ids and the session survive a
+/// reopen and are never given twice, delivery takes a message out only once acknowledged.
+@Suite struct MessageOutboxTests {
+    @Test("the state file's bytes: header, then one S record (session, highest id taken out)")
+    func stateVector() throws {
+        let state = OutboxState(session: 0x0102_0304_0506_0708, removedThrough: 5)
+        let expected = Array("msgpipe outbox 1\n".utf8) + hex("4f530000000c010203040506070800000005 49e54442")
+        #expect(state.encoded() == expected)
+        #expect(try OutboxState(decoding: expected) == state)
+    }
+
+    @Test("property: states round-trip; a cut, a flipped byte or trailing bytes are refused, never trap")
+    func statesRoundTrip() async {
+        await propertyCheck(
+            count: 200, input: Gen<UInt64>.value(in: 1...UInt64.max), Gen<UInt32>.value(in: 0...UInt32.max),
+            Gen<Int>.value(in: 0...21), Gen<UInt8>.value(in: 0...255).array(of: 0...40)
+        ) { session, removed, position, garbage in
+            let state = OutboxState(session: session, removedThrough: removed)
+            let bytes = state.encoded()
+            #expect((try? OutboxState(decoding: bytes)) == state)
+            #expect(throws: OutboxState.Refusal.corrupt) { try OutboxState(decoding: Array(bytes.dropLast())) }
+            #expect(throws: OutboxState.Refusal.corrupt) { try OutboxState(decoding: bytes + [0]) }
+            var flipped = bytes
+            flipped[OutboxState.header.count + position] ^= 0x01
+            #expect(throws: OutboxState.Refusal.self) { try OutboxState(decoding: flipped) }
+            _ = try? OutboxState(decoding: garbage)
+            _ = try? OutboxState(decoding: OutboxState.header + garbage)
+        }
+    }
+
+    @Test func aReopenedOutboxHoldsItsMessagesSessionAndNextID() throws {
+        let directory = try temporaryDirectory()
+        let first = try MessageOutbox(directory: directory)
+        #expect(try first.enqueue([1]) == MessageOutbox.Entry(id: 1, size: 1))
+        #expect(try first.enqueue([2, 2]).id == 2)
+        let session = first.senderSession
+        #expect(session.nextMessageID == 1)
+        first.close()
+        let second = try MessageOutbox(directory: directory)
+        #expect(second.senderSession == session)
+        #expect(second.entries.map(\.id) == [1, 2])
+        #expect(try second.read(second.entries[1]) == [2, 2])
+        #expect(try second.enqueue([3]).id == 3)
+    }
+
+    @Test("a crash mid-enqueue leaves a .part file: opening removes it, its id goes to the next message")
+    func aHalfWrittenMessageIsNeverQueued() throws {
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        outbox.close()
+        try write([9, 9], to: directory + "/.0000000002.msg.part")
+        let reopened = try MessageOutbox(directory: directory)
+        #expect(reopened.entries.map(\.id) == [1])
+        #expect(!FileManager.default.fileExists(atPath: directory + "/.0000000002.msg.part"))
+        #expect(try reopened.enqueue([2]).id == 2)
+    }
+
+    @Test("an acknowledged message whose removal was lost is removed at opening, and its id is not given again")
+    func idsAreNeverGivenTwice() throws {
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        try outbox.enqueue([2])
+        outbox.close()
+        // As after a power cut between recording 2 as taken out and removing its file (the file came back).
+        let session = try OutboxState(decoding: try read(directory + "/" + OutboxState.fileName)).session
+        try write(OutboxState(session: session, removedThrough: 2).encoded(), to: directory + "/" + OutboxState.fileName)
+        let reopened = try MessageOutbox(directory: directory)
+        #expect(reopened.entries.isEmpty)
+        #expect(try messageFiles(directory).isEmpty)
+        #expect(try reopened.enqueue([3]).id == 3)
+        #expect(reopened.senderSession == SenderSession(id: session, nextMessageID: 3))
+    }
+
+    @Test("a full outbox refuses the new message with the numbers, and drops nothing it holds")
+    func limitsRefuseWithoutDropping() throws {
+        let directory = try temporaryDirectory()
+        var options = MessageOutbox.Options()
+        options.maximumBytes = 10
+        options.maximumMessages = 3
+        options.maximumMessageSize = 8
+        let outbox = try MessageOutbox(directory: directory, options: options)
+        try outbox.enqueue(Array(repeating: 1, count: 6))
+        #expect(throws: OutboxError.full(directory: directory, messages: 1, bytes: 6, size: 5)) {
+            try outbox.enqueue(Array(repeating: 2, count: 5))
+        }
+        #expect(throws: OutboxError.tooLarge(size: 9, limit: 8)) { try outbox.enqueue(Array(repeating: 3, count: 9)) }
+        try outbox.enqueue([4])
+        try outbox.enqueue([5])
+        #expect(throws: OutboxError.self) { try outbox.enqueue([6]) }
+        #expect(outbox.entries.map(\.id) == [1, 2, 3])
+        #expect(try outbox.read(outbox.entries[0]) == Array(repeating: 1, count: 6))
+        #expect("\(OutboxError.full(directory: "q", messages: 1, bytes: 6, size: 5))".contains("not queued"))
+    }
+
+    @Test func aSecondOutboxOnTheSameDirectoryIsRefusedWithTheRemedy() throws {
+        let directory = try temporaryDirectory()
+        let first = try MessageOutbox(directory: directory)
+        #expect(throws: OutboxError.inUse(directory: directory)) { try MessageOutbox(directory: directory) }
+        #expect("\(OutboxError.inUse(directory: directory))".contains("another msgpipe sender"))
+        first.close()
+        _ = try MessageOutbox(directory: directory)
+    }
+
+    @Test("a foreign or damaged state file is refused and left as it was")
+    func aForeignOrDamagedStateIsRefusedUnchanged() throws {
+        for (bytes, isForeign) in [(Array("not an outbox\n".utf8), true), (OutboxState.header + [0x4f, 0x53, 0], false)] {
+            let directory = try temporaryDirectory()
+            let path = directory + "/" + OutboxState.fileName
+            try write(bytes, to: path)
+            #expect(throws: isForeign ? OutboxError.foreignState(path: path) : OutboxError.corruptState(path: path)) {
+                try MessageOutbox(directory: directory)
+            }
+            #expect(try read(path) == bytes)
+        }
+    }
+
+    @Test("delivered in order over a real pipe, each taken out once acknowledged; a reopened outbox goes on in the same session")
+    func deliversInOrderAndTakesOut() async throws {
+        let (server, path, received) = try await Self.receiver()
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        for byte in UInt8(1)...5 { try outbox.enqueue(Array(repeating: byte, count: Int(byte) * 1000)) }
+        let delivered = Mutex<[UInt32]>([])
+        let report = try await outbox.deliver(to: "unix:\(path)", options: MessagePipe.Options()) { entry in
+            delivered.withLock { $0.append(entry.id) }
+        }
+        #expect(report == MessageOutbox.Report(delivered: 5, refused: []))
+        #expect(delivered.withLock { $0 } == [1, 2, 3, 4, 5])
+        #expect(outbox.entries.isEmpty)
+        #expect(try messageFiles(directory).isEmpty)
+        let session = outbox.senderSession.id
+        outbox.close()
+        let reopened = try MessageOutbox(directory: directory)
+        try reopened.enqueue([6])
+        _ = try await reopened.deliver(to: "unix:\(path)", options: MessagePipe.Options())
+        let seen = received.all
+        #expect(seen.map(\.id) == [1, 2, 3, 4, 5, 6])
+        #expect(Set(seen.map(\.session)) == [session])
+        #expect(seen.map(\.size) == [1000, 2000, 3000, 4000, 5000, 1])
+        await server.close()
+    }
+
+    @Test("a message the peer refuses for good is set aside in refused/, the others are delivered")
+    func aRefusedMessageIsSetAside() async throws {
+        var serverOptions = MessagePipe.Options()
+        serverOptions.maximumMessageSize = 4000
+        let (server, path, received) = try await Self.receiver(serverOptions)
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        try outbox.enqueue(Array(repeating: 2, count: 5000))
+        try outbox.enqueue([3])
+        let report = try await outbox.deliver(to: "unix:\(path)", options: MessagePipe.Options())
+        #expect(report.delivered == 2)
+        #expect(report.refused.map(\.id) == [2])
+        #expect(report.refused.first?.path == directory + "/refused/0000000002.msg")
+        #expect(try read(directory + "/refused/0000000002.msg") == Array(repeating: 2, count: 5000))
+        #expect(received.all.map(\.size) == [1, 1])
+        outbox.close()
+        // Its id is not given again.
+        #expect(try MessageOutbox(directory: directory).enqueue([4]).id == 4)
+        await server.close()
+    }
+
+    @Test("a peer that is not there: delivery gives up after the attempts, every message stays queued")
+    func anAbsentPeerLeavesEverythingQueued() async throws {
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        var options = MessagePipe.Options()
+        options.reconnect = ReconnectBackoff(initial: .milliseconds(10), maximum: .milliseconds(20), attempts: 2)
+        await #expect(throws: OutboxError.self) {
+            _ = try await outbox.deliver(to: "unix:/tmp/msgpipe-nobody-\(getpid()).sock", options: options)
+        }
+        #expect(outbox.entries.map(\.id) == [1])
+    }
+
+    /// What a test receiver saw: each message's session, id and size, in order.
+    final class Received: Sendable {
+        private let seen = Mutex<[(session: UInt64, id: UInt32, size: Int)]>([])
+        func append(_ message: (session: UInt64, id: UInt32, size: Int)) { seen.withLock { $0.append(message) } }
+        var all: [(session: UInt64, id: UInt32, size: Int)] { seen.withLock { $0 } }
+    }
+
+    /// A listener on a fresh UNIX socket that records each message's session, id and size, and accepts it.
+    static func receiver(_ options: MessagePipe.Options = MessagePipe.Options()) async throws
+        -> (PipeServer, String, Received)
+    {
+        let path = "/tmp/msgpipe-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max)).sock"
+        let server = try await MessagePipe.listen(path: path, options: options)
+        let received = Received()
+        Task {
+            for await central in server.centrals {
+                Task {
+                    for await message in central.messages {
+                        received.append((message.senderSession ?? 0, message.id ?? 0, message.bytes.count))
+                    }
+                }
+            }
+        }
+        return (server, path, received)
+    }
+}
+
+func hex(_ text: String) -> [UInt8] {
+    let digits = Array(text.filter(\.isHexDigit))
+    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0 ... $0 + 1]), radix: 16)! }
+}

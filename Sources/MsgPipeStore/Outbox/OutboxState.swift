@@ -50,3 +50,14 @@ public struct OutboxState: Sendable, Equatable {
         removedThrough = payload.suffix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     }
 }
+
+/// For the fuzz package: the state file's header and the names in an outbox directory.
+@_spi(Fuzzing)
+public enum OutboxStateCodec {
+    public static var header: [UInt8] { OutboxState.header }
+
+    /// Every name in `directory` but "." and ".." (none when it cannot be read).
+    public static func files(in directory: String) -> [String] {
+        (try? DurableFiles.entries(of: directory)) ?? []
+    }
+}

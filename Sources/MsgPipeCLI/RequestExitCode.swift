@@ -2,7 +2,7 @@ import Exchange
 import Secure
 import Transport
 
-/// The exit codes of `msgpipe request` (listed in its --help and the README).
+/// The exit codes of `msgpipe request` (listed in its --help and docs/CLI.md).
 enum RequestExitCode: Int32, CaseIterable {
     /// A response arrived and the command succeeded (exit 0).
     case ok = 0

@@ -248,11 +248,12 @@ let package = Package(
             dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
             swiftSettings: strict),
 
-        // The Swift snippets of README.md and docs/, compiled as written (CLITests.DocsTests checks that each
-        // ```swift block there matches one of these files).
+        // The Swift snippets of README.md, docs/ and the DocC catalogs, compiled as written (CLITests.DocsTests
+        // checks that each ```swift block there matches one of these files).
         .target(
-            name: "DocSnippets", dependencies: ["MsgPipe", "Secure", "Exchange", "Transport"], path: "Examples/Snippets",
-            swiftSettings: strict),
+            name: "DocSnippets",
+            dependencies: ["MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Secure", "Exchange", "Transport"],
+            path: "Examples/Snippets", swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).
         .executableTarget(

@@ -367,8 +367,21 @@ struct DocsTests {
 
     // MARK: Swift snippets
 
-    /// Each ```swift block of README.md and docs/*.md is, line for line, part of a file in Examples/Snippets
-    /// (the DocSnippets target, which the build compiles), imports aside.
+    /// The DocC articles of the library modules (`Sources/*/*.docc/*.md`), by path relative to the package.
+    static func doccArticles() throws -> [(path: String, text: String)] {
+        let sources = root.appendingPathComponent("Sources")
+        return try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted().flatMap { module in
+            let catalog = "Sources/\(module)/\(module).docc"
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(catalog).path)) ?? []
+            return try names.filter { $0.hasSuffix(".md") }.sorted().map {
+                ("\(catalog)/\($0)", try String(contentsOf: root.appendingPathComponent("\(catalog)/\($0)"), encoding: .utf8))
+            }
+        }
+    }
+
+    /// Each ```swift block of README.md, docs/*.md and the DocC articles is, line for line, part of a file in
+    /// Examples/Snippets (the DocSnippets target, which the build compiles), imports aside. A block that opens
+    /// with `// Package.swift` is a manifest fragment, not a program, and is left out.
     @Test func everySwiftSnippetIsCompiled() throws {
         let directory = Self.root.appendingPathComponent("Examples/Snippets")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
@@ -379,10 +392,11 @@ struct DocsTests {
         let compiled = files.map { (imports: Set(lines($0).filter { $0.hasPrefix("import ") }), body: lines($0)) }
         var problems: [String] = []
         var count = 0
-        for (path, text) in Self.documents {
+        for (path, text) in try Self.documents + Self.doccArticles() {
             for block in text.components(separatedBy: "```swift\n").dropFirst() {
-                count += 1
                 let snippet = lines(block.components(separatedBy: "```").first!)
+                if snippet.first == "// Package.swift" { continue }
+                count += 1
                 let imports = Set(snippet.filter { $0.hasPrefix("import ") })
                 let body = snippet.filter { !$0.hasPrefix("import ") }
                 let found = compiled.contains { file in

@@ -184,7 +184,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
-                "Central", "Peripheral", "Push", "TestSupport",
+                "Central", "Peripheral", "Push", "TestSupport", "DocSnippets",
             ],
             swiftSettings: strict),
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).
@@ -247,6 +247,13 @@ let package = Package(
             name: "BlueZTests",
             dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
             swiftSettings: strict),
+
+        // The Swift snippets of README.md, docs/ and the DocC catalogs, compiled as written (CLITests.DocsTests
+        // checks that each ```swift block there matches one of these files).
+        .target(
+            name: "DocSnippets",
+            dependencies: ["MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Secure", "Exchange", "Transport"],
+            path: "Examples/Snippets", swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).
         .executableTarget(

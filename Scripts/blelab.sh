@@ -1,5 +1,5 @@
 #!/bin/bash
-# blelab.sh - run a command inside a throw-away qemu VM with the real Linux Bluetooth stack and three virtual
+# blelab.sh - run a command inside a throw-away qemu VM with the real Linux Bluetooth stack and four virtual
 # LE controllers (BlueZ btvirt over hci_vhci). msgpipe's lab: see docs/LAB.md.
 #
 # The guest boots Debian's kernel (the linux-image-amd64 dependency, fetched with `apt-get download` and

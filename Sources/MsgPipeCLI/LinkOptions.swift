@@ -75,10 +75,10 @@ struct LinkOptions: ParsableArguments {
     }
 
     /// The library's options for these arguments. Advice and warnings are printed; reconnects as
-    /// `reconnects` says, details with `verbose`. `connection`: the command's connection parameters, if it
-    /// takes them.
+    /// `reconnects` says, details with `verbose`. `connection`: the command's connection parameters, or nil for a
+    /// command that takes none; it has no default, so a call site cannot leave them out by accident.
     func pipeOptions(
-        format: FrameFormat, verbose: Bool, printReconnects: Bool = true, connection: ConnectionParameterOptions? = nil
+        format: FrameFormat, verbose: Bool, printReconnects: Bool = true, connection: ConnectionParameterOptions?
     ) throws -> MessagePipe.Options {
         var options = MessagePipe.Options()
         options.connectionParameters = try connection?.request()

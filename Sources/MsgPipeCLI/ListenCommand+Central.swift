@@ -4,6 +4,20 @@ import MsgPipeStore
 import Secure
 
 extension ListenCommand {
+    /// The options of every pipe `listen` connects as the central, to one `--to` or to several: the link,
+    /// the connection parameters (`--conn-interval`, `--conn-latency`, `--supervision-timeout`, `--phy`), the
+    /// format and limits, reconnects without limit, and acknowledgements held until a message is kept. Both
+    /// central paths start from this one value, so no option reaches one peer and not the others.
+    func centralOptions() throws -> MessagePipe.Options {
+        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false, connection: connection)
+        options.logger = CLILogging.logger("listen", verbose: verbose)
+        options.maximumMessageSize = maximumMessageSize
+        options.reconnect.attempts = .max
+        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
+        options.holdsAcknowledgements = true
+        return options
+    }
+
     /// `listen --to` / `--role central`: connects a pipe to the peripheral (it reconnects after each drop,
     /// without limit, so Transport resumes) and writes every message it sends, until a signal or `--count`
     /// messages.
@@ -11,13 +25,8 @@ extension ListenCommand {
         if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), shutdown: shutdown) }
         // Key files are checked before anything connects.
         let keys = try secure.centralKeys()
-        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false, connection: connection)
-        options.logger = CLILogging.logger("listen", verbose: verbose)
-        options.maximumMessageSize = maximumMessageSize
-        options.reconnect.attempts = .max
-        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
+        var options = try centralOptions()
         options.keys = keys
-        options.holdsAcknowledgements = true
         let outcomes = AsyncStream<CentralOutcome>.makeStream()
         let sink = try openInbox(
             onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })
@@ -80,12 +89,7 @@ extension ListenCommand {
     /// (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
     /// exit code is then 1 when the others end (signal or `--count`).
     private func receiveFromPeers(_ peers: [String], shutdown: ShutdownSignal) async throws {
-        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: false)
-        options.logger = CLILogging.logger("listen", verbose: verbose)
-        options.maximumMessageSize = maximumMessageSize
-        options.reconnect.attempts = .max
-        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
-        options.holdsAcknowledgements = true
+        let options = try centralOptions()
         let outcomes = AsyncStream<CentralOutcome>.makeStream()
         let sink = try openInbox(
             onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })

@@ -55,7 +55,8 @@ struct RequestCommand: AsyncParsableCommand {
         let outcome: Result<ResponseEnvelope, any Error>
         var carrier: String?
         do {
-            var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false)
+            // request takes no connection parameters: it opens one short-lived link with the adapter's.
+            var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false, connection: nil)
             options.logger = logger
             let connector = try link.connector(options)
             let peerLink = try await connector.makeLink()

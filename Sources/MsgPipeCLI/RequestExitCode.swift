@@ -2,7 +2,7 @@ import Exchange
 import Secure
 import Transport
 
-/// The exit codes of `msgpipe request` (listed in its --help and the README).
+/// The exit codes of `msgpipe request` (listed in its --help and docs/CLI.md).
 enum RequestExitCode: Int32, CaseIterable {
     /// A response arrived and the command succeeded (exit 0).
     case ok = 0
@@ -20,6 +20,10 @@ enum RequestExitCode: Int32, CaseIterable {
     case notAuthenticated = 6
     /// A previous attempt with this id started the command but serve stopped before recording its result.
     case outcomeUnknown = 7
+    /// A bad option, or a request larger than the limit (ArgumentParser's usage error).
+    case usage = 64
+    /// A key file is missing, unreadable, world-writable or invalid (`SecureOptions.keyFileExitCode`).
+    case keyFile = 78
 
     static func forStatus(_ status: ResponseStatus) -> RequestExitCode {
         switch status {
@@ -52,11 +56,23 @@ enum RequestExitCode: Int32, CaseIterable {
         }
     }
 
-    static let helpText = """
-        Exit codes: 0 response received (command succeeded), 1 other error, 2 connection failed, \
-        3 command failed on the server, 4 timeout (retry with the same --id), 5 refused by the server, \
-        6 not authenticated (wrong key), 7 outcome unknown (serve stopped while the command ran).
-        """
+    /// What `--help` says of this code: the list is made from every case, so none is left out.
+    var summary: String {
+        switch self {
+        case .ok: "response received (command succeeded)"
+        case .failure: "other error"
+        case .connectionFailed: "connection failed"
+        case .commandFailed: "command failed on the server"
+        case .timeout: "timeout (retry with the same --id)"
+        case .refused: "refused by the server"
+        case .notAuthenticated: "not authenticated (wrong key)"
+        case .outcomeUnknown: "outcome unknown (serve stopped while the command ran)"
+        case .usage: "usage error"
+        case .keyFile: "a key file is missing, unreadable, world-writable or invalid"
+        }
+    }
+
+    static let helpText = "Exit codes: " + allCases.map { "\($0.rawValue) \($0.summary)" }.joined(separator: ", ") + "."
 }
 
 /// The overall `--timeout` of `msgpipe request` passed.

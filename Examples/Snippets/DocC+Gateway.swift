@@ -1,0 +1,12 @@
+import MsgPipe
+import MsgPipeMQTT
+
+/// MsgPipeMQTT.docc, Gateway on MQTT.
+func doccGateway() async throws {
+    let gateway = try await MQTTGateway.connect(to: MQTTBrokerURL("mqtt://broker/fleet"), gatewayID: "door")
+    var options = MessagePipe.Options()
+    options.holdsAcknowledgements = true
+    let server = try await MessagePipe.serve(at: "door", options: options)
+    try await gateway.uplink(from: server)      // until the server ends; throws if the broker refuses
+    await gateway.close()
+}

@@ -11,3 +11,13 @@ func doccInbox() async throws {
         for await message in central.messages { try await inbox.keep(message) }
     }
 }
+
+/// MsgPipeStore.docc: queue messages durably, deliver them when the peer is in range.
+func doccOutbox() async throws {
+    let outbox = try MessageOutbox(directory: "/var/spool/readings")
+    try outbox.enqueue(Array("21.5 C".utf8))
+    var options = MessagePipe.Options()
+    options.reconnect.attempts = 1000
+    let report = try await outbox.deliver(to: "kitchen", options: options)
+    print("\(report.delivered) delivered, \(outbox.entries.count) still queued")
+}

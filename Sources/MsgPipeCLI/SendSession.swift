@@ -135,29 +135,56 @@ struct SendSession: Sendable {
 
     /// Sends `inputs` in order over `pipe` and returns this peer's exit code and how many it acknowledged.
     /// One call per peer: several may share `inputs` (standard input is read once).
-    /// With end-to-end keys the pipe seals each message.
+    /// With end-to-end keys the pipe seals each message. Up to ``window`` messages (and ``windowBytes``) are in
+    /// flight at once, queued in order: small messages do not wait a round trip each.
     func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> Delivery {
-        for (index, path) in inputs.paths.enumerated() {
+        var inFlight: [(index: Int, bytes: Int, started: ContinuousClock.Instant, receipt: SendReceipt)] = []
+        var inFlightBytes = 0
+        /// Waits for the oldest message in flight; its failure ends the delivery.
+        func settleOldest() async -> Delivery? {
+            let head = inFlight.removeFirst()
+            inFlightBytes -= head.bytes
+            do {
+                try await head.receipt.acknowledged()
+            } catch {
+                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[head.index])): \(error)")
+                return Delivery(code: Self.exitCode(error), acknowledged: head.index)
+            }
+            results.acknowledged(
+                head.index, bytes: head.bytes, since: head.started, link: carrier(pipe),
+                parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
+            return nil
+        }
+        for index in inputs.paths.indices {
             let body: [UInt8]
             do {
                 body = try inputs.body(index)
             } catch {
+                while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
                 printError(error.description)
                 return Delivery(code: .ioError, acknowledged: index)
             }
+            while !inFlight.isEmpty, inFlight.count >= Self.window || inFlightBytes + body.count > Self.windowBytes {
+                if let failure = await settleOldest() { return failure }
+            }
             let started = ContinuousClock.now
             do {
-                try await pipe.send(body, timeout: try remainingTime())
+                let receipt = try await pipe.submit(body, timeout: try remainingTime())
+                inFlight.append((index, body.count, started, receipt))
+                inFlightBytes += body.count
             } catch {
-                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(path)): \(error)")
+                while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
+                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(error)")
                 return Delivery(code: Self.exitCode(error), acknowledged: index)
             }
-            results.acknowledged(
-                index, bytes: body.count, since: started, link: carrier(pipe),
-                parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
         }
+        while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
         return Delivery(code: .success, acknowledged: inputs.paths.count)
     }
+
+    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message).
+    static let window = 32
+    static let windowBytes = 4 << 20
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
     func carrier(_ pipe: MessagePipe) -> String? {

@@ -240,8 +240,7 @@ public final class MessagePipe: Sendable {
                     try await transport.send(bytes, timeout: timeout)
                 }
             } catch {
-                if let reconnector, reconnector.hasGivenUp { throw MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
-                throw error
+                throw linkLostIfGivenUp(error)
             }
             return
         }
@@ -268,6 +267,42 @@ public final class MessagePipe: Sendable {
             if let reason = plain.disconnectReason { throw MessagePipeError.disconnected(reason) }
             throw error
         }
+    }
+
+    /// Queues one whole message and returns once it is queued, before the peer acknowledged it: the messages
+    /// one task submits go in call order, several in flight at once (many small messages go much faster than
+    /// one ``send(_:timeout:)`` after the other). Await each receipt's `acknowledged()`: it returns or throws as
+    /// `send` does. With end-to-end keys or a plain format the message is sent whole here, as by `send`, and the
+    /// receipt is already settled.
+    ///
+    /// ```swift
+    /// var receipts: [SendReceipt] = []
+    /// for reading in readings { receipts.append(try await pipe.submit(reading)) }   // queued in order
+    /// for receipt in receipts { try await receipt.acknowledged() }
+    /// ```
+    public func submit(_ bytes: [UInt8], timeout: Duration? = nil) async throws -> SendReceipt {
+        guard let transport, secured == nil else {
+            try await send(bytes, timeout: timeout)
+            return SendReceipt {}
+        }
+        if let info = peerInfo, bytes.count > Int(info.maximumMessageSize) {
+            throw MessagePipeError.messageTooLarge(size: bytes.count, limit: Int(info.maximumMessageSize))
+        }
+        let receipt: SendReceipt
+        do {
+            receipt = try await transport.submit(bytes, timeout: timeout)
+        } catch {
+            throw linkLostIfGivenUp(error)
+        }
+        return SendReceipt { [self] in
+            do { try await receipt.acknowledged() } catch { throw linkLostIfGivenUp(error) }
+        }
+    }
+
+    /// `error`, or ``MessagePipeError/linkLost(attempts:)`` once reconnecting gave up (the cause of it).
+    private func linkLostIfGivenUp(_ error: any Error) -> any Error {
+        if let reconnector, reconnector.hasGivenUp { return MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
+        return error
     }
 
     /// The messages the peer sends, whole and in order; ends when the pipe is closed. Backpressured: a

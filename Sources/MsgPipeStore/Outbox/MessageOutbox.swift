@@ -11,7 +11,7 @@ public import Transport
 /// - ``enqueue(_:)`` returns once the message is durable (file and directory `fsync`'d); a message half written
 ///   by a crash is never sent. The outbox refuses a message that would pass its limits (``OutboxError/full``)
 ///   and never drops one it holds.
-/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, one at a time,
+/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, several in flight,
 ///   and takes each out once acknowledged (or sets it aside in `refused/` when the peer refuses it for good).
 ///   It reconnects with `options.reconnect` while the peer is away.
 /// - Messages go out in one Transport sender session, kept in the outbox with their ids: after a restart the
@@ -296,55 +296,87 @@ public final class MessageOutbox: Sendable {
         case failed(cause: String, progressed: Bool)
     }
 
-    /// Sends queued messages over `pipe`, ids from `first` on, one at a time.
+    /// Sends queued messages over `pipe`, ids from `first` on, up to ``window`` (and ``windowBytes``) in flight,
+    /// and takes them out in id order as their acknowledgements come. The first failure ends the run.
     private func run(
         over pipe: MessagePipe, from first: UInt32, waitingForMore: Bool, report: inout Report,
         onDelivered: @Sendable (Entry) -> Void
     ) async throws(OutboxError) -> RunOutcome {
-        var expected = first
+        var nextToSubmit = first
+        var inFlight: [(entry: Entry, receipt: SendReceipt)] = []
+        var inFlightBytes = 0
         var progressed = false
+        /// A message that could not be queued (nothing of it reached Transport), handled once those before it settled.
+        var unsent: (entry: Entry, error: any Error)?
         while true {
-            guard let entry = entries.first else {
+            while unsent == nil, inFlight.count < Self.window, inFlight.isEmpty || inFlightBytes < Self.windowBytes,
+                let entry = entries.first(where: { $0.id >= nextToSubmit })
+            {
+                guard entry.id == nextToSubmit else { break }  // a gap: a new connection goes on from it
+                let bytes = try read(entry)
+                do {
+                    inFlight.append((entry, try await pipe.submit(bytes)))
+                    inFlightBytes += entry.size
+                    nextToSubmit = entry.id &+ 1
+                } catch {
+                    if Task.isCancelled { return .cancelled }
+                    unsent = (entry, error)
+                }
+            }
+            guard let head = inFlight.first else {
+                if let unsent { return try settle(unsent.entry, failure: unsent.error, progressed: progressed, report: &report) }
+                if !entries.isEmpty { return .gap }
                 guard waitingForMore else { return .drained }
                 await waitForEnqueue()
                 if state.withLock({ $0.closed }) { throw .closed }
                 if Task.isCancelled { return .cancelled }
                 continue
             }
-            guard entry.id == expected else { return .gap }
-            let bytes = try read(entry)
-            // The send runs in a task of its own: cancelling this one closes the pipe rather than cancelling the
-            // send, which would tell the peer to give the id up (and a resend in this session would be refused).
-            let send = Task { try await pipe.send(bytes) }
+            // The wait runs in a task of its own: cancelling this one closes the pipe rather than cancelling the
+            // message, which would tell the peer to give its id up (a resend in this session would be refused).
+            let waiting = Task { try await head.receipt.acknowledged() }
             let result = await withTaskCancellationHandler {
-                await send.result
+                await waiting.result
             } onCancel: {
                 Task { await pipe.close() }
             }
             if Task.isCancelled { return .cancelled }
+            inFlight.removeFirst()
+            inFlightBytes -= head.entry.size
             switch result {
             case .success:
-                try takeOut(entry, refusal: nil)
+                try takeOut(head.entry, refusal: nil)
                 report.delivered += 1
                 progressed = true
-                onDelivered(entry)
-                expected = entry.id &+ 1
+                onDelivered(head.entry)
             case let .failure(error):
-                if let reason = Self.refusal(error) {
-                    let path = try takeOut(entry, refusal: reason)
-                    report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
-                    options.logger?.warning("message \(entry.id) refused by the peer (\(reason)); set aside as \(path)")
-                    return .gap
-                }
-                if case TransportError.abandonedAtPeer = error {
-                    // The peer gave this id up in this session (a send of it was cancelled before): it never took
-                    // the message, and takes it again only in a new session.
-                    try renewSession()
-                    return .gap
-                }
-                return .failed(cause: "\(error)", progressed: progressed)
+                // The messages still in flight fail as the pipe closes; they stay queued for the next run.
+                return try settle(head.entry, failure: error, progressed: progressed, report: &report)
             }
         }
+    }
+
+    /// The most messages, and bytes of messages, in flight at once (at least one message).
+    static let window = 32
+    static let windowBytes = 4 << 20
+
+    /// What the failure of `entry`'s send means: a refusal sets it aside, an id the peer gave up renews the
+    /// session (the messages in flight with it may then be kept twice by a receiver that had them), anything
+    /// else is worth another connection.
+    private func settle(_ entry: Entry, failure error: any Error, progressed: Bool, report: inout Report) throws(OutboxError)
+        -> RunOutcome
+    {
+        if let reason = Self.refusal(error) {
+            let path = try takeOut(entry, refusal: reason)
+            report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
+            options.logger?.warning("message \(entry.id) refused by the peer (\(reason)); set aside as \(path)")
+            return .gap
+        }
+        if case TransportError.abandonedAtPeer = error {
+            try renewSession()
+            return .gap
+        }
+        return .failed(cause: "\(error)", progressed: progressed)
     }
 
     /// The reason when `error` is the peer's final refusal of a message; nil for failures worth another try.

@@ -39,6 +39,9 @@ public actor Transport {
     /// With ``TransportOptions/sequentialRequests``: one request in flight, the others take turns for it.
     private let requestCredit = CreditPool(capacity: 1)
     private var pending: [SubmissionID: Pending] = [:]
+    /// Messages queued by ``submit(_:compress:timeout:)`` whose receipt nobody awaits yet: nil while in flight,
+    /// then their outcome.
+    private var unclaimed: [SubmissionID: Result<Void, any Error>?] = [:]
 
     private struct Pending {
         var continuation: CheckedContinuation<[UInt8], any Error>
@@ -97,6 +100,21 @@ public actor Transport {
         _ = try await submitAndWait(message, kind: .message, compress: compress, timeout: timeout)
     }
 
+    /// Queues `message` and returns once it is queued, before the peer acknowledged it: the messages one task
+    /// submits go in call order, so several can be in flight at once. Await each receipt's
+    /// ``SendReceipt/acknowledged()`` (its outcome is kept until then); errors as for ``send(_:compress:timeout:)``.
+    /// Waits while the send queue is full (``EndpointConfiguration/maximumQueuedMessages``).
+    ///
+    /// ```swift
+    /// var receipts: [SendReceipt] = []
+    /// for message in messages { receipts.append(try await transport.submit(message)) }
+    /// for receipt in receipts { try await receipt.acknowledged() }
+    /// ```
+    public func submit(_ message: [UInt8], compress: Bool = false, timeout: Duration? = nil) async throws -> SendReceipt {
+        let id = try await enqueue(message, kind: .message, compress: compress, timeout: timeout, unclaimed: true)
+        return SendReceipt { try await self.acknowledgement(of: id) }
+    }
+
     /// Sends a request and returns the body of the peer's response, or throws after `timeout`
     /// (``TransportError/responseTimedOut(requestID:)`` when the request arrived but no response came).
     public func request(_ message: [UInt8], compress: Bool = false, timeout: Duration) async throws -> [UInt8] {
@@ -148,6 +166,7 @@ public actor Transport {
         logger?.debug("transport closing")
         for (_, entry) in pending { entry.continuation.resume(throwing: TransportError.closed) }
         pending.removeAll()
+        for (id, outcome) in unclaimed where outcome == nil { unclaimed[id] = .some(.failure(TransportError.closed)) }
         // Waiting submissions throw `closed`; a request waiting for its turn gets it once the one in flight
         // (failed with `closed` above) leaves, and then finds the transport closed.
         submitGate.fail(TransportError.closed)
@@ -168,6 +187,15 @@ public actor Transport {
     private func submitAndWait(
         _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?
     ) async throws -> [UInt8] {
+        let id = try await enqueue(body, kind: kind, compress: compress, timeout: timeout)
+        return try await wait(for: id, isRequest: kind == .request)
+    }
+
+    /// Queues `body`, waiting while the endpoint has no room; the submissions of one task go in call order.
+    /// With `unclaimed`, its outcome is kept until ``acknowledgement(of:)`` takes it.
+    private func enqueue(
+        _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?, unclaimed claim: Bool = false
+    ) async throws -> SubmissionID {
         guard !closed else { throw TransportError.closed }
         let deadline = timeout.map { clock.now() + $0 }
         let options = SendOptions(kind: kind, compress: compress, deadline: deadline)
@@ -183,8 +211,14 @@ public actor Transport {
             throw TransportError.cancelled
         }
         guard let id = submitted else { throw TransportError.closed }
+        if claim { unclaimed[id] = .some(nil) }
         afterChange()
-        return try await withTaskCancellationHandler {
+        return id
+    }
+
+    /// Waits for the outcome of submission `id`; cancelling the waiting task cancels the message.
+    private func wait(for id: SubmissionID, isRequest: Bool) async throws -> [UInt8] {
+        try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
                 if closed {
                     continuation.resume(throwing: TransportError.closed)
@@ -193,12 +227,22 @@ public actor Transport {
                     endpoint.cancel(id, error: .cancelled, now: clock.now())
                     afterChange()
                 } else {
-                    pending[id] = Pending(continuation: continuation, isRequest: kind == .request)
+                    pending[id] = Pending(continuation: continuation, isRequest: isRequest)
                 }
             }
         } onCancel: {
             Task { await self.cancelSubmission(id) }
         }
+    }
+
+    /// The acknowledgement of a message queued by ``submit(_:compress:timeout:)``.
+    fileprivate func acknowledgement(of id: SubmissionID) async throws {
+        if let outcome = unclaimed.removeValue(forKey: id) {
+            if let outcome { try outcome.get() }
+            else { _ = try await wait(for: id, isRequest: false) }
+            return
+        }
+        throw TransportError.closed  // awaited twice, or unknown
     }
 
     private func cancelSubmission(_ id: SubmissionID) {
@@ -316,10 +360,16 @@ public actor Transport {
             if let entry = pending[id], !entry.isRequest {
                 pending[id] = nil
                 entry.continuation.resume(returning: [])
+            } else if unclaimed[id] != nil {
+                unclaimed[id] = .some(.success(()))
             }
         case let .sendFailed(id, error):
             logger?.debug("send failed: \(error)")
-            pending.removeValue(forKey: id)?.continuation.resume(throwing: error)
+            if let entry = pending.removeValue(forKey: id) {
+                entry.continuation.resume(throwing: error)
+            } else if unclaimed[id] != nil {
+                unclaimed[id] = .some(.failure(error))
+            }
         case let .responseReceived(id, response):
             pending.removeValue(forKey: id)?.continuation.resume(returning: response.body)
         case let .receiveFailed(error):

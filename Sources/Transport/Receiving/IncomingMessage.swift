@@ -3,7 +3,7 @@ import Framing
 /// The receiver's state of one message being reassembled (into Framing's ``SegmentedStream``).
 struct IncomingMessage: Sendable {
     let header: MessageHeader
-    let channel: Int
+    var channel: Int
     /// The stream, filled segment by segment in place.
     var stream: SegmentedStream
     var packetsSinceAcknowledgement = 0

@@ -194,6 +194,15 @@ struct Receiver: Sendable {
         if let index = openIndex(id) {
             if checked && !open[index].isChecked {
                 dropOpen(at: index)
+            } else if open[index].channel != channel {
+                // The session's sender in a new process (a resumed session, PROTOCOL.md 3.9) may start the id on
+                // another channel: what arrived moves there when the message is cut the same way, else it restarts.
+                if MsgPipeCut(header: header, packetSize: packet.count) == open[index].cut {
+                    moveOpen(id, to: channel)
+                    if let moved = openIndex(id) { open[moved].stream.store(segment: 0, data: data) }
+                    return
+                }
+                dropOpen(at: index)
             } else {
                 open[index].stream.store(segment: 0, data: data)
                 return
@@ -419,6 +428,17 @@ struct Receiver: Sendable {
     }
 
     private func openIndex(_ id: UInt32) -> Int? { open.firstIndex { $0.header.messageID == id } }
+
+    /// Moves open message `id` to `channel`, dropping another message open there.
+    private mutating func moveOpen(_ id: UInt32, to channel: Int) {
+        if case let .open(other) = channels[channel], other != id, let index = openIndex(other) { dropOpen(at: index) }
+        guard let index = openIndex(id) else { return }
+        let old = open[index].channel
+        if channels[old] == .open(id) { channels[old] = .idle }
+        open[index].channel = channel
+        channels[channel] = .open(id)
+        startMissingCounts[channel] = 0
+    }
 
     private mutating func dropOpen(at index: Int) {
         let message = open.remove(at: index)

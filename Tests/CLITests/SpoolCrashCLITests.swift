@@ -92,17 +92,17 @@ struct SpoolCrashRun {
         }
         var send = try RunningMsgPipe(sendArguments, watchdog: watchdog)
         sender = send
-        // Kill k comes once the output holds k / kills of 80 % of the batch's bytes, then, in turn: as soon as a
+        // Kill k comes once the output holds k / kills of 50 % of the batch's bytes, then, in turn: as soon as a
         // message file leaves the spool (acknowledged, its removal maybe not durable), as soon as a new hidden file
         // shows up in the output (a message being kept), as soon as a new message file shows up there (kept, its
-        // acknowledgement maybe not sent), or after a random 0-250 ms. The first three wait 2 s at most.
+        // acknowledgement maybe not sent), or after a random 0-250 ms. The first three wait 0.5 s at most: a run without kills takes a few seconds.
         var random = SplitMix64(seed: plan.seed ^ 0x5EED)
         while outcome.kills < plan.kills, send.process.isRunning, Date() < deadline {
-            let milestone = Int(Double(plan.totalBytes) * 0.8 * Double(outcome.kills) / Double(plan.kills))
+            let milestone = Int(Double(plan.totalBytes) * 0.5 * Double(outcome.kills) / Double(plan.kills))
             while send.process.isRunning, Date() < deadline, ListenCrashRun.messageBytes(in: out) < milestone {
                 Thread.sleep(forTimeInterval: 0.01)
             }
-            let moment = min(Date(timeIntervalSinceNow: 2), deadline)
+            let moment = min(Date(timeIntervalSinceNow: 0.5), deadline)
             switch outcome.kills % 4 {
             case 0:
                 let before = ListenCrashRun.names(in: spool)

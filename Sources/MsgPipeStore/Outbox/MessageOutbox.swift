@@ -306,6 +306,15 @@ public final class MessageOutbox: Sendable {
         var inFlight: [(entry: Entry, receipt: SendReceipt)] = []
         var inFlightBytes = 0
         var progressed = false
+        /// Acknowledged, not yet taken out: taken out together (one state write for several).
+        var acknowledged: [Entry] = []
+        func takeOutAcknowledged() throws(OutboxError) {
+            guard !acknowledged.isEmpty else { return }
+            try takeOutDelivered(acknowledged)
+            report.delivered += acknowledged.count
+            for entry in acknowledged { onDelivered(entry) }
+            acknowledged = []
+        }
         /// A message that could not be queued (nothing of it reached Transport), handled once those before it settled.
         var unsent: (entry: Entry, error: any Error)?
         while true {
@@ -324,6 +333,7 @@ public final class MessageOutbox: Sendable {
                 }
             }
             guard let head = inFlight.first else {
+                try takeOutAcknowledged()
                 if let unsent { return try settle(unsent.entry, failure: unsent.error, progressed: progressed, report: &report) }
                 if !entries.isEmpty { return .gap }
                 guard waitingForMore else { return .drained }
@@ -340,16 +350,16 @@ public final class MessageOutbox: Sendable {
             } onCancel: {
                 Task { await pipe.close() }
             }
-            if Task.isCancelled { return .cancelled }
             inFlight.removeFirst()
             inFlightBytes -= head.entry.size
-            switch result {
-            case .success:
-                try takeOut(head.entry, refusal: nil)
-                report.delivered += 1
+            if case .success = result {
+                acknowledged.append(head.entry)
                 progressed = true
-                onDelivered(head.entry)
-            case let .failure(error):
+            }
+            if Task.isCancelled || acknowledged.count >= Self.window / 2 || inFlight.isEmpty { try takeOutAcknowledged() }
+            if Task.isCancelled { return .cancelled }
+            if case let .failure(error) = result {
+                try takeOutAcknowledged()
                 // The messages still in flight fail as the pipe closes; they stay queued for the next run.
                 return try settle(head.entry, failure: error, progressed: progressed, report: &report)
             }
@@ -438,6 +448,24 @@ public final class MessageOutbox: Sendable {
                 state.bytes -= entry.size
             }
             return kept
+        }
+    }
+
+    /// Takes out acknowledged `entries` (in id order, the oldest queued first): one state write records the
+    /// last, then their files are deleted.
+    private func takeOutDelivered(_ entries: [Entry]) throws(OutboxError) {
+        guard let last = entries.last else { return }
+        try writing.withLock { _ throws(OutboxError) in
+            var updated = state.withLock { $0.saved }
+            updated.removedThrough = last.id
+            try Self.save(updated, in: directory)
+            for entry in entries { unlink(directory + "/" + Self.fileName(entry.id)) }
+            let ids = Set(entries.map(\.id))
+            state.withLock { state in
+                state.saved = updated
+                state.pending.removeAll { ids.contains($0.id) }
+                state.bytes -= entries.reduce(0) { $0 + $1.size }
+            }
         }
     }
 

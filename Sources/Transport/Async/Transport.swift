@@ -53,7 +53,8 @@ public actor Transport {
         link: L, options: TransportOptions = TransportOptions(), clock: some Clock<Duration> = ContinuousClock(),
         logger: Logger? = nil
     ) {
-        endpoint = TransportEndpoint(configuration: options.endpoint, resuming: options.senderSession ?? .random())
+        endpoint = options.senderSession.map { TransportEndpoint(configuration: options.endpoint, resuming: $0) }
+            ?? TransportEndpoint(configuration: options.endpoint)
         self.options = options
         self.clock = TransportClock(clock)
         self.logger = logger

@@ -18,13 +18,15 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     public init(
         configuration: EndpointConfiguration = EndpointConfiguration(), session: UInt64 = .random(in: 1 ... .max)
     ) {
-        self.init(configuration: configuration, resuming: SenderSession(id: session))
+        self.configuration = configuration
+        sender = Sender(configuration: configuration, session: session)
+        receiver = Receiver(configuration: configuration)
     }
 
     /// An endpoint whose sending side goes on with `session`: same session, ids from its next message id.
     public init(configuration: EndpointConfiguration = EndpointConfiguration(), resuming session: SenderSession) {
         self.configuration = configuration
-        sender = Sender(configuration: configuration, session: session.id, nextMessageID: session.nextMessageID)
+        sender = Sender(configuration: configuration, session: session.id, nextMessageID: session.nextMessageID, resumed: true)
         receiver = Receiver(configuration: configuration)
     }
 

@@ -51,6 +51,9 @@ struct OutgoingMessage: Sendable {
     var cancelPending = false
     var startResendPending = false
     var heardFromReceiver = false
+    /// A resumed session's message the receiver may hold part of from the sender's earlier process: its first
+    /// pass goes with explicit offsets until the receiver's first acknowledgement says what it holds.
+    var mayBeKnownToReceiver = false
     /// Some packet of it went more than once (a retransmission, a restart) or was in flight when a connection
     /// dropped: a copy may still be on the way after it completes, so its channel rests before reuse.
     var mayHaveLateCopies = false

@@ -12,6 +12,8 @@ struct Sender: Sendable {
     /// After this many retransmission timeouts on a connection without an acknowledgement the peer counts as
     /// silent (``EndpointEvent/peerSilent``), and again every as many after that while it stays so.
     static let renewAfterSilentTimeouts = 2
+    /// A resumed session's messages from its first id on, this many, may be partly held by the receiver.
+    static let resumedMayBeKnown: UInt32 = 64
 
     let configuration: EndpointConfiguration
     private(set) var messages: [OutgoingMessage] = []
@@ -35,6 +37,8 @@ struct Sender: Sendable {
     var lastNow: Duration = .zero
     /// This sender's session (PROTOCOL.md 3.9): a new one per endpoint, or one resumed (``SenderSession``).
     let session: UInt64
+    /// A resumed session's first id: the receiver may hold part of the messages an earlier process started from it.
+    private let resumedFrom: UInt32?
     /// The receiver answered this connection's `hello` with `welcome` (until then the hello is resent).
     private(set) var greeted = false
     private var helloPending = false
@@ -46,10 +50,13 @@ struct Sender: Sendable {
     /// left no timer, and a send without a deadline waited for ever.
     private var stalledHelloTimeouts = 0
 
-    init(configuration: EndpointConfiguration, session: UInt64, nextMessageID: UInt32 = 1) {
+    /// With `resumed`, the session goes on from an earlier process: the receiver may hold part of the messages
+    /// from `nextMessageID` on (``OutgoingMessage/mayBeKnownToReceiver``).
+    init(configuration: EndpointConfiguration, session: UInt64, nextMessageID: UInt32 = 1, resumed: Bool = false) {
         self.configuration = configuration
         self.session = session
         self.nextMessageID = nextMessageID == 0 ? 1 : nextMessageID
+        resumedFrom = resumed ? self.nextMessageID : nil
         roundTrip = RoundTripEstimator(
             initial: configuration.initialRetransmissionTimeout,
             minimum: configuration.minimumRetransmissionTimeout,
@@ -335,6 +342,14 @@ struct Sender: Sendable {
             messages[index].requeueUnconfirmed()
             messages[index].explicitBudget = Self.explicitAfterGap
         }
+        let next = messages[index].nextUnsent
+        if next > 0, next < segments, messages[index].acked.contains(next) {
+            // The receiver holds segments this sender has not sent yet: a resumed session's message it had part of
+            // from an earlier process. The first pass skips them; its next packets carry explicit offsets, which
+            // re-anchor the receiver (PROTOCOL.md 3.2).
+            messages[index].nextUnsent = min(segments, messages[index].acked.firstMissing(from: next))
+            messages[index].explicitBudget = Self.explicitAfterGap
+        }
         // An answer to a query shows the receiver is alive: only timeouts it leaves unanswered count towards
         // "retries exhausted" (on a very lossy link a retransmission round may fail many times in a row).
         let answeredQuery = messages[index].querySequence != nil
@@ -545,6 +560,9 @@ struct Sender: Sendable {
     private mutating func startMessage(at index: Int, packetSize: Int, now: Duration) -> Bool {
         guard let channel = freeChannel(now: now) else { return false }
         messages[index].messageID = nextMessageID
+        if let resumedFrom, nextMessageID &- resumedFrom < Self.resumedMayBeKnown {
+            messages[index].mayBeKnownToReceiver = true
+        }
         nextMessageID &+= 1
         if nextMessageID == 0 { nextMessageID = 1 }
         messages[index].channel = channel
@@ -605,7 +623,8 @@ struct Sender: Sendable {
     ) {
         let segment = messages[index].nextUnsent
         guard let encoder = messages[index].encoder else { return }
-        if messages[index].explicitBudget > 0 || packetSize < encoder.packetSize {
+        let mayMisplace = messages[index].mayBeKnownToReceiver && !messages[index].heardFromReceiver && segment > 0
+        if messages[index].explicitBudget > 0 || packetSize < encoder.packetSize || mayMisplace {
             if messages[index].explicitBudget > 0 { messages[index].explicitBudget -= 1 }
             messages[index].nextUnsent += 1
             messages[index].piece = (segment, 0)

@@ -21,7 +21,11 @@
 # Environment:
 #   BLELAB_DIR (default /tmp/blelab), BLELAB_ACCEL (tcg|kvm|auto), BLELAB_MEM (MiB, default 2048),
 #   BLELAB_BTVIRT (default "-L -l4"), BLELAB_STOCK_BTVIRT=1 (Debian's btvirt, whose controllers cannot
-#   carry two links at once), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log)
+#   carry two links at once), BLELAB_AUTOCONFIRM=1 (pairing agent), BLELAB_VERBOSE=1 (kernel log),
+#   BLELAB_DISK=IMAGE (a raw image attached as a virtio disk, cache=writeback: the guest sees /dev/vda, env
+#   BLELAB_DISK=/dev/vda, with virtio_blk and ext4 loaded; what the guest wrote to the disk, flushed or not,
+#   is in the host's page cache and survives the VM; what sat in the guest's page cache dies with it, as on
+#   a power loss: Scripts/lab-powercut.sh)
 # Facts (kernel 6.1, BlueZ 5.66): run as root; kvm_pvm hosts cannot boot a stock kernel, so TCG is used;
 # btmgmt quits at stdin EOF (the guest command's stdin is the console, which never ends); an LE connect
 # completes only to a peer that advertises connectable; an advertising controller does not connect out.
@@ -44,7 +48,7 @@ kernel_version() {
 guest_main() {
 	export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	export HOME=/root TERM=dumb LANG=C.UTF-8
-	local x OUT="" BTVIRT_ARGS="-L -l4" AUTOCONFIRM=0 STOCK_BTVIRT=0 BTVIRT=btvirt i rc n COUNT
+	local x OUT="" DISK=0 BTVIRT_ARGS="-L -l4" AUTOCONFIRM=0 STOCK_BTVIRT=0 BTVIRT=btvirt i rc n COUNT
 	mount -t proc proc /proc 2>/dev/null
 	mount -t sysfs sysfs /sys 2>/dev/null
 	mountpoint -q /dev || mount -t devtmpfs devtmpfs /dev
@@ -65,6 +69,7 @@ guest_main() {
 		blelab.autoconfirm=*) AUTOCONFIRM=${x#blelab.autoconfirm=} ;;
 		blelab.lab=*) LAB=${x#blelab.lab=} ;;
 		blelab.stockbtvirt=*) STOCK_BTVIRT=${x#blelab.stockbtvirt=} ;;
+		blelab.disk=*) DISK=${x#blelab.disk=} ;;
 		esac
 	done
 	mkdir -p "$OUT"
@@ -80,6 +85,13 @@ guest_main() {
 	for m in bluetooth hci_vhci ecdh_generic cmac; do
 		modprobe "$m" || echo "[blelab-guest] modprobe $m failed"
 	done
+	# BLELAB_DISK: the modules come from the lab's kernel tree like the ones above (only when a disk is attached).
+	unset BLELAB_DISK
+	if [ "$DISK" = 1 ]; then
+		for m in virtio_blk ext4; do modprobe "$m" || echo "[blelab-guest] modprobe $m failed"; done
+		for i in $(seq 1 50); do [ -b /dev/vda ] && break; sleep 0.1; done
+		[ -b /dev/vda ] && export BLELAB_DISK=/dev/vda || echo "[blelab-guest] no /dev/vda"
+	fi
 	if [ "$AUTOCONFIRM" = 1 ] && [ -x "$LAB/bin/mgmt_autoconfirm" ]; then
 		"$LAB/bin/mgmt_autoconfirm" > "$CTL/autoconfirm.log" 2>&1 &
 	fi
@@ -369,7 +381,13 @@ main() {
 	if [ "$ACCEL" = kvm ]; then ACCEL_ARGS=(-accel kvm -cpu host); else ACCEL_ARGS=(-accel tcg,thread=multi -cpu max); fi
 	local QUIET="quiet loglevel=1"
 	[ "${BLELAB_VERBOSE:-0}" = 1 ] && QUIET=""
-	local BTV=${BLELAB_BTVIRT:-"-L -l4"}
+	local BTV=${BLELAB_BTVIRT:-"-L -l4"} DISK_ARGS=() DISK=0
+	if [ -n "${BLELAB_DISK:-}" ]; then
+		[ -f "$BLELAB_DISK" ] || { log "BLELAB_DISK=$BLELAB_DISK is not a file"; exit 2; }
+		# writeback: a guest flush reaches the image (qemu fdatasyncs it); unflushed guest writes reach at least
+		# the host's page cache, which outlives qemu. Only the guest's own page cache is lost when it dies.
+		DISK_ARGS=(-drive "file=$BLELAB_DISK,format=raw,if=virtio,cache=writeback"); DISK=1
+	fi
 	log "kernel $K, accel $ACCEL, out $OUT"
 	t0=$(date +%s.%N)
 	timeout "$TMO" qemu-system-x86_64 \
@@ -377,7 +395,8 @@ main() {
 		"${ACCEL_ARGS[@]}" -machine pc -m "${BLELAB_MEM:-2048}" -smp "$(nproc)" \
 		-display none -serial stdio \
 		-kernel "$LAB/kernel/boot/vmlinuz-$K" -initrd "$LAB/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 $QUIET blelab.stage2=$SELF blelab.out=$OUT blelab.btvirt=${BTV// /,} blelab.autoconfirm=${BLELAB_AUTOCONFIRM:-0} blelab.stockbtvirt=${BLELAB_STOCK_BTVIRT:-0} blelab.lab=$LAB" \
+		-append "console=ttyS0 panic=-1 $QUIET blelab.stage2=$SELF blelab.out=$OUT blelab.btvirt=${BTV// /,} blelab.autoconfirm=${BLELAB_AUTOCONFIRM:-0} blelab.stockbtvirt=${BLELAB_STOCK_BTVIRT:-0} blelab.lab=$LAB blelab.disk=$DISK" \
+		"${DISK_ARGS[@]}" \
 		-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 		-virtfs local,path="$OUT",mount_tag=out,security_model=none,multidevs=remap
 	rc=$?

@@ -8,6 +8,8 @@
 # bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
 # bonding (a Bumble phone pairing with bonding; LAB_BONDING=0 leaves it out of the full run, LAB_BONDING_LOST=1
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),
+# powercut (Scripts/lab-powercut.sh on the host: the VM reset while listen --out-dir writes to a virtio disk, then
+# booted again; LAB_POWERCUT=0 leaves it out of the full run, LAB_POWERCUT_CUTS its cut points),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug), LAB_MSGPIPE=PATH (the checks
@@ -39,9 +41,10 @@ t1=$(now)
 CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimized msgpipe (the test build stays debug)
 MSGPIPE_BIN=$PWD/.build/$CONFIGURATION/msgpipe; MSGPIPE_LAB_BIN=$PWD/.build/$CONFIGURATION/msgpipe-lab
 products=(msgpipe msgpipe-lab)
+[ "${LAB_ONLY:-}" = powercut ] && products=(msgpipe)   # the power cut runs msgpipe alone
 if [ -n "${LAB_MSGPIPE:-}" ]; then  # a msgpipe built elsewhere (the package's); the lab tool stays this build's
 	[ -x "$LAB_MSGPIPE" ] || fail "LAB_MSGPIPE=$LAB_MSGPIPE is not an executable"
-	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); products=(msgpipe-lab)
+	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); products=("${products[@]:1}")
 fi
 buildlog=$(mktemp)
 for product in "${products[@]}"; do
@@ -50,22 +53,36 @@ for product in "${products[@]}"; do
 done
 rm -f "$buildlog"
 mkdir -p .build/lab
-for peer in att_server att_client att_hostile att_blast; do
+[ "${LAB_ONLY:-}" = powercut ] || for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"
 done
 t2=$(now)
 rm -rf "$OUT"; mkdir -p "$OUT"
+rc=0; : > .build/lab/console.log
+if [ "${LAB_ONLY:-}" != powercut ]; then   # the guest suite (the power cut boots its own VMs, below)
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
 	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
 	MSGPIPE="$MSGPIPE_BIN" MSGPIPE_LAB="$MSGPIPE_LAB_BIN" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}
+fi
 t3=$(now)
 boot=$(sed -n 's/.*command starts at \([0-9.]*\)s.*/\1/p' .build/lab/console.log 2>/dev/null | head -1)
 echo "lab: setup $(secs "$t0" "$t1") s, build $(secs "$t1" "$t2") s, VM run $(secs "$t2" "$t3") s (guest boot to command: ${boot:-?} s)"
 line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$OUT/results.txt" 2>/dev/null | tail -1)
-if [ -z "$line" ]; then
+if [ -z "$line" ] && [ "${LAB_ONLY:-}" != powercut ]; then
 	fail "the guest suite reported no result (VM exit status $rc; logs in $OUT)"
+fi
+# The power cut boots the VM on its own (twice or more), after the suite: its lines go to the same results.txt
+# and sections.txt, and the verdict line counts its checks too.
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_POWERCUT:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = powercut ]; then
+	echo "== power cut (Scripts/lab-powercut.sh)"
+	MSGPIPE="$MSGPIPE_BIN" Scripts/lab-powercut.sh "$OUT" || rc=1
+	read -r pp pf < "$OUT/powercut/tally" 2>/dev/null || { pp=0; pf=1; }
+	set -- ${line:-0 passed, 0 failed}
+	line="$(($1 + pp)) passed, $(($3 + pf)) failed"
+	echo "$line" >> "$OUT/results.txt"
+	t3=$(now)
 fi
 # The table: where the lab's minutes went, a section a line, then the slowest checks.
 {

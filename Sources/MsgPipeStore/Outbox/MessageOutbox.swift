@@ -275,7 +275,7 @@ public final class MessageOutbox: Sendable {
                 await pipe.close()
                 throw error
             }
-            await pipe.close(awaitingDropWithin: .milliseconds(500))
+            await pipe.close()
             switch outcome {
             case .drained, .gap: failures = 0
             case .cancelled: throw .cancelled(remaining: entries.count)

@@ -136,7 +136,7 @@ struct SendSession: Sendable {
     /// Sends `inputs` in order over `pipe` and returns this peer's exit code and how many it acknowledged.
     /// One call per peer: several may share `inputs` (standard input is read once).
     /// With end-to-end keys the pipe seals each message. Up to ``window`` messages (and ``windowBytes``) are in
-    /// flight at once, queued in order: small messages do not wait a round trip each.
+    /// flight at once, queued in order.
     func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> Delivery {
         var inFlight: [(index: Int, bytes: Int, started: ContinuousClock.Instant, receipt: SendReceipt)] = []
         var inFlightBytes = 0
@@ -182,8 +182,10 @@ struct SendSession: Sendable {
         return Delivery(code: .success, acknowledged: inputs.paths.count)
     }
 
-    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message).
-    static let window = 32
+    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message). One: with
+    /// several in flight, a receiver restarted mid-transfer can be left waiting for ids the sender finished
+    /// (docs/LAB.md, "Pipelined sends").
+    static let window = 1
     static let windowBytes = 4 << 20
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.

@@ -11,7 +11,7 @@ public import Transport
 /// - ``enqueue(_:)`` returns once the message is durable (file and directory `fsync`'d); a message half written
 ///   by a crash is never sent. The outbox refuses a message that would pass its limits (``OutboxError/full``)
 ///   and never drops one it holds.
-/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, several in flight,
+/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, one at a time,
 ///   and takes each out once acknowledged (or sets it aside in `refused/` when the peer refuses it for good).
 ///   It reconnects with `options.reconnect` while the peer is away.
 /// - Messages go out in one Transport sender session, kept in the outbox with their ids: after a restart the
@@ -356,7 +356,7 @@ public final class MessageOutbox: Sendable {
                 acknowledged.append(head.entry)
                 progressed = true
             }
-            if Task.isCancelled || acknowledged.count >= Self.window / 2 || inFlight.isEmpty { try takeOutAcknowledged() }
+            if Task.isCancelled || acknowledged.count >= max(1, Self.window / 2) || inFlight.isEmpty { try takeOutAcknowledged() }
             if Task.isCancelled { return .cancelled }
             if case let .failure(error) = result {
                 try takeOutAcknowledged()
@@ -366,8 +366,9 @@ public final class MessageOutbox: Sendable {
         }
     }
 
-    /// The most messages, and bytes of messages, in flight at once (at least one message).
-    static let window = 32
+    /// The most messages, and bytes of messages, in flight at once (at least one message). One: with several in
+    /// flight, a receiver restarted mid-transfer can be left waiting for ids the sender finished.
+    static let window = 1
     static let windowBytes = 4 << 20
 
     /// What the failure of `entry`'s send means: a refusal sets it aside, an id the peer gave up renews the

@@ -19,6 +19,33 @@ import Transport
         await receiver.close()
     }
 
+    @Test("submit queues in call order; each receipt gives its outcome, also one that arrived before it was awaited")
+    func submittedMessagesArriveInOrderAndEachReceiptSettles() async throws {
+        let (left, right) = MemoryLink.pair(maximumPacketSize: 40)
+        let sender = Transport(link: left, options: TransportOptions.fastForTests)
+        let receiver = Transport(link: right, options: TransportOptions.fastForTests)
+        let bodies = (0 ..< 20).map { [UInt8($0)] + payload(size: 30 * $0, seed: UInt64($0)) }
+        var receipts: [SendReceipt] = []
+        for body in bodies { receipts.append(try await sender.submit(body)) }
+        var seen: [[UInt8]] = []
+        for await message in receiver.messages {
+            seen.append(message.body)
+            if seen.count == bodies.count { break }
+        }
+        #expect(seen == bodies)
+        try await Task.sleep(for: .milliseconds(200))  // the last acknowledgements arrive before anyone awaits them
+        for receipt in receipts { try await receipt.acknowledged() }
+        await sender.close()
+        await receiver.close()
+        // A transport closed before the peer acknowledged settles what is unclaimed with `closed` (nobody answers
+        // on this link).
+        let (lonely, _) = MemoryLink.pair(maximumPacketSize: 40)
+        let unanswered = Transport(link: lonely, options: TransportOptions.fastForTests)
+        let late = try await unanswered.submit([1, 2, 3])
+        await unanswered.close()
+        await #expect(throws: TransportError.closed) { try await late.acknowledged() }
+    }
+
     @Test func manyConcurrentSendersEachKeepTheirOrder() async throws {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 61)
         let sender = Transport(link: left, options: TransportOptions.fastForTests)

@@ -9,8 +9,8 @@ public import Transport
 /// acknowledged it, across crashes, power cuts and restarts (docs/PROTOCOL.md 3.11).
 ///
 /// - ``enqueue(_:)`` returns once the message is durable (file and directory `fsync`'d); a message half written
-///   by a crash is never sent. The outbox refuses a message that would pass its limits (``OutboxError/full``)
-///   and never drops one it holds.
+///   by a crash is never sent. The outbox refuses a message that would pass its limits
+///   (``OutboxError/full(directory:messages:bytes:size:)``) and never drops one it holds.
 /// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, one at a time,
 ///   and takes each out once acknowledged (or sets it aside in `refused/` when the peer refuses it for good).
 ///   It reconnects with `options.reconnect` while the peer is away.
@@ -147,8 +147,9 @@ public final class MessageOutbox: Sendable {
         }
     }
 
-    /// Queues `bytes` as one message; returns once it is durable. Throws ``OutboxError/full`` (nothing queued,
-    /// nothing dropped), ``OutboxError/tooLarge(size:limit:)``, ``OutboxError/io(_:)`` (e.g. a full disk: no
+    /// Queues `bytes` as one message; returns once it is durable. Throws
+    /// ``OutboxError/full(directory:messages:bytes:size:)`` (nothing queued, nothing dropped),
+    /// ``OutboxError/tooLarge(size:limit:)``, ``OutboxError/io(_:)`` (e.g. a full disk: no
     /// part of the message stays), ``OutboxError/closed``. Blocks the calling thread while it writes.
     @discardableResult
     public func enqueue(_ bytes: [UInt8]) throws(OutboxError) -> Entry {

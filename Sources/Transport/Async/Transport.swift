@@ -39,9 +39,14 @@ public actor Transport {
     /// With ``TransportOptions/sequentialRequests``: one request in flight, the others take turns for it.
     private let requestCredit = CreditPool(capacity: 1)
     private var pending: [SubmissionID: Pending] = [:]
-    /// Messages queued by ``submit(_:compress:timeout:)`` whose receipt nobody awaits yet: nil while in flight,
-    /// then their outcome.
-    private var unclaimed: [SubmissionID: Result<Void, any Error>?] = [:]
+    /// Submissions nobody waits for yet (a ``submit(_:compress:timeout:)`` receipt not awaited, or a send between
+    /// queueing and waiting): their outcome is kept here until a waiter takes it, so none is lost.
+    private var unclaimed: [SubmissionID: Unclaimed] = [:]
+
+    private struct Unclaimed {
+        var isRequest: Bool
+        var outcome: Result<[UInt8], any Error>?
+    }
 
     private struct Pending {
         var continuation: CheckedContinuation<[UInt8], any Error>
@@ -112,8 +117,8 @@ public actor Transport {
     /// for receipt in receipts { try await receipt.acknowledged() }
     /// ```
     public func submit(_ message: [UInt8], compress: Bool = false, timeout: Duration? = nil) async throws -> SendReceipt {
-        let id = try await enqueue(message, kind: .message, compress: compress, timeout: timeout, unclaimed: true)
-        return SendReceipt { try await self.acknowledgement(of: id) }
+        let id = try await enqueue(message, kind: .message, compress: compress, timeout: timeout)
+        return SendReceipt { _ = try await self.wait(for: id) }
     }
 
     /// Sends a request and returns the body of the peer's response, or throws after `timeout`
@@ -167,7 +172,7 @@ public actor Transport {
         logger?.debug("transport closing")
         for (_, entry) in pending { entry.continuation.resume(throwing: TransportError.closed) }
         pending.removeAll()
-        for (id, outcome) in unclaimed where outcome == nil { unclaimed[id] = .some(.failure(TransportError.closed)) }
+        for (id, entry) in unclaimed where entry.outcome == nil { unclaimed[id]?.outcome = .failure(TransportError.closed) }
         // Waiting submissions throw `closed`; a request waiting for its turn gets it once the one in flight
         // (failed with `closed` above) leaves, and then finds the transport closed.
         submitGate.fail(TransportError.closed)
@@ -189,13 +194,13 @@ public actor Transport {
         _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?
     ) async throws -> [UInt8] {
         let id = try await enqueue(body, kind: kind, compress: compress, timeout: timeout)
-        return try await wait(for: id, isRequest: kind == .request)
+        return try await wait(for: id)
     }
 
     /// Queues `body`, waiting while the endpoint has no room; the submissions of one task go in call order.
-    /// With `unclaimed`, its outcome is kept until ``acknowledgement(of:)`` takes it.
+    /// Its outcome is kept from here until ``wait(for:)`` takes it.
     private func enqueue(
-        _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?, unclaimed claim: Bool = false
+        _ body: [UInt8], kind: MessageKind, compress: Bool, timeout: Duration?
     ) async throws -> SubmissionID {
         guard !closed else { throw TransportError.closed }
         let deadline = timeout.map { clock.now() + $0 }
@@ -212,38 +217,35 @@ public actor Transport {
             throw TransportError.cancelled
         }
         guard let id = submitted else { throw TransportError.closed }
-        if claim { unclaimed[id] = .some(nil) }
+        unclaimed[id] = Unclaimed(isRequest: kind == .request, outcome: nil)
         afterChange()
         return id
     }
 
-    /// Waits for the outcome of submission `id`; cancelling the waiting task cancels the message.
-    private func wait(for id: SubmissionID, isRequest: Bool) async throws -> [UInt8] {
+    /// Waits for the outcome of submission `id` (taking it at once when it came already); cancelling the waiting
+    /// task cancels the message. A second wait for the same submission throws ``TransportError/closed``.
+    private func wait(for id: SubmissionID) async throws -> [UInt8] {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
-                if closed {
+                guard let entry = unclaimed.removeValue(forKey: id) else {
+                    continuation.resume(throwing: TransportError.closed)
+                    return
+                }
+                if let outcome = entry.outcome {
+                    continuation.resume(with: outcome)
+                } else if closed {
                     continuation.resume(throwing: TransportError.closed)
                 } else if Task.isCancelled {
                     continuation.resume(throwing: TransportError.cancelled)
                     endpoint.cancel(id, error: .cancelled, now: clock.now())
                     afterChange()
                 } else {
-                    pending[id] = Pending(continuation: continuation, isRequest: isRequest)
+                    pending[id] = Pending(continuation: continuation, isRequest: entry.isRequest)
                 }
             }
         } onCancel: {
             Task { await self.cancelSubmission(id) }
         }
-    }
-
-    /// The acknowledgement of a message queued by ``submit(_:compress:timeout:)``.
-    fileprivate func acknowledgement(of id: SubmissionID) async throws {
-        if let outcome = unclaimed.removeValue(forKey: id) {
-            if let outcome { try outcome.get() }
-            else { _ = try await wait(for: id, isRequest: false) }
-            return
-        }
-        throw TransportError.closed  // awaited twice, or unknown
     }
 
     private func cancelSubmission(_ id: SubmissionID) {
@@ -361,18 +363,22 @@ public actor Transport {
             if let entry = pending[id], !entry.isRequest {
                 pending[id] = nil
                 entry.continuation.resume(returning: [])
-            } else if unclaimed[id] != nil {
-                unclaimed[id] = .some(.success(()))
+            } else if unclaimed[id]?.isRequest == false {
+                unclaimed[id]?.outcome = .success([])
             }
         case let .sendFailed(id, error):
             logger?.debug("send failed: \(error)")
             if let entry = pending.removeValue(forKey: id) {
                 entry.continuation.resume(throwing: error)
             } else if unclaimed[id] != nil {
-                unclaimed[id] = .some(.failure(error))
+                unclaimed[id]?.outcome = .failure(error)
             }
         case let .responseReceived(id, response):
-            pending.removeValue(forKey: id)?.continuation.resume(returning: response.body)
+            if let entry = pending.removeValue(forKey: id) {
+                entry.continuation.resume(returning: response.body)
+            } else if unclaimed[id] != nil {
+                unclaimed[id]?.outcome = .success(response.body)
+            }
         case let .receiveFailed(error):
             logger?.warning("receive failed: \(error)")
         case .messageAvailable:

@@ -27,7 +27,9 @@ $SUDO apt-get install -y -q "$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
 files=$(dpkg -L msgpipe)
 trap '$SUDO apt-get purge -y -q msgpipe >/dev/null 2>&1 || true' EXIT
 
-version=$(msgpipe --version)
+# The packaged binary by its path: a msgpipe built from source (Scripts/setup.sh) may come first on PATH.
+msgpipe=/usr/bin/msgpipe
+version=$("$msgpipe" --version)
 [[ $version =~ ^[0-9]+\.[0-9]+\.[0-9]+\ \(.+\)$ ]] || fail "msgpipe --version printed '$version'"
 echo "== msgpipe --version: $version"
 [[ $version != *"(unknown)" ]] || fail "the packaged binary does not know its commit"
@@ -57,10 +59,10 @@ done
 # Two messages over a UNIX socket with the installed binary.
 dir=$(mktemp -d); socket="$dir/mp.sock"
 printf 'first' >"$dir/a"; head -c 100000 /dev/urandom >"$dir/b"
-msgpipe listen --link "unix:$socket" --out-dir "$dir/in" --count 2 2>"$dir/listen.err" &
+"$msgpipe" listen --link "unix:$socket" --out-dir "$dir/in" --count 2 2>"$dir/listen.err" &
 listener=$!
 for _ in $(seq 100); do [ -S "$socket" ] && break; sleep 0.1; done
-msgpipe send --link "unix:$socket" "$dir/a" "$dir/b" || fail "msgpipe send failed"
+"$msgpipe" send --link "unix:$socket" "$dir/a" "$dir/b" || fail "msgpipe send failed"
 wait "$listener" || fail "msgpipe listen failed: $(cat "$dir/listen.err")"
 cmp "$dir/a" "$dir/in/00000001.msg" && cmp "$dir/b" "$dir/in/00000002.msg" || fail "the messages arrived changed"
 rm -rf "$dir"

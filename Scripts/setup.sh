@@ -28,6 +28,8 @@ as_root apt-get update -q
 as_root apt-get install -y -q --no-install-recommends "${packages[@]}"
 [ "${1:-}" = --test ] && exit 0
 
+# MSGPIPE_COMMIT: `msgpipe --version` names the commit it was built from (as the Debian package's does).
+export MSGPIPE_COMMIT=${MSGPIPE_COMMIT:-$(git describe --always --dirty 2>/dev/null || echo unknown)}
 swift build -c release --product msgpipe
 prefix=${PREFIX:-/usr/local}
 as_root install -D -m 755 "$(swift build -c release --show-bin-path)/msgpipe" "$prefix/bin/msgpipe"

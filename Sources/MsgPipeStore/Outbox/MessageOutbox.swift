@@ -5,19 +5,9 @@ public import MsgPipe
 import Synchronization
 public import Transport
 
-/// A durable queue of messages for one peer: each message is kept on disk from ``enqueue(_:)`` until the peer
-/// acknowledged it, across crashes, power cuts and restarts (docs/PROTOCOL.md 3.11).
-///
-/// - ``enqueue(_:)`` returns once the message is durable (file and directory `fsync`'d); a message half written
-///   by a crash is never sent. The outbox refuses a message that would pass its limits
-///   (``OutboxError/full(directory:messages:bytes:size:)``) and never drops one it holds.
-/// - ``deliver(to:options:waitingForMore:onDelivered:)`` sends the queued messages in order, one at a time,
-///   and takes each out once acknowledged (or sets it aside in `refused/` when the peer refuses it for good).
-///   It reconnects with `options.reconnect` while the peer is away.
-/// - Messages go out in one Transport sender session, kept in the outbox with their ids: after a restart the
-///   same message goes again with the same session and id, so a receiver that kept it before (its journal,
-///   `MessageInbox`) acknowledges it without keeping it twice.
-/// - One outbox per directory: a second one (in this process or another) gets ``OutboxError/inUse(directory:)``.
+/// A durable queue for one peer: a message stays on disk from ``enqueue(_:)`` until the peer acknowledged it,
+/// and goes again after a restart with the same session and id (docs/PROTOCOL.md 3.11). Never drops what it holds;
+/// one outbox per directory.
 ///
 /// ```swift
 /// let outbox = try MessageOutbox(directory: "/var/spool/readings")
@@ -379,7 +369,7 @@ public final class MessageOutbox: Sendable {
         -> RunOutcome
     {
         if let reason = Self.refusal(error) {
-            let path = try takeOut(entry, refusal: reason)
+            let path = try setAside(entry)
             report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
             options.logger?.warning("message \(entry.id) refused by the peer (\(reason)); set aside as \(path)")
             return .gap
@@ -421,29 +411,21 @@ public final class MessageOutbox: Sendable {
 
     // MARK: Files
 
-    /// Takes `entry` out: acknowledged (deleted) or refused (moved to `refused/`, returning its path). The state
-    /// records it first for an acknowledged one, last for a refused one, so its id is never given again.
-    @discardableResult
-    private func takeOut(_ entry: Entry, refusal: String?) throws(OutboxError) -> String {
+    /// Sets a refused `entry` aside in `refused/` and returns its path; the state records it after the rename, so
+    /// its id is never given again (opening counts the ids in `refused/`).
+    private func setAside(_ entry: Entry) throws(OutboxError) -> String {
         try writing.withLock { _ throws(OutboxError) -> String in
             let name = Self.fileName(entry.id)
-            let file = directory + "/" + name
+            let folder = directory + "/" + Self.refusedFolder
+            let kept = folder + "/" + name
+            try Self.io { () throws(DurableFiles.Failure) in
+                try DurableFiles.makeDirectory(folder, mode: 0o700)
+                try DurableFiles.rename(directory + "/" + name, to: kept)
+                try DurableFiles.syncDirectory(folder)
+            }
             var updated = state.withLock { $0.saved }
             updated.removedThrough = entry.id
-            var kept = ""
-            if refusal != nil {
-                let folder = directory + "/" + Self.refusedFolder
-                kept = folder + "/" + name
-                try Self.io { () throws(DurableFiles.Failure) in
-                    try DurableFiles.makeDirectory(folder, mode: 0o700)
-                    try DurableFiles.rename(file, to: kept)
-                    try DurableFiles.syncDirectory(folder)
-                }
-                try Self.save(updated, in: directory)
-            } else {
-                try Self.save(updated, in: directory)
-                unlink(file)  // durable with the next directory sync; if lost, opening removes it (id <= removedThrough)
-            }
+            try Self.save(updated, in: directory)
             state.withLock { state in
                 state.saved = updated
                 state.pending.removeAll { $0.id == entry.id }

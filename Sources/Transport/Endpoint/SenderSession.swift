@@ -1,9 +1,5 @@
-/// Where a sender's stream of message ids goes on (PROTOCOL.md 3.9): its session and the id its next message
-/// gets. A sender that keeps its messages on disk (MsgPipeStore's `MessageOutbox`) gives the same session and
-/// ids after a restart, so a receiver's delivery journal recognises a message it already kept.
-///
-/// With a `SenderSession`, messages get ids in submission order from ``nextMessageID`` on, as long as none fails
-/// before it started (a failed one leaves its id to the next message).
+/// A sender's session and the id of its next message (PROTOCOL.md 3.9): a new process that gives the same goes on
+/// where an earlier one stopped. Ids follow submission order unless a message fails before it started.
 ///
 /// ```swift
 /// var options = TransportOptions()

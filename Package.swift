@@ -184,7 +184,7 @@ let package = Package(
             name: "CLITests",
             dependencies: [
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
-                "Central", "Peripheral", "Push", "TestSupport", "DocSnippets",
+                "Central", "Peripheral", "Push", "TestSupport", "DocSnippets", "MemoryLinks",
             ],
             swiftSettings: strict),
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).

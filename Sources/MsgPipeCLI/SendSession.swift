@@ -182,10 +182,9 @@ struct SendSession: Sendable {
         return Delivery(code: .success, acknowledged: inputs.paths.count)
     }
 
-    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message). One: with
-    /// several in flight, a receiver restarted mid-transfer can be left waiting for ids the sender finished
-    /// (docs/LAB.md, "Pipelined sends").
-    static let window = 1
+    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message): enough to keep
+    /// a receiver's group commit busy (docs/LAB.md, "Pipelined sends"), few enough that memory stays bounded.
+    static let window = 32
     static let windowBytes = 4 << 20
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.

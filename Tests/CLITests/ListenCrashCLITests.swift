@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MemoryLinks
 import Testing
 
 /// One `msgpipe send --reconnects 1000 FILE...` delivers a batch of messages while its `msgpipe listen --out-dir DIR`
@@ -70,6 +71,21 @@ struct ListenCrashPlan {
         }
         return candidates.first { sizes[$0] == data.count && body($0) == data }
     }
+
+    /// The verdict on an output directory's census: every message of the batch in exactly one file, and no other file.
+    func expectEachExactlyOnce(
+        copies: [Int], foreign: [String], kills: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let lost = copies.indices.filter { copies[$0] == 0 }
+        let duplicated = copies.indices.filter { copies[$0] > 1 }
+        let summary = "\(sizes.count) messages, \(kills) kills: \(lost.count) lost, \(duplicated.count) duplicated, "
+            + "\(foreign.count) partial or foreign files"
+        #expect(lost.isEmpty, "\(summary); lost: \(lost.map { "#\($0) (\(sizes[$0]) B)" })", sourceLocation: sourceLocation)
+        #expect(
+            duplicated.isEmpty, "\(summary); duplicated: \(duplicated.map { "#\($0) ×\(copies[$0])" })",
+            sourceLocation: sourceLocation)
+        #expect(foreign.isEmpty, "\(summary); no message of the batch: \(foreign)", sourceLocation: sourceLocation)
+    }
 }
 
 /// One run of a ``ListenCrashPlan``: writes the files, starts listen and send, kills and restarts listen, then
@@ -108,14 +124,7 @@ struct ListenCrashRun {
         #expect(kills == plan.kills, "send ended after only \(kills) of \(plan.kills) kills")
         #expect(outcome.diedOnTheirOwn.isEmpty, "listen exited before it was killed: \(outcome.diedOnTheirOwn)")
 
-        let copies = outcome.copies
-        let lost = copies.indices.filter { copies[$0] == 0 }
-        let duplicated = copies.indices.filter { copies[$0] > 1 }
-        let summary = "\(plan.sizes.count) messages, \(kills) kills: \(lost.count) lost, \(duplicated.count) duplicated, "
-            + "\(outcome.foreign.count) partial or foreign files"
-        #expect(lost.isEmpty, "\(summary); lost: \(lost.map { "#\($0) (\(plan.sizes[$0]) B)" })")
-        #expect(duplicated.isEmpty, "\(summary); duplicated: \(duplicated.map { "#\($0) ×\(copies[$0])" })")
-        #expect(outcome.foreign.isEmpty, "\(summary); no message of the batch: \(outcome.foreign)")
+        plan.expectEachExactlyOnce(copies: outcome.copies, foreign: outcome.foreign, kills: kills)
     }
 
     /// Writes the files, runs send against a listener killed and restarted `plan.kills` times, and counts DIR's
@@ -229,20 +238,5 @@ struct ListenCrashRun {
             var status = stat()
             return total + (stat(directory.appendingPathComponent(name).path, &status) == 0 ? Int(status.st_size) : 0)
         }
-    }
-}
-
-/// SplitMix64: a small seeded generator, so a plan's sizes and bodies are the same in every run.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

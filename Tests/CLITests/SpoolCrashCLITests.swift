@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MemoryLinks
 import Testing
 
 /// A batch queued with `msgpipe send --spool DIR --queue-only`, then delivered by `msgpipe send --spool DIR` runs
@@ -54,14 +55,7 @@ struct SpoolCrashRun {
         #expect(kills == plan.kills, "the spool was empty after only \(kills) of \(plan.kills) kills")
         #expect(outcome.diedOnTheirOwn.isEmpty, "a process exited before it was killed: \(outcome.diedOnTheirOwn)")
         #expect(outcome.leftInSpool.isEmpty, "still in the spool after exit 0: \(outcome.leftInSpool)")
-        let copies = outcome.copies
-        let lost = copies.indices.filter { copies[$0] == 0 }
-        let duplicated = copies.indices.filter { copies[$0] > 1 }
-        let summary = "\(plan.sizes.count) messages, \(kills) kills: \(lost.count) lost, \(duplicated.count) duplicated, "
-            + "\(outcome.foreign.count) partial or foreign files"
-        #expect(lost.isEmpty, "\(summary); lost: \(lost.map { "#\($0) (\(plan.sizes[$0]) B)" })")
-        #expect(duplicated.isEmpty, "\(summary); duplicated: \(duplicated.map { "#\($0) ×\(copies[$0])" })")
-        #expect(outcome.foreign.isEmpty, "\(summary); no message of the batch: \(outcome.foreign)")
+        plan.expectEachExactlyOnce(copies: outcome.copies, foreign: outcome.foreign, kills: kills)
     }
 
     private func drive(in scratch: ListenSendCLITests.Scratch) throws -> Outcome {

@@ -357,9 +357,9 @@ public final class MessageOutbox: Sendable {
         }
     }
 
-    /// The most messages, and bytes of messages, in flight at once (at least one message). One: with several in
-    /// flight, a receiver restarted mid-transfer can be left waiting for ids the sender finished.
-    static let window = 1
+    /// The most messages, and bytes of messages, in flight at once (at least one message): enough to keep a
+    /// receiver's group commit busy, few enough that memory stays bounded.
+    static let window = 32
     static let windowBytes = 4 << 20
 
     /// What the failure of `entry`'s send means: a refusal sets it aside, an id the peer gave up renews the

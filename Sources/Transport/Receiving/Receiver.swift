@@ -65,13 +65,19 @@ struct Receiver: Sendable {
 
     var messagesHeld: Int { open.count + aheadHeld + applicationQueue.count + unacceptedTaken }
 
+    /// Ids completed out of order, and ids delivered and not accepted yet, in order (for ``TransportEndpoint/debugSummary``).
+    var aheadIDs: [UInt32] { ahead.keys.sorted() }
+    var unacceptedIDs: [UInt32] { unaccepted.keys.map(\.id).sorted() }
+
     /// Delivered messages waiting for the application's acceptance.
     var messagesAwaitingAcceptance: Int { unaccepted.count }
 
     /// The next message in order is admitted regardless of the limits once the application took and
-    /// accepted everything delivered (so out-of-order completions cannot deadlock the receiver).
+    /// accepted everything delivered (so out-of-order completions cannot deadlock the receiver). Messages
+    /// completed out of order wait for this one, not for the application: they do not count.
     private func mustAdmit(_ id: UInt32) -> Bool {
-        id == nextDeliveryID && applicationQueue.isEmpty && unaccepted.isEmpty
+        id == nextDeliveryID && applicationQueue.isEmpty
+            && unaccepted.keys.allSatisfy { $0.session == peerSession && ahead[$0.id] != nil }
     }
 
     private func isUnaccepted(_ id: UInt32) -> Bool {

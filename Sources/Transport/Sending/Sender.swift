@@ -449,6 +449,9 @@ struct Sender: Sendable {
         case .parked:
             messages[index].queryPending = true
             messages[index].timerAt = now + configuration.busyProbeInterval
+            // The hello goes with the probe: a receiver may still wait for ids this sender finished (a new
+            // receiving process answered by its predecessor's acknowledgements) and hold the parked ones behind them.
+            if greeted, packetSize != nil { helloPending = true }
             return true
         case .queued, .awaitingResponse:
             messages[index].timerAt = nil

@@ -10,8 +10,9 @@
 `count`: which of the messages in INPUTS (sha256 of each file) OUT_DIR holds, and how often. Names starting with
 '.' are listen's own (its journal, lock, .part files), not messages. Prints one fact a line for the check's
 patterns: "messages N", "lost N", "duplicated N", "foreign N", then with --send-json (send's --json lines, of one
-run or several) "acknowledged N of M" (the `index` of listen-kill runs' lines, each once) or, with --spool, "spool
-ids N of M" (the `spool_id`s of every run, killed ones included) and "left in spool N" (its *.msg); with --link,
+run or several) "acknowledged N of M" (the `index` of listen-kill runs' lines, each once) or, with --spool, "left in
+spool N" (its *.msg) and, to read, not to judge, "spool ids printed N of M" (the `spool_id`s of every run: a send
+killed after a message left the spool and before it printed the line never prints it); with --link,
 "link L on N of M lines". A line cut short by a kill is counted apart ("unreadable json lines N"), not judged.
 Then the details of anything lost, duplicated or foreign. Exit status 0 always: the patterns judge.
 """
@@ -97,9 +98,9 @@ def count(arguments):
                   ("" if len(indexes) == len(once) else " (%d lines)" % len(indexes)))
         else:
             ids = {line.get("spool_id") for line in lines}
-            print("spool ids %d of %d" % (len([i for i in ids if i is not None]), len(names)))
             left = [n for n in os.listdir(spool) if n.endswith(".msg")] if os.path.isdir(spool) else []
             print("left in spool %d" % len(left))
+            print("spool ids printed %d of %d" % (len([i for i in ids if i is not None]), len(names)))
         if link is not None:
             print("link %s on %d of %d lines" % (link, sum(1 for line in lines if line.get("link") == link), len(lines)))
         if unreadable:

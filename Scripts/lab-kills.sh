@@ -18,7 +18,8 @@
 # SIGKILLed as soon as a new message file shows up in its directory (its acknowledgement maybe not sent yet).
 # send --spool in turn is (a) `msgpipe-lab send --kill-after-bytes N` (mid-message); (b) `msgpipe send`, SIGKILLed
 # as soon as a new message file shows up in listen's directory (kept there, its acknowledgement maybe not yet
-# taken: the next run must send it again in the same session); (c) `msgpipe send`, SIGKILLed as soon as a message
+# taken: the next run must send it again in the same session; with listen killed too, listen is `msgpipe-lab
+# listen --kill-after-kept 1` then, so the acknowledgement never comes); (c) `msgpipe send`, SIGKILLed as soon as a message
 # leaves the spool (the next one under way). Verdicts: exit statuses, the files (sha256 of every input against
 # every output file, Tests/lab/kills_census.py), send's --json lines and the spool left empty.
 
@@ -130,20 +131,31 @@ no_links
 
 # kills_spool TAG BOTH: the batch queued with send --spool --queue-only, then delivered by send --spool runs killed
 # KILLS times (modes bytes, kept and shrink in turn) and started again on the same spool; with BOTH=1 listen is
-# SIGKILLed the moment each send died and started again first. KS_LISTEN, KS_SEND: the options but --out-dir,
+# SIGKILLed the moment each send died and started again first, and in mode kept it is listen that kills itself once
+# it kept a message, before the acknowledgement, and send is SIGKILLed the moment it did. KS_LISTEN, KS_SEND: the options but --out-dir,
 # --spool and --json. Writes $OUT/TAG.log.
 ks_gone() { ! kills_alive "$KS_SND"; }
 ks_shrunk() { kills_msgs "$KS_SPOOL"; [ "$KILLS_FILES" -lt "$KS_N0" ] || ks_gone; }
 ks_kept() { kills_msgs "$KS_OUT"; [ "$KILLS_FILES" -gt "$KS_N0" ] || ks_gone; }
+ks_listen_gone() { ! kills_alive "$KS_LPID" || ks_gone; }
 kills_spool() {
-	local tag=$1 both=$2 log="$OUT/$1.log" k=0 run=0 rc t0 why bytes mode lpid lrun=0 jsons=()
+	local tag=$1 both=$2 log="$OUT/$1.log" k=0 run=0 rc t0 why bytes mode lrun=0 jsons=()
 	local dir="$KILLS_DIR/$1" spool="$KILLS_DIR/$1.spool"
 	KS_SPOOL=$spool; KS_OUT=$dir
+	# ks_listen N: listen number N on the output; with BOTH=1 the one for a round of mode kept is msgpipe-lab listen
+	# --kill-after-kept 1 (so that send never gets that message's acknowledgement)
+	ks_listen() {
+		if [ "$both" = 1 ] && [ $((k % 3)) = 1 ] && [ "$k" -lt "$KILLS" ]; then
+			"$MSGPIPE_LAB" listen "${KS_LISTEN[@]}" --out-dir "$dir" --kill-after-kept 1 > /dev/null 2> "$OUT/${tag}_listen$1.log" & KS_LPID=$!
+		else
+			"$MSGPIPE" listen "${KS_LISTEN[@]}" --out-dir "$dir" > /dev/null 2> "$OUT/${tag}_listen$1.log" & KS_LPID=$!
+		fi
+		wait_for "$OUT/${tag}_listen$1.log" "advertising"
+	}
 	rm -rf "$dir" "$spool"; : > "$log"; t0=$(up)
 	"$MSGPIPE" send --spool "$spool" --queue-only "${KILLS_INPUT[@]}" > /dev/null 2> "$OUT/${tag}_queue.err"
 	echo "queue exit $?" >> "$log"
-	"$MSGPIPE" listen "${KS_LISTEN[@]}" --out-dir "$dir" > /dev/null 2> "$OUT/${tag}_listen0.log" & lpid=$!
-	wait_for "$OUT/${tag}_listen0.log" "advertising"
+	ks_listen 0
 	while :; do
 		jsons+=("$OUT/${tag}_send$run.json")
 		if [ $k -ge "$KILLS" ]; then
@@ -163,7 +175,11 @@ kills_spool() {
 			kills_msgs "$dir"; KS_N0=$KILLS_FILES
 			"$MSGPIPE" send --spool "$spool" "${KS_SEND[@]}" --json --verbose \
 				> "$OUT/${tag}_send$run.json" 2> "$OUT/${tag}_send$run.err" & KS_SND=$!
-			kills_until "$KILLS_WAIT_SECS" ks_kept || why=" (no new file in the output within $KILLS_WAIT_SECS s)"
+			if [ "$both" = 1 ]; then   # listen kills itself once it kept a message, unacknowledged; send dies then
+				kills_until "$KILLS_WAIT_SECS" ks_listen_gone || why=" (listen still running after $KILLS_WAIT_SECS s)"
+			else
+				kills_until "$KILLS_WAIT_SECS" ks_kept || why=" (no new file in the output within $KILLS_WAIT_SECS s)"
+			fi
 			kill -9 "$KS_SND" 2> /dev/null
 			mode="kept" ;;
 		2)
@@ -175,19 +191,15 @@ kills_spool() {
 			mode="shrink" ;;
 		esac
 		wait "$KS_SND" 2> /dev/null; rc=$?
-		[ "$both" = 1 ] && { kill -9 "$lpid" 2> /dev/null; wait "$lpid" 2> /dev/null; echo "listen $lrun exit $?" >> "$log"; }
+		[ "$both" = 1 ] && { kill -9 "$KS_LPID" 2> /dev/null; wait "$KS_LPID" 2> /dev/null; echo "listen $lrun exit $?" >> "$log"; }
 		kills_msgs "$spool"
 		echo "kill $((k + 1)) ($mode): send $run exit $rc$why at $(awk "BEGIN{printf \"%.1f\", $(up)-$t0}") s, $KILLS_FILES left in the spool" >> "$log"
 		[ "$rc" = 137 ] || { echo "send $run was not killed: stopping" >> "$log"; break; }
 		k=$((k + 1)); run=$((run + 1))
-		if [ "$both" = 1 ]; then
-			lrun=$((lrun + 1))
-			"$MSGPIPE" listen "${KS_LISTEN[@]}" --out-dir "$dir" > /dev/null 2> "$OUT/${tag}_listen$lrun.log" & lpid=$!
-			wait_for "$OUT/${tag}_listen$lrun.log" "advertising"
-		fi
+		if [ "$both" = 1 ]; then lrun=$((lrun + 1)); ks_listen "$lrun"; fi
 	done
 	echo "send done at $(awk "BEGIN{printf \"%.1f\", $(up)-$t0}") s" >> "$log"
-	kill "$lpid" 2> /dev/null; wait_bounded "$lpid" 30; echo "last listen exit $?" >> "$log"
+	kill "$KS_LPID" 2> /dev/null; wait_bounded "$KS_LPID" 30; echo "last listen exit $?" >> "$log"
 	echo "kills $k of $KILLS, $(grep -cE '^kill [0-9]+ \(.*\): (listen|send) [0-9]+ exit 137 ' "$log") of them SIGKILL" >> "$log"
 	[ "$both" = 1 ] && echo "listen kills $(grep -c '^listen .* exit 137$' "$log")" >> "$log"
 	python3 Tests/lab/kills_census.py count "$KILLS_DIR/in" "$dir" --spool "$spool" \

@@ -19,15 +19,15 @@
 # send --spool in turn is (a) `msgpipe-lab send --kill-after-bytes N` (mid-message); (b) `msgpipe send`, SIGKILLed
 # as soon as a new message file shows up in listen's directory (kept there, its acknowledgement maybe not yet
 # taken: the next run must send it again in the same session; with listen killed too, listen is `msgpipe-lab
-# listen --kill-after-kept 1` then, so the acknowledgement never comes); (c) `msgpipe send`, SIGKILLed as soon as a message
-# leaves the spool (the next one under way). Verdicts: exit statuses, the files (sha256 of every input against
+# listen --kill-after-kept 1` then, so the acknowledgement never comes); (c) `msgpipe send`, SIGKILLed as soon as
+# a message leaves the spool (the next one under way). Verdicts: exit statuses, the files (sha256 of every input against
 # every output file, Tests/lab/kills_census.py), send's --json lines and the spool left empty.
 
 KILLS=${LAB_KILLS_N:-5}
-KILLS_MESSAGES=32           # 1 B and 7 B, two of 256 KiB, the others log-uniform from 1 B to 256 KiB: ~1.1 MB
+KILLS_MESSAGES=32           # 1 B and 7 B, two of 256 KiB, the others log-uniform from 1 B to 256 KiB: 966,677 bytes
 KILLS_DIR=/tmp/kills        # the guest's own /tmp (tmpfs): the inputs, the spools and the output directories
-KILLS_SEND_SECS=300         # a whole send run's guard (about 3 times the slowest seen, docs/LAB.md)
-KILLS_WAIT_SECS=120         # one kill's guard: a listen that neither kills itself nor writes a file within it
+KILLS_SEND_SECS=300         # a whole send run's guard (the slowest seen: 113 s, kills 5 at load average 11)
+KILLS_WAIT_SECS=120         # one kill's guard (the longest seen between kills: 23 s): a process that never gets there
 KILLS_KB=(--backend kernel)
 # nap SECS: a sleep without a fork (read on a FIFO nobody writes), for the 20 ms polls below
 nap() { read -rt "$1" -u "$KILLS_NAP"; }

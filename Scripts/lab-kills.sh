@@ -116,7 +116,7 @@ KL_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill1)
 KL_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill1 --link-mode gatt --reconnects 50)
 kills_listen kills1 gatt
 expect "kills 1: listen --out-dir killed $KILLS times mid-transfer over GATT (kernel backend): every message kept once" \
-	"$OUT/kills1.log" "^send exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
+	"$OUT/kills1.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
 	"^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link gatt on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
 no_links
 
@@ -125,7 +125,7 @@ KL_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill2)
 KL_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill2 --link-mode l2cap --reconnects 50)
 kills_listen kills2 l2cap
 expect "kills 2: listen --out-dir killed $KILLS times mid-transfer over the L2CAP channel (kernel backend): every message kept once" \
-	"$OUT/kills2.log" "^send exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
+	"$OUT/kills2.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
 	"^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link l2cap on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
 no_links
 
@@ -212,7 +212,7 @@ KS_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill3)
 KS_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill3 --reconnects 50)
 kills_spool kills3 0
 expect "kills 3: send --spool killed $KILLS times mid-transfer (L2CAP channel) and run again on its spool: every message kept once" \
-	"$OUT/kills3.log" "^queue exit 0$" "^send exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" \
+	"$OUT/kills3.log" "^queue exit 0$" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" \
 	"^duplicated 0$" "^foreign 0$" "^left in spool 0$"
 no_links
 
@@ -221,7 +221,7 @@ KS_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill4)
 KS_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill4 --link-mode gatt --reconnects 50)
 kills_spool kills4 1
 expect "kills 4: send --spool and listen --out-dir both killed $KILLS times mid-transfer (GATT): every message kept once" \
-	"$OUT/kills4.log" "^queue exit 0$" "^send exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" \
+	"$OUT/kills4.log" "^queue exit 0$" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" \
 	"^listen kills $KILLS$" "^lost 0$" "^duplicated 0$" "^foreign 0$" "^left in spool 0$"
 no_links
 
@@ -268,7 +268,7 @@ else
 	kills_listen kills5 gatt
 	sed 's/^/  /' "$OUT/kills_bluetoothd_exits.txt" >> "$OUT/kills5.log"
 	expect "kills 5: beside bluetoothd, listen --backend bluez --out-dir killed $KILLS times mid-transfer over GATT: every message kept once" \
-		"$OUT/kills5.log" "^send exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
+		"$OUT/kills5.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
 		"^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link gatt on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
 fi
 touch "$KILLS_DIR/btd.stop"; kill "$(cat "$KILLS_DIR/btd.pid")" 2> /dev/null; wait_bounded $KILLS_BTD 30

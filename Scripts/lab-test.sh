@@ -161,6 +161,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
 # LAB_ONLY=coc runs only checks 19e-19i (msgpipe over an LE credit-based channel, Scripts/lab-coc.sh).
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
+# LAB_ONLY=kills runs only the kills over Bluetooth (Scripts/lab-kills.sh).
 if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
@@ -1298,6 +1299,14 @@ if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = newbluez ]; then
 section newbluez
 . "$PWD/Scripts/lab-newbluez.sh"
 fi  # LAB_ONLY (checks 34-36)
+
+# Kills over Bluetooth (Scripts/lab-kills.sh: listen and send --spool killed mid-transfer, kernel backend and beside
+# bluetoothd): last, once every bluetoothd before it is gone. LAB_ONLY=kills runs only it; LAB_KILLS=0 leaves it out.
+if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_KILLS:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = kills ]; then
+[ -n "${NEW_DBUS:-}" ] && for i in $(seq 1 50); do kill -0 "$NEW_DBUS" 2> /dev/null || break; sleep 0.1; done
+section kills
+. "$PWD/Scripts/lab-kills.sh"
+fi  # LAB_ONLY (kills)
 
 section
 kill "$BTMON" 2>/dev/null; wait "$BTMON" 2>/dev/null; pkill -x btmon

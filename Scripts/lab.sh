@@ -12,8 +12,11 @@
 # booted again; LAB_POWERCUT=0 leaves it out of the full run, LAB_POWERCUT_CUTS its cut points),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
+# kills (Scripts/lab-kills.sh: listen and send --spool killed with SIGKILL mid-transfer over Bluetooth, every message
+# kept exactly once; LAB_KILLS=0 leaves it out of the full run, LAB_KILLS_N the kills per check, default 5),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug), LAB_MSGPIPE=PATH (the checks
-# run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's).
+# run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's), LAB_MSGPIPE_LAB=PATH
+# (the checks run that msgpipe-lab; with both given nothing is built).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,9 +45,14 @@ CONFIGURATION=${LAB_CONFIGURATION:-debug}   # release: the checks run an optimiz
 MSGPIPE_BIN=$PWD/.build/$CONFIGURATION/msgpipe; MSGPIPE_LAB_BIN=$PWD/.build/$CONFIGURATION/msgpipe-lab
 products=(msgpipe msgpipe-lab)
 [ "${LAB_ONLY:-}" = powercut ] && products=(msgpipe)   # the power cut runs msgpipe alone
+drop_product() { local p kept=(); for p in "${products[@]}"; do [ "$p" = "$1" ] || kept+=("$p"); done; products=("${kept[@]}"); }
 if [ -n "${LAB_MSGPIPE:-}" ]; then  # a msgpipe built elsewhere (the package's); the lab tool stays this build's
 	[ -x "$LAB_MSGPIPE" ] || fail "LAB_MSGPIPE=$LAB_MSGPIPE is not an executable"
-	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); products=("${products[@]:1}")
+	MSGPIPE_BIN=$(cd "$(dirname "$LAB_MSGPIPE")" && pwd)/$(basename "$LAB_MSGPIPE"); drop_product msgpipe
+fi
+if [ -n "${LAB_MSGPIPE_LAB:-}" ]; then  # a msgpipe-lab built elsewhere: nothing is built here when both are given
+	[ -x "$LAB_MSGPIPE_LAB" ] || fail "LAB_MSGPIPE_LAB=$LAB_MSGPIPE_LAB is not an executable"
+	MSGPIPE_LAB_BIN=$(cd "$(dirname "$LAB_MSGPIPE_LAB")" && pwd)/$(basename "$LAB_MSGPIPE_LAB"); drop_product msgpipe-lab
 fi
 buildlog=$(mktemp)
 for product in "${products[@]}"; do
@@ -61,7 +69,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 rc=0; : > .build/lab/console.log
 if [ "${LAB_ONLY:-}" != powercut ]; then   # the guest suite (the power cut boots its own VMs, below)
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_KILLS="${LAB_KILLS:-1}" LAB_KILLS_N="${LAB_KILLS_N:-}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
 	MSGPIPE="$MSGPIPE_BIN" MSGPIPE_LAB="$MSGPIPE_LAB_BIN" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

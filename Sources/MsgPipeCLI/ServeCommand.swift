@@ -128,6 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
         shutdown.onSignal { serving.cancel() }
         await serving.value
         if serving.isCancelled {
+            // The connections in progress end first: one still before its handshake is reported refused.
+            await server.close()
+            await server.waitUntilNoCentrals(timeout: .seconds(handshakeTimeout))
             printError("stopped")
             Glibc.exit(0)  // a Bluetooth accept cannot be cancelled: its thread would hold the process
         }

@@ -67,6 +67,25 @@ struct RequestServingTests {
         try await serving.value
     }
 
+    /// A keyed server's silent central (connected, no Transport hello) is refused once the handshake timeout
+    /// passed, counted and reported, as a central with a wrong key is.
+    @Test("a central that sends nothing within the handshake timeout is refused and reported")
+    func aSilentCentralIsRefused() async throws {
+        let path = MessagePipeTests.socketPath("silent")
+        let refusals = Mutex<[String]>([])
+        var serverOptions = options(keyed: true)
+        serverOptions.handshakeTimeout = .seconds(1)
+        serverOptions.onRefusedHandshake = { _, reason in refusals.withLock { $0.append("\(reason)") } }
+        let server = try await MessagePipe.listen(path: path, options: serverOptions)
+        let connector = PipeConnector(to: .unix(path: path), options: MessagePipe.Options())
+        let silent = try await connector.makeLink()
+        _ = try await connector.connect(silent)
+        #expect(await KeyedPipeTests.eventually { server.refusedHandshakes == 1 })
+        #expect(refusals.withLock { $0 } == ["secure handshake failed: no handshake within 1 s"])
+        await silent.close()
+        await server.close()
+    }
+
     /// The peripheral drops the link while the handler runs: the central reconnects, Transport resumes, and
     /// the response recorded before the drop reaches the requester once; nothing runs twice.
     @Test("a request survives a link dropped mid-request: one response, the handler ran once")

@@ -2,7 +2,7 @@ public import Exchange
 import Transport
 
 extension MessagePipe {
-    /// Sends `body` as request `id` and returns the peer's response (whatever its ``ResponseEnvelope/status``),
+    /// Sends `body` as request `id` and returns the peer's response (whatever its `status`),
     /// sealed when the pipe has ``Options/keys``. A link that drops meanwhile is reconnected and Transport
     /// resumes: the request reaches the peer once and its response comes back once. After a timeout or a lost
     /// pipe, retry with the same `id` (on a new pipe if need be): a server keeping a journal
@@ -11,7 +11,7 @@ extension MessagePipe {
     ///
     /// Throws `TransportError.responseTimedOut` (or `.deadlineExceeded`) after `timeout`,
     /// ``MessagePipeError/linkLost(attempts:)`` when reconnecting gave up, a `SecureError` when the peer
-    /// refused the sealed request, ``ExchangeError/malformedEnvelope(_:)`` when the answer is no response to
+    /// refused the sealed request, `ExchangeError.malformedEnvelope` when the answer is no response to
     /// `id`, and ``MessagePipeError/closed`` on a plain format, which carries no requests.
     ///
     /// ```swift

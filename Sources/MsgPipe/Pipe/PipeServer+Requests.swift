@@ -34,7 +34,7 @@ extension PipeServer {
     /// it returns is the response, an error it throws a failed response carrying its description. With
     /// `journal`, a directory (created if missing; one server per directory), a request retried with the same id
     /// (after a timeout, a lost link, a restart of either side) gets the recorded response and `handler` never
-    /// runs twice for it. Throws ``ExchangeError`` when the journal cannot be opened.
+    /// runs twice for it. Throws `ExchangeError` when the journal cannot be opened.
     ///
     /// ```swift
     /// let server = try await MessagePipe.advertise(name: "till", options: options)

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Exchange
 import MsgPipe
-import Synchronization
 
 /// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
 struct RequestCommand: AsyncParsableCommand {
@@ -63,7 +62,7 @@ struct RequestCommand: AsyncParsableCommand {
         do {
             let response = try await withDeadline(seconds: seconds, onTimeout: { await opened.close() }) {
                 let pipe = try await MessagePipe.connect(to: peer, options: pipeOptions)
-                guard opened.hold(pipe) else {
+                guard await opened.hold(pipe) else {
                     await pipe.close()
                     throw RequestDeadlineError(seconds: seconds)
                 }
@@ -76,7 +75,7 @@ struct RequestCommand: AsyncParsableCommand {
         } catch {
             outcome = .failure(error)
         }
-        if case .bluetooth? = try? link.endpoint() { carrier = opened.pipe?.linkKind }
+        if case .bluetooth? = try? link.endpoint() { carrier = await opened.pipe?.linkKind }
         await opened.close()
         try finish(outcome, id: requestID, link: carrier)
     }
@@ -141,24 +140,18 @@ func withDeadline<T: Sendable>(
 }
 
 /// The pipe of a request once connected, so the deadline can close it; closed once, by whoever comes last.
-final class PipeHolder: Sendable {
-    private let state = Mutex<(pipe: MessagePipe?, closed: Bool)>((nil, false))
+actor PipeHolder {
+    private(set) var pipe: MessagePipe?
+    private var closed = false
 
     /// Keeps `pipe`; false when the holder was closed already (the caller closes it).
     func hold(_ pipe: MessagePipe) -> Bool {
-        state.withLock { state in
-            if !state.closed { state.pipe = pipe }
-            return !state.closed
-        }
+        if !closed { self.pipe = pipe }
+        return !closed
     }
 
-    var pipe: MessagePipe? { state.withLock { $0.pipe } }
-
     func close() async {
-        let pipe = state.withLock { state -> MessagePipe? in
-            state.closed = true
-            return state.pipe
-        }
+        closed = true
         await pipe?.close()
     }
 }

@@ -172,8 +172,7 @@ enum ServeEvent {
                 BluetoothDiagnostics.emit(JSONLine.text(RequestLine(request)))
             }
             if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
-        case let .rejected(error):
-            printError("\(error)")
+        case let .rejected(error):  // the library warns on stderr as it closes the connection
             if json { emit(["event": "rejected", "error": "\(error)"]) }
         }
     }

@@ -74,14 +74,15 @@ struct RequestServingTests {
         let path = MessagePipeTests.socketPath("silent")
         let refusals = Mutex<[String]>([])
         var serverOptions = options(keyed: true)
-        serverOptions.handshakeTimeout = .seconds(1)
+        serverOptions.handshakeTimeout = .seconds(2)
         serverOptions.onRefusedHandshake = { _, reason in refusals.withLock { $0.append("\(reason)") } }
         let server = try await MessagePipe.listen(path: path, options: serverOptions)
         let connector = PipeConnector(to: .unix(path: path), options: MessagePipe.Options())
         let silent = try await connector.makeLink()
-        _ = try await connector.connect(silent)
+        // On a loaded machine the server may close it before GATT's setup finished: silent either way.
+        _ = try? await connector.connect(silent)
         #expect(await KeyedPipeTests.eventually { server.refusedHandshakes == 1 })
-        #expect(refusals.withLock { $0 } == ["secure handshake failed: no handshake within 1 s"])
+        #expect(refusals.withLock { $0 } == ["secure handshake failed: no handshake within 2 s"])
         await silent.close()
         await server.close()
     }

@@ -375,7 +375,9 @@ public struct PipeMessages: AsyncSequence, Sendable {
             case let .secure(secured, transport):
                 let message: SecureMessage?
                 do {
-                    message = try await secured.channel.receive()
+                    // Recorded before the peer is told (a request is answered with an alert), so whoever
+                    // reads ``MessagePipe/rejection`` once the messages end never misses it.
+                    message = try await secured.channel.receive(onRejected: { secured.rejection.record($0) })
                 } catch {
                     base = .ended
                     secured.rejection.record(error)

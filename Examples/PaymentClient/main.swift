@@ -17,17 +17,18 @@ guard arguments.count == 5 else {
 let key = try PreSharedKey(text: try String(contentsOfFile: arguments[2], encoding: .utf8))
 let orderID = try RequestID(arguments[3])
 
-let pipe = try await MessagePipe.connect(to: arguments[1])
+var options = MessagePipe.Options()
+options.keys = .credentials(.preSharedKey(key))
 do {
-    // A fresh session key for this connection; a terminal with another key fails here as "not authenticated".
-    let channel = try await SecureChannel.initiate(over: pipe.transport!, credentials: .preSharedKey(key), timeout: .seconds(20))
-    let response = try await ExchangeClient.request(Array(arguments[4].utf8), id: orderID, over: channel, timeout: .seconds(20))
+    // A terminal with another key fails here as "not authenticated".
+    let pipe = try await MessagePipe.connect(to: arguments[1], options: options)
+    // A link that drops meanwhile is reconnected and the request resumed: it reaches the terminal once.
+    let response = try await pipe.request(Array(arguments[4].utf8), id: orderID, timeout: .seconds(20))
     print("\(orderID): \(response.status): \(String(decoding: response.body, as: UTF8.self))")
     await pipe.close()
     exit(response.status == .ok ? 0 : 1)
 } catch {
-    // A timeout or a dropped link: retry with the same order id; it will not be charged twice.
+    // A timeout or a lost link: retry with the same order id; it will not be charged twice.
     print("\(orderID): \(error)")
-    await pipe.close()
     exit(2)
 }

@@ -25,22 +25,12 @@ let server = try RequestServer(
     stateDirectory: arguments[3],
     runner: CommandRunner(command: #"amount=$(cat); echo "$amount" >> charges.log; printf 'approved %s' "$amount""#))
 
-let terminal = try await MessagePipe.serve(at: arguments[1])
+var options = MessagePipe.Options()
+options.keys = .credentials(.preSharedKey(key))  // a phone with another key is refused before it can send
+let terminal = try await MessagePipe.serve(at: arguments[1], options: options)
 say("terminal ready: \(terminal.description)")
-await withDiscardingTaskGroup { group in
-    for await central in terminal.centrals {
-        group.addTask {
-            do {
-                let channel = try await SecureChannel.accept(over: central.transport!, credentials: .preSharedKey(key))
-                await server.serve(channel) { event in
-                    if case let .handled(request) = event {
-                        say("order \(request.id): \(request.status)\(request.fromJournal ? " (retry)" : "")")
-                    }
-                }
-            } catch {
-                say("connection refused: \(error)")
-            }
-            await central.close()
-        }
+await terminal.serveRequests(with: server) { event in
+    if case let .handled(request) = event {
+        say("order \(request.id): \(request.status)\(request.fromJournal ? " (retry)" : "")")
     }
 }

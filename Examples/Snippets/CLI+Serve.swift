@@ -1,18 +1,20 @@
 import Exchange
 import MsgPipe
 import Secure
-import Transport
 
-/// docs/CLI.md, serve "From Swift": a client's request and a terminal's serving, with a pre-shared key.
-func cliServe(pipe: MessagePipe, transport: Transport, key: PreSharedKey, body: [UInt8]) async throws {
-    // client: a connected pipe (MessagePipe.connect); its transport is nil only for the plain formats
-    let channel = try await SecureChannel.initiate(over: pipe.transport!, credentials: .preSharedKey(key), timeout: .seconds(20))
-    let response = try await ExchangeClient.request(body, id: RequestID("order-1017"), over: channel, timeout: .seconds(20))
+/// docs/CLI.md, serve "From Swift": a terminal serving requests and a client's request, with a pre-shared key.
+func cliServe(key: PreSharedKey, body: [UInt8]) async throws {
+    var options = MessagePipe.Options()
+    options.keys = .credentials(.preSharedKey(key))
 
-    // terminal: per connection, over that connection's Transport
+    // terminal: each central's requests, one at a time; a retried id is answered from the journal
+    let terminal = try await MessagePipe.serve(at: "terminal", options: options)
     let server = try RequestServer(stateDirectory: "/var/lib/terminal", runner: CommandRunner(command: "payment-backend"))
-    let served = try await SecureChannel.accept(over: transport, credentials: .preSharedKey(key))
-    await server.serve(served)
+    await terminal.serveRequests(with: server)
+
+    // client: reconnects and resumes if the link drops; a retry with the same id runs nothing twice
+    let pipe = try await MessagePipe.connect(to: "terminal", options: options)
+    let response = try await pipe.request(body, id: RequestID("order-1017"), timeout: .seconds(20))
     _ = response
 }
 

@@ -1,10 +1,6 @@
 import ArgumentParser
-import BLELink
 import Exchange
-import Logging
 import MsgPipe
-import Secure
-import Transport
 
 /// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
 struct RequestCommand: AsyncParsableCommand {
@@ -46,46 +42,41 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let logger = CLILogging.logger("request", verbose: verbose)
         let credentials = try secure.credentials()
-        let limits = ExchangeLimits()
-        let body = try Self.readBody(file, limit: limits.maximumRequestSize)
+        let body = try Self.readBody(file, limit: ExchangeLimits().maximumRequestSize)
         let requestID = try id.map { try RequestID($0) } ?? RequestID.random()
         if id == nil { printError("request id: \(requestID)") }
-        let outcome: Result<ResponseEnvelope, any Error>
+        // request takes no connection parameters: it opens a short-lived link with the adapter's.
+        var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false, connection: nil)
+        options.logger = CLILogging.logger("request", verbose: verbose)
+        let seconds = timeout
+        let timeout = Duration.seconds(timeout)
+        options.connectTimeout = min(options.connectTimeout, timeout)
+        options.handshakeTimeout = timeout
+        let exchange = CommandTaps.current.request
+        if exchange == nil { options.keys = .credentials(credentials) }  // a tap runs its own handshake
+        let (peer, pipeOptions) = (try link.peerAddress(), options)
+        let opened = PipeHolder()
         var carrier: String?
+        let outcome: Result<ResponseEnvelope, any Error>
         do {
-            // request takes no connection parameters: it opens one short-lived link with the adapter's.
-            var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false, connection: nil)
-            options.logger = logger
-            let connector = try link.connector(options)
-            let peerLink = try await connector.makeLink()
-            let timeout = timeout
-            outcome = .success(try await withDeadline(seconds: timeout, onTimeout: { await peerLink.close() }) {
-                let peer = try await connector.connect(peerLink)
-                logger.debug("connected to \(peer) over \(peerLink.usesChannel ? "l2cap" : "gatt")")
-                let transport = Transport(link: peerLink, logger: logger)
-                let deadline = Duration.seconds(timeout)
-                do {
-                    let response: ResponseEnvelope
-                    if let exchange = CommandTaps.current.request {
-                        response = try await exchange(body, requestID, transport, credentials, deadline)
-                    } else {
-                        let channel = try await SecureChannel.initiate(
-                            over: transport, credentials: credentials, timeout: deadline, logger: logger)
-                        response = try await ExchangeClient.request(body, id: requestID, over: channel, timeout: deadline)
-                    }
-                    await transport.close()
-                    return response
-                } catch {
-                    await transport.close()
-                    throw error
+            let response = try await withDeadline(seconds: seconds, onTimeout: { await opened.close() }) {
+                let pipe = try await MessagePipe.connect(to: peer, options: pipeOptions)
+                guard await opened.hold(pipe) else {
+                    await pipe.close()
+                    throw RequestDeadlineError(seconds: seconds)
                 }
-            })
-            if case .bluetooth? = try? link.endpoint() { carrier = peerLink.usesChannel ? "l2cap" : "gatt" }
+                if let exchange, let transport = pipe.transport {
+                    return try await exchange(body, requestID, transport, credentials, timeout)
+                }
+                return try await pipe.request(body, id: requestID, timeout: timeout)
+            }
+            outcome = .success(response)
         } catch {
             outcome = .failure(error)
         }
+        if case .bluetooth? = try? link.endpoint() { carrier = await opened.pipe?.linkKind }
+        await opened.close()
         try finish(outcome, id: requestID, link: carrier)
     }
 
@@ -145,6 +136,23 @@ func withDeadline<T: Sendable>(
         if let result = try await group.next(), let value = result { return value }
         await onTimeout()
         throw RequestDeadlineError(seconds: seconds)
+    }
+}
+
+/// The pipe of a request once connected, so the deadline can close it; closed once, by whoever comes last.
+actor PipeHolder {
+    private(set) var pipe: MessagePipe?
+    private var closed = false
+
+    /// Keeps `pipe`; false when the holder was closed already (the caller closes it).
+    func hold(_ pipe: MessagePipe) -> Bool {
+        if !closed { self.pipe = pipe }
+        return !closed
+    }
+
+    func close() async {
+        closed = true
+        await pipe?.close()
     }
 }
 

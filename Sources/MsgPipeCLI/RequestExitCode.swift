@@ -1,4 +1,5 @@
 import Exchange
+import MsgPipe
 import Secure
 import Transport
 
@@ -50,6 +51,12 @@ enum RequestExitCode: Int32, CaseIterable {
             case .responseTimedOut, .deadlineExceeded: return .timeout
             case .retriesExhausted, .linkStalled, .link, .closed, .packetSizeTooSmall: return .connectionFailed
             default: return .failure
+            }
+        case let error as MessagePipeError:
+            switch error {
+            case .notAuthenticated: return .notAuthenticated
+            case .timedOut: return .timeout
+            default: return .connectionFailed
             }
         case is ExchangeError: return .failure
         default: return .connectionFailed  // ATT and Bluetooth errors while connecting

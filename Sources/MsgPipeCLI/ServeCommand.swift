@@ -1,14 +1,8 @@
 import ArgumentParser
-import GATT
-import BLELink
 import Exchange
 import Glibc
-import Logging
 import MsgPipe
 import MsgPipeMQTT
-import Secure
-import Synchronization
-import Transport
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
 struct ServeCommand: AsyncParsableCommand {
@@ -94,80 +88,53 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = CLILogging.logger("serve", verbose: verbose)
-        guard let security = try secure.serverKeys() else {
+        guard let keys = try secure.serverKeys() else {
             throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY or --authorized-keys FILE")
         }
-        security.reloadOnHangup()
+        keys.reloadOnHangup()
         let limits = ExchangeLimits(maximumRequestSize: maxBody, maximumResponseSize: maxBody, retainedRequests: retain)
-        let secureLimits = SecureLimits(maximumPlaintextSize: maxBody + ExchangeLimits.envelopeOverhead)
-        let stateDirectory = try state ?? Self.temporaryStateDirectory()
-        let server = try RequestServer(
-            stateDirectory: stateDirectory,
+        let requests = try RequestServer(
+            stateDirectory: try state ?? Self.temporaryStateDirectory(),
             runner: CommandRunner(command: exec, timeout: .seconds(commandTimeout)), limits: limits, logger: logger)
-        if let note = await server.journalRecoveryNote {
+        if let note = await requests.journalRecoveryNote {
             printError(note)
             if json { ServeEvent.emit(["event": "journal-repaired", "note": note]) }
         }
-        let info = MsgPipeServiceInfo(
-            maximumMessageSize: UInt32(secureLimits.maximumPlaintextSize + 64), serverMTU: UInt16(ATTOpcode.maximumMTU))
-        let (json, connections, link, handshakeTimeout) = (json, connections, link, handshakeTimeout)
+        let json = json
         let broker = try await connectBroker()
-        let idle = Duration.seconds(idleTimeout)
-        let lifecycle = ServeLifecycle()
-        let shutdown = ShutdownSignal()
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)
         options.logger = logger
-        let acceptor = try link.acceptor(options)
-        shutdown.onSignal { acceptor.stop() }
+        options.keys = keys
+        options.handshakeTimeout = .seconds(handshakeTimeout)
+        options.maximumCentrals = maximumCentrals
+        options.maximumMessageSize = maxBody + ExchangeLimits.envelopeOverhead
+        options.onRefusedHandshake = { peer, error in  // the library warns on stderr
+            if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+        }
+        let shutdown = ShutdownSignal()
+        let server = try await PipeServer.serve(try link.acceptor(options), connections: connections)
+        printError(server.description)
+        // SIGTERM/SIGINT: no new central; a running command's process group is killed, its request recorded as
+        // started only (the journal is durable at every point); the socket file goes, advertising stops.
         let serving = Task {
-            try await acceptor.acceptLinks(
-                info: info, connections: connections, maximumConcurrent: maximumCentrals, onReady: { printError($0) }
-            ) { peerLink, peer in
-                lifecycle.sessionStarted()
-                defer { lifecycle.sessionEnded() }
-                logger.info("connection from \(peer)")
-                let transport = Transport(link: peerLink, logger: logger)
-                // A termination signal cancels serving: the connection closes, whatever it waits for.
-                await withTaskCancellationHandler {
-                do {
-                    // A central that connects and stays silent must not hold a place for long.
-                    let channel = try await withDeadline(
-                        seconds: handshakeTimeout, onTimeout: { await transport.close() }
-                    ) {
-                        try await security.accept(over: transport, limits: secureLimits, logger: logger)
-                    }
-                    defer { security.ended(channel) }
-                    if let name = channel.peer?.name { logger.info("connection from \(peer) authenticated as \(name)") }
-                    await server.serve(channel, idleTimeout: idle) { event in
-                        ServeEvent.report(event, json: json)
-                        if let broker, case let .handled(request) = event {
-                            let line = JSONLine.text(ServeEvent.RequestLine(request))
-                            Task { try? await broker.publishServed(line) }
-                        }
-                    }
-                } catch {
-                    printError("connection from \(peer): \(error)")
-                    if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+            await server.serveRequests(with: requests, idleTimeout: .seconds(idleTimeout)) { event in
+                ServeEvent.report(event, json: json)
+                if let broker, case let .handled(request) = event {
+                    let line = JSONLine.text(ServeEvent.RequestLine(request))
+                    Task { try? await broker.publishServed(line) }
                 }
-                } onCancel: {
-                    Task { await transport.close() }
-                }
-                await transport.close()
             }
         }
-        // SIGTERM/SIGINT cancel serving, which kills a running command's process group; the process exits as
-        // soon as no connection is being served (the journal is durable at every point, so nothing is lost;
-        // this also ends a Bluetooth accept, which cannot be cancelled); the socket file goes, advertising stops.
-        shutdown.onSignal {
-            serving.cancel()
-            lifecycle.stop()
+        shutdown.onSignal { serving.cancel() }
+        await serving.value
+        if serving.isCancelled {
+            // The connections in progress end first: one still before its handshake is reported refused.
+            await server.close()
+            await server.waitUntilNoCentrals(timeout: .seconds(handshakeTimeout))
+            printError("stopped")
+            Glibc.exit(0)  // a Bluetooth accept cannot be cancelled: its thread would hold the process
         }
-        defer { withExtendedLifetime(shutdown) {} }
-        do {
-            try await serving.value
-        } catch where serving.isCancelled {
-            return  // a termination signal: ServeLifecycle exits once the connection in progress ended
-        }
+        if let failure = server.failure { throw failure }
     }
 
     /// With --mqtt: the broker connection for the outcome lines.
@@ -196,35 +163,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 }
 
-/// Whether `serve` is inside connections, so a termination signal exits between them (at once when idle, or
-/// when the connections in progress ended) and never in the middle of recording a request.
-final class ServeLifecycle: Sendable {
-    private let state = Mutex((sessions: 0, stopping: false))
-
-    func sessionStarted() { state.withLock { $0.sessions += 1 } }
-
-    func sessionEnded() {
-        let exitNow = state.withLock { state in
-            state.sessions -= 1
-            return state.stopping && state.sessions == 0
-        }
-        if exitNow { Self.exitStopped() }
-    }
-
-    func stop() {
-        let exitNow = state.withLock { state in
-            state.stopping = true
-            return state.sessions == 0
-        }
-        if exitNow { Self.exitStopped() }
-    }
-
-    private static func exitStopped() {
-        printError("stopped")
-        exit(0)
-    }
-}
-
 /// The `--json` lines and log lines of `msgpipe serve`.
 enum ServeEvent {
     static func report(_ event: RequestServer.Event, json: Bool) {
@@ -234,8 +172,7 @@ enum ServeEvent {
                 BluetoothDiagnostics.emit(JSONLine.text(RequestLine(request)))
             }
             if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
-        case let .rejected(error):
-            printError("\(error)")
+        case let .rejected(error):  // the library warns on stderr as it closes the connection
             if json { emit(["event": "rejected", "error": "\(error)"]) }
         }
     }

@@ -143,7 +143,8 @@ import TestSupport
     @Test func aConnectionWithoutHelloIsClosedAfterTheTimeout() async throws {
         var limits = TransportListener.Limits()
         limits.helloTimeout = .milliseconds(100)
-        let listener = TransportListener(limits: limits)
+        let ungreeted = Mutex<[String]>([])
+        let listener = TransportListener(limits: limits) { peer in ungreeted.withLock { $0.append(peer) } }
         let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20)
         try await ours.send([0x01, 0x02, 0x03])  // not a hello
         let clock = ContinuousClock()
@@ -151,6 +152,7 @@ import TestSupport
         await listener.accept(theirs, peer: "silent")
         #expect(started.duration(to: clock.now) >= .milliseconds(100))
         #expect(listener.sessionCount == 0)
+        #expect(ungreeted.withLock { $0 } == ["silent"], "the listener says which connection never greeted")
         await ours.close()
         await listener.close()
     }

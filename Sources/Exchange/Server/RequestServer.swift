@@ -2,11 +2,17 @@ import Backpressure
 import Crypto
 public import Logging
 public import Secure
+public import Transport
 
-/// Answers requests one at a time, in arrival order (the seeds' command queue), also when several
-/// connections are served at once: each request's body goes to
-/// the command, the command's output is the response, and the journal makes a retried id get the same
-/// response without running the command again (see ``IdempotencyJournal`` for the exact guarantee).
+/// Answers requests one at a time, in arrival order, also when several connections are served at once: each
+/// request's body goes to the command (or the handler), its output is the response, and the journal, when
+/// there is one, makes a retried id get the same response without running it again (see
+/// ``IdempotencyJournal`` for the exact guarantee).
+///
+/// ```swift
+/// let server = try RequestServer(stateDirectory: "/var/lib/till") { body in receipt(for: body) }
+/// await server.serve(channel)   // per connection, concurrently
+/// ```
 public actor RequestServer {
     /// What happened on a connection, for logs and `--json`.
     public enum Event: Sendable {
@@ -15,8 +21,9 @@ public actor RequestServer {
         case rejected(SecureError)
     }
 
-    private let journal: IdempotencyJournal
-    private let runner: CommandRunner
+    private let journal: IdempotencyJournal?
+    /// Runs one request's body: the command, or the handler.
+    private let perform: @Sendable ([UInt8]) async -> CommandOutcome
     private let limits: ExchangeLimits
     private let logger: Logger?
     /// One command at a time across all connections, taken in arrival order (the actor alone would let a
@@ -31,13 +38,49 @@ public actor RequestServer {
         journal = try IdempotencyJournal(directory: stateDirectory, limits: limits, logger: logger)
         var runner = runner
         runner.maximumOutputSize = limits.maximumResponseSize
-        self.runner = runner
+        perform = { [runner] input in
+            do {
+                return try await runner.run(input: input)
+            } catch {
+                return .exited(code: 127, output: Array("\(error)".utf8))
+            }
+        }
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// A server answering each request with `handler`: what it returns is an ``ResponseStatus/ok`` response,
+    /// an error it throws a ``ResponseStatus/commandFailed`` one (exit code 1) whose body is the error's
+    /// description, a body over ``ExchangeLimits/maximumResponseSize`` a failed one too. With `stateDirectory`
+    /// (created if missing; one server per directory) the journal answers a retried id without calling
+    /// `handler` again; without one every request calls it. A handler still running when its task is
+    /// cancelled records no response (a retry gets ``ResponseStatus/outcomeUnknown`` from a journal).
+    public init(
+        stateDirectory: String?, limits: ExchangeLimits = ExchangeLimits(), logger: Logger? = nil,
+        handler: @escaping @Sendable (_ body: [UInt8]) async throws -> [UInt8]
+    ) throws(ExchangeError) {
+        if let stateDirectory {
+            journal = try IdempotencyJournal(directory: stateDirectory, limits: limits, logger: logger)
+        } else {
+            journal = nil
+        }
+        let limit = limits.maximumResponseSize
+        perform = { input in
+            do {
+                let output = try await handler(input)
+                if Task.isCancelled { return .cancelled }
+                return output.count > limit ? .outputTooLarge(limit: limit) : .exited(code: 0, output: output)
+            } catch {
+                if Task.isCancelled || error is CancellationError { return .cancelled }
+                return .exited(code: 1, output: Array("\(error)".utf8))
+            }
+        }
         self.limits = limits
         self.logger = logger
     }
 
     /// What opening the journal repaired, if anything.
-    public var journalRecoveryNote: String? { journal.recoveryNote }
+    public var journalRecoveryNote: String? { journal?.recoveryNote }
 
     /// Serves the requests of one connection until it closes (call it once per connection, concurrently;
     /// their commands take turns), or until no request came for `idleTimeout`
@@ -46,9 +89,48 @@ public actor RequestServer {
     public func serve(
         _ channel: SecureChannel, idleTimeout: Duration? = nil, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async {
+        await serve(idleTimeout: idleTimeout, onEvent: onEvent, close: { await channel.close() }) {
+            do throws(SecureError) {
+                let message = try await channel.receive(onRejected: { onEvent(.rejected($0)) })
+                return .success(message.map { message in
+                    Incoming(body: message.plaintext, isRequest: message.isRequest) {
+                        try await channel.respond(to: message, with: $0)
+                    }
+                })
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Serves the requests of one plain Transport (no end-to-end keys) as `serve` serves a secure channel's.
+    public func serve(
+        _ transport: Transport, idleTimeout: Duration? = nil, onEvent: @escaping @Sendable (Event) -> Void = { _ in }
+    ) async {
+        await serve(idleTimeout: idleTimeout, onEvent: onEvent, close: { await transport.close() }) {
+            var messages = transport.messages.makeAsyncIterator()
+            return .success(await messages.next().map { message in
+                Incoming(body: message.body, isRequest: message.isRequest) {
+                    try await transport.respond(to: message, with: $0)
+                }
+            })
+        }
+    }
+
+    /// A message from the peer, opened, and how to answer it.
+    private struct Incoming: Sendable {
+        let body: [UInt8]
+        let isRequest: Bool
+        let respond: @Sendable ([UInt8]) async throws -> Void
+    }
+
+    private func serve(
+        idleTimeout: Duration?, onEvent: @escaping @Sendable (Event) -> Void, close: @escaping @Sendable () async -> Void,
+        receive: @escaping @Sendable () async -> Result<Incoming?, SecureError>
+    ) async {
         while true {
-            let message: SecureMessage?
-            switch await nextMessage(channel, idleTimeout: idleTimeout, onRejected: { onEvent(.rejected($0)) }) {
+            let message: Incoming?
+            switch await nextMessage(idleTimeout: idleTimeout, close: close, receive: receive) {
             case let .success(next):
                 message = next
             case .failure:
@@ -56,15 +138,12 @@ public actor RequestServer {
             }
             guard let message else { return }
             guard message.isRequest else {
-                logger?.warning("ignoring a message that is not a request (\(message.plaintext.count) bytes)")
+                logger?.warning("ignoring a message that is not a request (\(message.body.count) bytes)")
                 continue
             }
-            do { try await turn.acquire() } catch { return }
-            let handled = await handle(message.plaintext)
-            turn.release()
-            guard let (response, report) = handled else { return }
+            guard let (response, report) = await answer(message.body) else { return }
             do {
-                try await channel.respond(to: message, with: response.encoded())
+                try await message.respond(response)
             } catch {
                 // Often the requester closed right after reading the response, before acknowledging it.
                 logger?.info("response to \(report.id) not acknowledged: \(error) (a retry gets it from the journal)")
@@ -74,17 +153,11 @@ public actor RequestServer {
     }
 
     private func nextMessage(
-        _ channel: SecureChannel, idleTimeout: Duration?, onRejected: @escaping @Sendable (SecureError) -> Void
-    ) async -> Result<SecureMessage?, SecureError> {
-        let receive: @Sendable () async -> Result<SecureMessage?, SecureError> = {
-            do throws(SecureError) {
-                return .success(try await channel.receive(onRejected: onRejected))
-            } catch {
-                return .failure(error)
-            }
-        }
+        idleTimeout: Duration?, close: @escaping @Sendable () async -> Void,
+        receive: @escaping @Sendable () async -> Result<Incoming?, SecureError>
+    ) async -> Result<Incoming?, SecureError> {
         guard let idleTimeout else { return await receive() }
-        return await withTaskGroup(of: Result<SecureMessage?, SecureError>?.self) { group in
+        return await withTaskGroup(of: Result<Incoming?, SecureError>?.self) { group in
             group.addTask { await receive() }
             group.addTask {
                 try? await Task.sleep(for: idleTimeout)
@@ -93,9 +166,20 @@ public actor RequestServer {
             defer { group.cancelAll() }
             if let first = await group.next(), let result = first { return result }
             logger?.info("no request for \(idleTimeout): closing the connection")
-            await channel.close()
+            await close()
             return .success(nil)
         }
+    }
+
+    /// Answers one encoded ``RequestEnvelope`` as `serve` does, in its turn (one
+    /// request at a time across every caller, in arrival order): returns the encoded ``ResponseEnvelope`` for
+    /// the peer and what was done. Nil when the task was cancelled while it waited for its turn or while the
+    /// command or handler ran (nothing was answered nor recorded as completed).
+    public func answer(_ request: [UInt8]) async -> (response: [UInt8], handled: HandledRequest)? {
+        do { try await turn.acquire() } catch { return nil }
+        defer { turn.release() }
+        guard let (response, handled) = await handle(request) else { return nil }
+        return (response.encoded(), handled)
     }
 
     /// Handles one encoded ``RequestEnvelope``; nil when the task was cancelled while the command ran
@@ -115,7 +199,7 @@ public actor RequestServer {
         let digest = Array(SHA256.hash(data: request.body))
         let known: IdempotencyJournal.Entry?
         do {
-            known = try journal.entry(for: request.id)
+            known = try journal?.entry(for: request.id)
         } catch {
             return refuse(id: request.id, "\(error)", requestBytes: request.body.count)
         }
@@ -129,7 +213,7 @@ public actor RequestServer {
             let response = ResponseEnvelope(
                 id: request.id, status: .outcomeUnknown,
                 body: Array("serve stopped while this request's command ran; it is not run again".utf8))
-            try? journal.recordCompleted(digest: digest, response: response)
+            try? journal?.recordCompleted(digest: digest, response: response)
             return (response, report(response, ran: false, fromJournal: true, requestBytes: request.body.count))
         case nil:
             return await run(request, digest: digest)
@@ -138,17 +222,12 @@ public actor RequestServer {
 
     private func run(_ request: RequestEnvelope, digest: [UInt8]) async -> (ResponseEnvelope, HandledRequest)? {
         do {
-            try journal.recordStarted(request.id, digest: digest)
+            try journal?.recordStarted(request.id, digest: digest)
         } catch {
             return refuse(id: request.id, "\(error)", requestBytes: request.body.count)
         }
         logger?.info("running the command for request \(request.id)")
-        let outcome: CommandOutcome
-        do {
-            outcome = try await runner.run(input: request.body)
-        } catch {
-            outcome = .exited(code: 127, output: Array("\(error)".utf8))
-        }
+        let outcome = await perform(request.body)
         let response: ResponseEnvelope
         switch outcome {
         case let .exited(code, output):
@@ -169,7 +248,7 @@ public actor RequestServer {
             return nil
         }
         do {
-            try journal.recordCompleted(digest: digest, response: response)
+            try journal?.recordCompleted(digest: digest, response: response)
         } catch {
             logger?.error("request \(request.id): response not recorded: \(error); a retry gets outcome-unknown")
         }

@@ -29,7 +29,7 @@ public final class MessagePipe: Sendable {
     private let link: PeerLink?
     private let reconnector: Reconnector?
     /// With end-to-end keys: the session's secure channel.
-    private let secured: Secured?
+    let secured: Secured?
     /// With end-to-end keys and acknowledgements not held: messages opened and accepted as they arrive (as
     /// Transport acknowledges a message once it is buffered), two at most ahead of the reader.
     private let opened: BoundedAsyncQueue<PipeMessage, Never>?
@@ -300,7 +300,7 @@ public final class MessagePipe: Sendable {
     }
 
     /// `error`, or ``MessagePipeError/linkLost(attempts:)`` once reconnecting gave up (the cause of it).
-    private func linkLostIfGivenUp(_ error: any Error) -> any Error {
+    func linkLostIfGivenUp(_ error: any Error) -> any Error {
         if let reconnector, reconnector.hasGivenUp { return MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
         return error
     }
@@ -312,7 +312,7 @@ public final class MessagePipe: Sendable {
     public var messages: PipeMessages {
         if let opened { PipeMessages(.queue(opened)) }
         else if let transport, let secured { PipeMessages(.secure(secured, transport)) }
-        else if let transport { PipeMessages(.transport(transport.messages, holdsAcknowledgements ? transport : nil)) }
+        else if let transport { PipeMessages(.transport(transport, holds: holdsAcknowledgements)) }
         else { PipeMessages(.queue(plain!.inbox)) }
     }
 
@@ -345,7 +345,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
     public typealias Failure = Never
 
     enum Source: Sendable {
-        case transport(Transport.Messages, Transport?)
+        case transport(Transport, holds: Bool)
         case queue(BoundedAsyncQueue<PipeMessage, Never>)
         case secure(MessagePipe.Secured, Transport)
     }
@@ -356,7 +356,7 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         enum Base {
-            case transport(Transport.Messages.AsyncIterator, Transport?)
+            case transport(Transport.Messages.AsyncIterator, Transport, holds: Bool)
             case queue(BoundedAsyncQueue<PipeMessage, Never>.AsyncIterator)
             case secure(MessagePipe.Secured, Transport)
             case ended
@@ -366,16 +366,18 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
         public mutating func next() async -> PipeMessage? {
             switch base {
-            case .transport(var iterator, let holder):
-                defer { base = .transport(iterator, holder) }
-                return await iterator.next().map { PipeMessage($0, heldBy: holder) }
+            case .transport(var iterator, let transport, let holds):
+                defer { base = .transport(iterator, transport, holds: holds) }
+                return await iterator.next().map { PipeMessage($0, heldBy: holds ? transport : nil, from: transport) }
             case var .queue(iterator):
                 defer { base = .queue(iterator) }
                 return await iterator.next()
             case let .secure(secured, transport):
                 let message: SecureMessage?
                 do {
-                    message = try await secured.channel.receive()
+                    // Recorded before the peer is told (a request is answered with an alert), so whoever
+                    // reads ``MessagePipe/rejection`` once the messages end never misses it.
+                    message = try await secured.channel.receive(onRejected: { secured.rejection.record($0) })
                 } catch {
                     base = .ended
                     secured.rejection.record(error)
@@ -390,7 +392,9 @@ public struct PipeMessages: AsyncSequence, Sendable {
                     return nil
                 }
                 if secured.acceptsOnRead { await secured.channel.accept(message) }
-                return PipeMessage(opened: message, sender: secured.peer, heldBy: secured.acceptsOnRead ? nil : transport)
+                return PipeMessage(
+                    opened: message, sender: secured.peer, heldBy: secured.acceptsOnRead ? nil : transport,
+                    from: secured.channel)
             case .ended:
                 return nil
             }
@@ -399,7 +403,8 @@ public struct PipeMessages: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         switch source {
-        case let .transport(messages, holder): AsyncIterator(base: .transport(messages.makeAsyncIterator(), holder))
+        case let .transport(transport, holds):
+            AsyncIterator(base: .transport(transport.messages.makeAsyncIterator(), transport, holds: holds))
         case let .queue(queue): AsyncIterator(base: .queue(queue.makeAsyncIterator()))
         case let .secure(secured, transport): AsyncIterator(base: .secure(secured, transport))
         }

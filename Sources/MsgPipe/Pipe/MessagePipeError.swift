@@ -80,10 +80,38 @@ public struct PipeMessage: Sendable, Equatable {
     public var sender: AuthorizedKeys.Entry?
     /// With ``MessagePipe/Options/holdsAcknowledgements``: the Transport message to accept.
     let held: Held?
+    /// A request's way back to its sender (msgpipe format).
+    let reply: Reply?
 
     struct Held: Sendable {
         let transport: Transport
         let message: ReceivedMessage
+    }
+
+    /// Where a request's response goes: sealed on the channel it arrived on, or on its Transport.
+    enum Reply: Sendable {
+        case sealed(SecureChannel, SecureMessage)
+        case plain(Transport, ReceivedMessage)
+    }
+
+    /// True when the peer sent it as a request (``MessagePipe/request(_:id:timeout:)``) and waits for a response.
+    public var isRequest: Bool {
+        switch reply {
+        case let .sealed(_, message)?: message.isRequest
+        case let .plain(_, message)?: message.isRequest
+        case nil: false
+        }
+    }
+
+    /// Answers this request with `response` (sealed when the pipe is), returning once the peer acknowledged
+    /// it. Throws ``MessagePipeError/closed`` when it is no request of a pipe's peer, or what the pipe's
+    /// Transport throws when the peer is gone.
+    func respond(_ response: [UInt8]) async throws {
+        switch reply {
+        case let .sealed(channel, message)? where message.isRequest: try await channel.respond(to: message, with: response)
+        case let .plain(transport, message)? where message.isRequest: try await transport.respond(to: message, with: response)
+        default: throw MessagePipeError.closed
+        }
     }
 
     /// A message not received from a pipe (a test's, or one read back from storage): ``accept()`` does nothing.
@@ -92,21 +120,24 @@ public struct PipeMessage: Sendable, Equatable {
         self.id = id
         self.senderSession = senderSession
         held = nil
+        reply = nil
     }
 
-    init(opened message: SecureMessage, sender: AuthorizedKeys.Entry?, heldBy transport: Transport?) {
+    init(opened message: SecureMessage, sender: AuthorizedKeys.Entry?, heldBy transport: Transport?, from channel: SecureChannel) {
         bytes = message.plaintext
         id = message.received.messageID
         senderSession = message.received.senderSession
         self.sender = sender
         held = transport.map { Held(transport: $0, message: message.received) }
+        reply = .sealed(channel, message)
     }
 
-    init(_ message: ReceivedMessage, heldBy transport: Transport?) {
+    init(_ message: ReceivedMessage, heldBy holder: Transport?, from transport: Transport) {
         bytes = message.body
         id = message.messageID
         senderSession = message.senderSession
-        held = transport.map { Held(transport: $0, message: message) }
+        held = holder.map { Held(transport: $0, message: message) }
+        reply = .plain(transport, message)
     }
 
     /// With ``MessagePipe/Options/holdsAcknowledgements``: the peer's `send` of this message completes only

@@ -143,6 +143,10 @@ extension MessagePipe {
         /// options.onPeerParameterUpdate = { peer, parameters in print("\(peer) moved the link to \(parameters)") }
         /// ```
         public var onPeerParameterUpdate: @Sendable (BluetoothPeer, ConnectionParameters) -> Void = { _, _ in }
+        /// A peripheral with keys: told each central refused before it got a pipe, with why (a key it does not
+        /// hold, a bad or late handshake, no handshake at all within ``handshakeTimeout``, a central still
+        /// waiting out ``handshakeBackoff``); each is also counted in ``PipeServer/refusedHandshakes``.
+        public var onRefusedHandshake: @Sendable (_ peer: String, _ reason: any Error) -> Void = { _, _ in }
         /// Told what the user should hear (advice, reconnects, details); never called for each packet.
         public var onNote: @Sendable (PipeNote) -> Void = { _ in }
 

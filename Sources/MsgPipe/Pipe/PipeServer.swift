@@ -3,6 +3,7 @@ import BLELink
 import GATT
 import Synchronization
 import Transport
+import Secure
 
 /// The peripheral's side: advertises (or listens on a socket) and hands out one ``MessagePipe`` per central.
 /// With the msgpipe format a central that reconnects gets its pipe back (Transport resumes), not a new one.
@@ -127,8 +128,8 @@ public final class PipeServer: Sendable {
         }
         let centrals = BoundedAsyncQueue<MessagePipe, Never>(capacity: max(1, options.maximumCentrals))
         let ready = ReadyOnce()
-        let listener = options.format == .msgpipe ? Self.listener(options) : nil
         let server = PipeServer(acceptor: acceptor, centrals: centrals)
+        let listener = options.format == .msgpipe ? Self.listener(options, server: server) : nil
         server.state.withLock { $0.listener = listener }
         let plainConnections = Atomic<Int>(0)
         let task = Task {
@@ -185,13 +186,11 @@ public final class PipeServer: Sendable {
                         // Each central's handshake apart: a slow or silent one holds nobody else up.
                         group.addTask {
                             if let wait = backoff.remaining(for: session.peer) {
-                                server.state.withLock { $0.refusedHandshakes += 1 }
                                 let failures = backoff.failures(of: session.peer)
                                 backoff.failed(session.peer)
-                                options.note(.warning, """
-                                    refused \(session.peer) without a handshake: \(failures) failed in a row, it \
-                                    waits \(wait.components.seconds + 1) s more
-                                    """)
+                                let why = "\(failures) handshakes failed in a row, it waits \(wait.components.seconds + 1) s more"
+                                server.refused(session.peer, MessagePipeError.notAuthenticated(why), options: options)
+                                options.note(.warning, "refused \(session.peer) without a handshake: \(why)")
                                 // Forgotten, not just closed: its next connection is judged afresh.
                                 await listener.end(session)
                                 return
@@ -201,7 +200,7 @@ public final class PipeServer: Sendable {
                                 secured = try await MessagePipe.accept(
                                     keys, over: session.transport, peer: session.peer, options: options)
                             } catch {
-                                server.state.withLock { $0.refusedHandshakes += 1 }
+                                server.refused(session.peer, error, options: options)
                                 backoff.failed(session.peer)
                                 options.note(.warning, "refused \(session.peer): \(error)")
                                 await listener.end(session)
@@ -221,12 +220,27 @@ public final class PipeServer: Sendable {
         return server
     }
 
-    /// Transport's sessions: room for every central plus as many that left and may come back to resume.
-    private static func listener(_ options: MessagePipe.Options) -> TransportListener {
+    /// Transport's sessions: room for every central plus as many that left and may come back to resume. With
+    /// keys a connection that sends nothing within the handshake timeout is a refused handshake.
+    private static func listener(_ options: MessagePipe.Options, server: PipeServer) -> TransportListener {
         var limits = TransportListener.Limits()
         limits.maximumSessions = 2 * max(1, options.maximumCentrals)
         limits.resumeWindow = options.resumeWindow
-        return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
+        guard options.keys != nil else {
+            return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
+        }
+        limits.helloTimeout = min(limits.helloTimeout, options.handshakeTimeout)
+        let seconds = limits.helloTimeout.components.seconds
+        return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger) { peer in
+            server.refused(peer, SecureError.handshakeFailed("no handshake within \(seconds) s"), options: options)
+            options.note(.warning, "refused \(peer): it sent nothing within \(seconds) s")
+        }
+    }
+
+    /// Counts a refused handshake and tells ``MessagePipe/Options/onRefusedHandshake``.
+    private func refused(_ peer: String, _ reason: any Error, options: MessagePipe.Options) {
+        state.withLock { $0.refusedHandshakes += 1 }
+        options.onRefusedHandshake(peer, reason)
     }
 
     /// A plain-format central: its pipe once it subscribed (the link's first `.connected`) or wrote (a central

@@ -43,6 +43,7 @@ public final class TransportListener: Sendable {
     private let options: TransportOptions
     private let limits: Limits
     private let logger: Logger?
+    private let onUngreeted: @Sendable (String) -> Void
 
     private struct Registry {
         var sessions: [UInt64: TransportSession] = [:]
@@ -52,8 +53,14 @@ public final class TransportListener: Sendable {
 
     private let registry = Mutex(Registry())
 
-    /// A listener whose sessions run Transports with `options`.
-    public init(options: TransportOptions = TransportOptions(), limits: Limits = Limits(), logger: Logger? = nil) {
+    /// A listener whose sessions run Transports with `options`. `onUngreeted` is told the peer of each
+    /// connection that ended before its `hello` (silent past ``Limits/helloTimeout``, too many packets first,
+    /// or gone), which no session ever sees.
+    public init(
+        options: TransportOptions = TransportOptions(), limits: Limits = Limits(), logger: Logger? = nil,
+        onUngreeted: @escaping @Sendable (_ peer: String) -> Void = { _ in }
+    ) {
+        self.onUngreeted = onUngreeted
         var options = options
         options.senderSession = nil  // one session per central: each of them a new one
         self.options = options
@@ -78,7 +85,8 @@ public final class TransportListener: Sendable {
         timeout.cancel()
         guard let greeting else {
             logger?.info("a connection from \(peer) ended before its hello")
-            return await connection.close()
+            await connection.close()
+            return onUngreeted(peer)
         }
         guard let session = await session(for: greeting.session, peer: peer) else {
             return await connection.close()

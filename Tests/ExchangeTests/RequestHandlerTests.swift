@@ -1,0 +1,60 @@
+import Synchronization
+import Testing
+@testable import Exchange
+
+/// ``RequestServer`` answering with a Swift handler instead of a command, with and without a journal.
+@Suite("request server with a handler")
+struct RequestHandlerTests {
+    static func request(_ id: String, _ body: String) throws -> [UInt8] {
+        RequestEnvelope(id: try RequestID(id), body: Array(body.utf8)).encoded()
+    }
+
+    static func response(_ answer: (response: [UInt8], handled: HandledRequest)?) throws -> ResponseEnvelope {
+        try ResponseEnvelope(decoding: try #require(answer).response)
+    }
+
+    @Test("with a journal a retried id is answered from it and the handler runs once")
+    func journalAnswersRetries() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try RequestServer(stateDirectory: temporaryDirectory() + "/state") { body in
+            runs.add(1, ordering: .relaxed)
+            return Array("receipt:".utf8) + body
+        }
+        let first = await server.answer(try Self.request("pay-1", "12.50"))
+        #expect(try Self.response(first).body == Array("receipt:12.50".utf8))
+        #expect(first?.handled.ranCommand == true)
+        let again = await server.answer(try Self.request("pay-1", "12.50"))
+        #expect(again?.response == first?.response)
+        #expect(again?.handled.fromJournal == true)
+        #expect(runs.load(ordering: .relaxed) == 1)
+    }
+
+    @Test("without a journal every request runs the handler")
+    func noJournalRunsEveryTime() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try RequestServer(stateDirectory: nil) { body in
+            runs.add(1, ordering: .relaxed)
+            return body
+        }
+        for _ in 0 ..< 2 {
+            #expect(try Self.response(await server.answer(try Self.request("pay-1", "x"))).status == .ok)
+        }
+        #expect(runs.load(ordering: .relaxed) == 2)
+    }
+
+    @Test("a thrown error is command-failed with its description; a body over the limit fails too")
+    func errorsAndLimits() async throws {
+        struct Declined: Error, CustomStringConvertible { var description: String { "card declined" } }
+        let server = try RequestServer(stateDirectory: nil, limits: ExchangeLimits(maximumResponseSize: 4)) { body in
+            if body == Array("no".utf8) { throw Declined() }
+            return body
+        }
+        let declined = try Self.response(await server.answer(try Self.request("a", "no")))
+        #expect(declined.status == .commandFailed)
+        #expect(declined.exitCode == 1)
+        #expect(declined.body == Array("card declined".utf8))
+        let large = try Self.response(await server.answer(try Self.request("b", "too large")))
+        #expect(large.status == .commandFailed)
+        #expect(try Self.response(await server.answer(try Self.request("c", "fits"))).status == .ok)
+    }
+}

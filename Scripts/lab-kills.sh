@@ -5,7 +5,7 @@
 # newer bluetoothd's checks stopped theirs) and alone with LAB_ONLY=kills; LAB_KILLS=0 leaves it out. Uses
 # lab-test.sh's helpers (expect, result, wait_for, wait_bounded, no_links, stop, up) and its A/OUT/MSGPIPE/MSGPIPE_LAB.
 # hci0 = A runs listen (the peripheral), hci1 = B runs send (the central).
-#   kills 1. kernel backend, GATT (--link-mode gatt): listen killed LAB_KILLS_N times (default 5) during one send.
+#   kills 1. kernel backend, GATT (--link-mode gatt): listen killed LAB_KILLS_N times (default 5 alone, 3 in the full run) during one send.
 #   kills 2. the same over the LE credit-based channel (--link-mode l2cap).
 #   kills 3. send --spool killed LAB_KILLS_N times while it delivers its queue (channel), run again on the spool.
 #   kills 4. send --spool and listen killed together LAB_KILLS_N times (GATT).
@@ -23,7 +23,7 @@
 # a message leaves the spool (the next one under way). Verdicts: exit statuses, the files (sha256 of every input against
 # every output file, Tests/lab/kills_census.py), send's --json lines and the spool left empty.
 
-KILLS=${LAB_KILLS_N:-5}
+KILLS=${LAB_KILLS_N:-$([ "${LAB_ONLY:-}" = kills ] && echo 5 || echo 3)}   # the full run: 3, one of each trigger
 KILLS_MESSAGES=32           # 1 B and 7 B, two of 256 KiB, the others log-uniform from 1 B to 256 KiB: 966,677 bytes
 KILLS_DIR=/tmp/kills        # the guest's own /tmp (tmpfs): the inputs, the spools and the output directories
 KILLS_SEND_SECS=300         # a whole send run's guard (the slowest seen: 113 s, kills 5 at load average 11)

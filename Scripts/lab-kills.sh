@@ -111,23 +111,18 @@ kills_report() {
 	done >> "$2"
 }
 
-# kills 1. Kernel backend, GATT.
-KL_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill1)
-KL_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill1 --link-mode gatt --reconnects 50)
-kills_listen kills1 gatt
-expect "kills 1: listen --out-dir killed $KILLS times mid-transfer over GATT (kernel backend): every message kept once" \
-	"$OUT/kills1.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
-	"^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link gatt on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
-no_links
-
-# kills 2. Kernel backend, the LE credit-based channel.
-KL_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill2)
-KL_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill2 --link-mode l2cap --reconnects 50)
-kills_listen kills2 l2cap
-expect "kills 2: listen --out-dir killed $KILLS times mid-transfer over the L2CAP channel (kernel backend): every message kept once" \
-	"$OUT/kills2.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" "^duplicated 0$" \
-	"^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link l2cap on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
-no_links
+# kills_listen_check N MODE WHERE: kernel backend, listen killed during one send with --link-mode MODE.
+kills_listen_check() {
+	KL_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name "msgpipe-kill$1")
+	KL_SEND=("${KILLS_KB[@]}" --adapter hci1 --to "msgpipe-kill$1" --link-mode "$2" --reconnects 50)
+	kills_listen "kills$1" "$2"
+	expect "kills $1: listen --out-dir killed $KILLS times mid-transfer over $3 (kernel backend): every message kept once" \
+		"$OUT/kills$1.log" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" \
+		"^duplicated 0$" "^foreign 0$" "^acknowledged $KILLS_MESSAGES of $KILLS_MESSAGES$" "^link $2 on $KILLS_MESSAGES of $KILLS_MESSAGES lines$"
+	no_links
+}
+kills_listen_check 1 gatt GATT                 # kills 1
+kills_listen_check 2 l2cap "the L2CAP channel" # kills 2: the LE credit-based channel
 
 # kills_spool TAG BOTH: the batch queued with send --spool --queue-only, then delivered by send --spool runs killed
 # KILLS times (modes bytes, kept and shrink in turn) and started again on the same spool; with BOTH=1 listen is
@@ -207,23 +202,21 @@ kills_spool() {
 	kills_report "$tag" "$log" "$t0"
 }
 
-# kills 3. send --spool killed, the channel (link mode auto: the listener publishes it).
-KS_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill3)
-KS_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill3 --reconnects 50)
-kills_spool kills3 0
-expect "kills 3: send --spool killed $KILLS times mid-transfer (L2CAP channel) and run again on its spool: every message kept once" \
-	"$OUT/kills3.log" "^queue exit 0$" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" "^lost 0$" \
-	"^duplicated 0$" "^foreign 0$" "^left in spool 0$"
-no_links
-
-# kills 4. send --spool and listen killed together, GATT.
-KS_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name msgpipe-kill4)
-KS_SEND=("${KILLS_KB[@]}" --adapter hci1 --to msgpipe-kill4 --link-mode gatt --reconnects 50)
-kills_spool kills4 1
-expect "kills 4: send --spool and listen --out-dir both killed $KILLS times mid-transfer (GATT): every message kept once" \
-	"$OUT/kills4.log" "^queue exit 0$" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" \
-	"^listen kills $KILLS$" "^lost 0$" "^duplicated 0$" "^foreign 0$" "^left in spool 0$"
-no_links
+# kills_spool_check N BOTH WHAT [MODE...]: send --spool killed (with listen when BOTH is 1), kernel backend.
+kills_spool_check() {
+	local n=$1 both=$2 what=$3; shift 3
+	KS_LISTEN=("${KILLS_KB[@]}" --adapter hci0 --name "msgpipe-kill$n")
+	KS_SEND=("${KILLS_KB[@]}" --adapter hci1 --to "msgpipe-kill$n" "$@" --reconnects 50)
+	kills_spool "kills$n" "$both"
+	local listen_kills=(); [ "$both" = 1 ] && listen_kills=("^listen kills $KILLS$")
+	expect "kills $n: $what: every message kept once" \
+		"$OUT/kills$n.log" "^queue exit 0$" "^send exit 0$" "^last listen exit 0$" "^kills $KILLS of $KILLS, $KILLS of them SIGKILL$" \
+		"${listen_kills[@]}" "^lost 0$" "^duplicated 0$" "^foreign 0$" "^left in spool 0$"
+	no_links
+}
+# kills 3: link mode auto (the listener publishes the channel).
+kills_spool_check 3 0 "send --spool killed $KILLS times mid-transfer (L2CAP channel) and run again on its spool"
+kills_spool_check 4 1 "send --spool and listen --out-dir both killed $KILLS times mid-transfer (GATT)" --link-mode gatt
 
 # kills 5. Beside bluetoothd, stock-box style: dbus-daemon --system and Debian's bluetoothd own the adapters; listen
 #          --backend bluez on hci0 killed as in kills 1, send --backend bluez on hci1 over GATT.

@@ -2,16 +2,11 @@ public import Exchange
 import Synchronization
 
 extension PipeServer {
-    /// Answers every central's requests with `server` until this server is closed or has served its
-    /// connections, then returns: each central on ``centrals`` is served in a child task (see
-    /// ``MessagePipe/serveRequests(with:idleTimeout:onEvent:)``), their handlers take turns in arrival order.
-    /// A central that reconnects resumes its session and gets the response of a request it sent before the
-    /// drop. Cancelling the calling task closes the server: a handler that runs is cancelled (a command's
-    /// process group is killed) and records no response. msgpipe format; with ``MessagePipe/Options/keys`` only
-    /// centrals that passed the handshake are served, their requests and responses sealed.
+    /// Answers every central's requests with `server`, each central in a child task, until the server closes.
+    /// A central that reconnects resumes its session and gets the response it missed. Cancelling the caller
+    /// closes the server and cancels a running handler. With ``MessagePipe/Options/keys``: sealed, authenticated.
     ///
     /// ```swift
-    /// let server = try await MessagePipe.listen(path: "/run/till.sock", options: options)
     /// let answers = try RequestServer(stateDirectory: "/var/lib/till") { body in receipt(for: body) }
     /// await server.serveRequests(with: answers)
     /// ```
@@ -30,14 +25,11 @@ extension PipeServer {
         }
     }
 
-    /// Answers every central's requests with `handler` as ``serveRequests(with:idleTimeout:onEvent:)`` does: what
-    /// it returns is the response, an error it throws a failed response carrying its description. With
-    /// `journal`, a directory (created if missing; one server per directory), a request retried with the same id
-    /// (after a timeout, a lost link, a restart of either side) gets the recorded response and `handler` never
-    /// runs twice for it. Throws `ExchangeError` when the journal cannot be opened.
+    /// ``serveRequests(with:idleTimeout:onEvent:)`` with `handler`: its result is the response, its error a
+    /// failed one. With `journal` (a directory, one server each) a retried id gets the recorded response and
+    /// `handler` runs once. Throws `ExchangeError` when the journal cannot be opened.
     ///
     /// ```swift
-    /// let server = try await MessagePipe.advertise(name: "till", options: options)
     /// try await server.serveRequests(journal: "/var/lib/till") { body in receipt(for: body) }
     /// ```
     public func serveRequests(
@@ -50,11 +42,9 @@ extension PipeServer {
 }
 
 extension MessagePipe {
-    /// Answers this pipe's requests (``PipeMessage/isRequest``) with `server`, one after the other, until the
-    /// pipe ends, then closes it; other messages are taken and dropped. After `idleTimeout` without a request
-    /// (while none is being answered) the pipe is closed, so an idle peer cannot hold a place. `onEvent` sees
-    /// each request answered, and the message that did not open when one closed a keyed pipe. Returns at once
-    /// for a plain format, which carries no requests.
+    /// Answers this pipe's requests with `server`, one after the other, until the pipe ends, then closes it;
+    /// other messages are dropped. `idleTimeout` without a request closes the pipe. `onEvent` sees each answer
+    /// and a message that did not open. Returns at once on a plain format.
     public func serveRequests(
         with server: RequestServer, idleTimeout: Duration? = nil,
         onEvent: @escaping @Sendable (RequestServer.Event) -> Void = { _ in }

@@ -65,6 +65,17 @@ kills_listen_start() {
 	wait_for "$log" "advertising"
 }
 kl_done() { ! kills_alive "$KL_PID" || ! kills_alive "$KL_SND"; }
+# kl_btd_restarted: bluetoothd died by itself since the last call (kills 5; kills_btd starts it again) and is back
+# with hci0 and hci1 powered within 30 s. Such a death takes the listen beside it down with exit 1; that round is
+# run again, so the checks still count KILLS SIGKILLs of msgpipe.
+KL_BTD_SEEN=0
+kl_btd_exits() { KL_BTD_N=$(grep -c "^bluetoothd exited" "$OUT/kills_bluetoothd_exits.txt" 2> /dev/null); KL_BTD_N=${KL_BTD_N:-0}; }
+kl_btd_grew() { kl_btd_exits; [ "$KL_BTD_N" -gt "$KL_BTD_SEEN" ]; }
+kl_btd_restarted() {
+	# (listen may see bluetoothd's name leave the bus a moment before kills_btd sees its process end)
+	[ -e "$OUT/kills_bluetoothd_exits.txt" ] && kills_until 2 kl_btd_grew || return 1
+	KL_BTD_SEEN=$KL_BTD_N; kills_until 30 kills_powered
+}
 kl_file() { kills_msgs "$KL_DIR"; [ "$KILLS_FILES" -gt "$KL_N0" ] || kl_done; }
 
 # kills_listen TAG NAME: listen killed KILLS times in the modes bytes, kept, file in turn and started again on the
@@ -73,7 +84,7 @@ kl_file() { kills_msgs "$KL_DIR"; [ "$KILLS_FILES" -gt "$KL_N0" ] || kl_done; }
 # the exits, the census) for the verdict.
 kills_listen() {
 	KL_TAG=$1; KL_DIR="$KILLS_DIR/$1"; KL_RUN=0; KL_BYTES_USED=0
-	local log="$OUT/$1.log" k=0 modes=(bytes kept file) rc t0 why
+	local log="$OUT/$1.log" k=0 modes=(bytes kept file) rc t0 why retries=0
 	rm -rf "$KL_DIR"; : > "$log"; t0=$(up)
 	kills_listen_start "${modes[0]}"
 	"$MSGPIPE" send "${KL_SEND[@]}" --json --verbose "${KILLS_INPUT[@]}" > "$OUT/$1_send.json" 2> "$OUT/$1_send.err" & KL_SND=$!
@@ -88,10 +99,21 @@ kills_listen() {
 		fi
 		wait "$KL_PID" 2> /dev/null; rc=$?
 		kills_msgs "$KL_DIR"
+		if [ "$rc" != 137 ] && kl_btd_restarted && kills_alive "$KL_SND" && [ $retries -lt 3 ]; then
+			retries=$((retries + 1)); KL_RUN=$((KL_RUN + 1))
+			echo "listen $((KL_RUN - 1)) exit $rc: bluetoothd died under it (kills_bluetoothd_exits.txt), round $((k + 1)) again" >> "$log"
+			kills_listen_start "$KL_MODE"; continue
+		fi
 		echo "kill $((k + 1)) ($KL_MODE): listen $KL_RUN exit $rc$why at $(awk "BEGIN{printf \"%.1f\", $(up)-$t0}") s, $KILLS_FILES files" >> "$log"
 		kills_alive "$KL_SND" || { echo "send ended before kill $((k + 1))" >> "$log"; break; }
 		k=$((k + 1)); KL_RUN=$((KL_RUN + 1))
 		if [ $k -lt "$KILLS" ]; then kills_listen_start "${modes[$((k % 3))]}"; else kills_listen_start last; fi
+	done
+	# the last listen runs to the end; one that bluetoothd's death took down is started again (3 times at most)
+	while kills_until "$KILLS_SEND_SECS" kl_done && kills_alive "$KL_SND" && [ $retries -lt 3 ] && kl_btd_restarted; do
+		wait "$KL_PID" 2> /dev/null; rc=$?; retries=$((retries + 1)); KL_RUN=$((KL_RUN + 1))
+		echo "listen $((KL_RUN - 1)) exit $rc: bluetoothd died under it (kills_bluetoothd_exits.txt), started again" >> "$log"
+		kills_listen_start last
 	done
 	wait_bounded "$KL_SND" "$KILLS_SEND_SECS"; echo "send exit $?" >> "$log"
 	echo "send done at $(awk "BEGIN{printf \"%.1f\", $(up)-$t0}") s" >> "$log"

@@ -145,7 +145,7 @@ let package = Package(
         // delivery journal) before they are acknowledged, exactly once across restarts.
         .target(
             name: "MsgPipeStore",
-            dependencies: ["MsgPipe", "Transport", "Exchange", "CFileSync", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MsgPipe", "Transport", "Secure", "Exchange", "CFileSync", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
@@ -198,7 +198,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeStoreTests",
-            dependencies: ["MsgPipeStore", "MsgPipe", "Transport", "MemoryLinks", "TestSupport",
+            dependencies: ["MsgPipeStore", "MsgPipe", "Transport", "Secure", "MemoryLinks", "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(

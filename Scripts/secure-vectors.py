@@ -54,5 +54,7 @@ for name, args in [("psk", dict(mode=1, psk=bytes(range(32)))),
     print(f"{name}.sealed c2s 0 {seal(c2s, 1, 0, b'pay 12.50 EUR').hex()}")
     print(f"{name}.sealed s2c 0 {seal(s2c, 2, 0, b'approved').hex()}")
     print(f"{name}.alert  s2c 1 {seal(s2c, 2, 1, bytes([5]), 0x11).hex()}")
+    origin = bytes.fromhex("0102030405060708") + (5).to_bytes(4, "big")  # outbox session, message id 5
+    print(f"{name}.origin c2s 1 {seal(c2s, 1, 1, origin + b'pay 12.50 EUR', 0x12).hex()}")
 print(f"identity.client public {pub(key(0x60)).hex()}")
 print(f"identity.server public {pub(key(0x80)).hex()}")

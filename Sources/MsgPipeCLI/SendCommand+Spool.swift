@@ -8,6 +8,8 @@ import Synchronization
 /// one peer, in order; exit 0 once DIR is empty. Whatever is not acknowledged stays in DIR for the next run.
 extension SendCommand {
     func runSpool(_ directory: String, inputs: [String], logger: Logger) async throws {
+        // Key files are checked before anything is queued (a bad one is exit 78, nothing changed).
+        let keys = queueOnly ? nil : try secure.centralKeys()
         var outboxOptions = MessageOutbox.Options()
         outboxOptions.maximumBytes = spoolLimit
         outboxOptions.logger = logger
@@ -46,6 +48,7 @@ extension SendCommand {
         var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
         options.logger = logger
         options.reconnect.attempts = reconnects
+        options.keys = keys
         options.onPacketSent = { progress.add($0) }
         options.onNote = { [onNote = options.onNote] note in
             if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
@@ -70,6 +73,7 @@ extension SendCommand {
             progress.finish(complete: false)
             switch error {
             case .io, .inUse, .foreignState, .corruptState: try fail("spool: \(error)", .spoolUnusable)
+            case .notAuthenticated: try fail("\(error) (in \(directory))", .notAuthenticated)
             default: try fail("\(error); they stay in \(directory)", .linkFailure)
             }
         }

@@ -105,7 +105,6 @@ struct SendCommand: AsyncParsableCommand {
         }
         if spool != nil {
             if format != .msgpipe { throw ValidationError("--spool needs --format msgpipe (only it acknowledges messages)") }
-            if secure.isEnabled { throw ValidationError("--spool cannot send with end-to-end keys yet") }
             if asPeripheral || link.hasSeveralPeers { throw ValidationError("--spool delivers to one peer: give --to or --link once, as the central") }
             if mqtt != nil { throw ValidationError("--spool and --mqtt are different queues: give one") }
             guard spoolLimit > 0 else { throw ValidationError("--spool-limit must be positive") }

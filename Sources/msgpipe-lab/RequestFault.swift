@@ -24,7 +24,7 @@ enum RequestFault: String, Sendable {
             _ = try session.open(try await transport.request(record, timeout: timeout))
         }
         switch try session.open(try await transport.request(record, timeout: timeout)) {
-        case let .data(bytes): return try ResponseEnvelope(decoding: bytes)
+        case let .data(bytes), let .originated(bytes, _): return try ResponseEnvelope(decoding: bytes)
         case let .alert(alert): throw SecureError.refusedByPeer(alert)
         }
     }

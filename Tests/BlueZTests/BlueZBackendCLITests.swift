@@ -24,6 +24,8 @@ struct BlueZBackendCLITests {
         private let stderr = Pipe()
         private let lock = NSCondition()
         private var errorText = ""
+        /// Standard error reached its end (the reader thread took everything the process wrote).
+        private var errorEnded = false
 
         init(_ arguments: [String], bus: String) throws {
             process.executableURL = BlueZBackendCLITests.binary
@@ -48,6 +50,10 @@ struct BlueZBackendCLITests {
                     lock.broadcast()
                     lock.unlock()
                 }
+                lock.lock()
+                errorEnded = true
+                lock.broadcast()
+                lock.unlock()
             }.start()
         }
 
@@ -59,7 +65,8 @@ struct BlueZBackendCLITests {
             try! await BlockingCall.run { self.blockingWaitForError(text, seconds: seconds) }
         }
 
-        /// Standard output to the end and the exit status (killed after `seconds`), off the pool.
+        /// Standard output to the end and the exit status (killed after `seconds`), off the pool; ``errors``
+        /// then holds all of standard error.
         func finish(seconds: Double = 30) async -> (output: Data, status: Int32) {
             try! await BlockingCall.run { self.blockingFinish(seconds: seconds) }
         }
@@ -81,6 +88,10 @@ struct BlueZBackendCLITests {
             let output = stdout.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             killer.cancel()
+            let deadline = Date(timeIntervalSinceNow: seconds)
+            lock.lock()
+            while !errorEnded, lock.wait(until: deadline) {}
+            lock.unlock()
             return (output, process.terminationStatus)
         }
     }

@@ -31,6 +31,34 @@ struct SpoolCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".msg") }.isEmpty)
     }
 
+    @Test("with --key-file: delivered sealed; to a listener with another key: exit 77 at once, the spool keeps it")
+    func sealedSpool() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let spool = scratch.directory.appendingPathComponent("spool").path
+        let inbox = scratch.directory.appendingPathComponent("inbox").path
+        let ours = scratch.directory.appendingPathComponent("ours.key").path
+        let theirs = scratch.directory.appendingPathComponent("theirs.key").path
+        for key in [ours, theirs] { #expect(try MsgPipeProcess.run(["keygen", "--out", key]).status == 0) }
+        let file = try scratch.file("m", Array("sealed reading".utf8))
+
+        let stranger = try scratch.listen(["--out-dir", inbox, "--key-file", theirs])
+        let refused = try MsgPipeProcess.run(["send", "--spool", spool, "--reconnects", "30", "--key-file", ours] + scratch.link + [file])
+        stranger.process.terminate()
+        _ = stranger.finish()
+        #expect(refused.status == 77, "\(refused.stderr)")
+        #expect(refused.stderr.contains("1 messages stay queued: not authenticated"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".msg") } == ["0000000001.msg"])
+
+        let listener = try scratch.listen(["--out-dir", inbox, "--key-file", ours])
+        let sent = try MsgPipeProcess.run(["send", "--spool", spool, "--key-file", ours] + scratch.link)
+        listener.process.terminate()
+        _ = listener.finish()
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: inbox + "/00000001.msg")) == Data("sealed reading".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".msg") }.isEmpty)
+    }
+
     @Test("a full spool refuses the new message (exit 75) and keeps what it held")
     func aFullSpoolRefuses() throws {
         let scratch = try Scratch()

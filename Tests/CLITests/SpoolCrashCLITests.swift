@@ -21,6 +21,14 @@ struct SpoolCrashCLITests {
         let plan = ListenCrashPlan(messages: 60, fullSize: 2, kills: 20, seed: 21, seconds: 240)
         try await SpoolCrashRun(plan: plan, killsListener: true).run()
     }
+
+    @Test("with end-to-end keys, 40 messages, send --spool and listen both killed 12 times: every message exactly once")
+    func bothKilledSealed() async throws {
+        // Each run of send opens a new Transport session with a new handshake: only the origin sealed in each
+        // message lets the restarted listen's journal know a resend.
+        let plan = ListenCrashPlan(messages: 40, fullSize: 1, kills: 12, seed: 22, seconds: 240)
+        try await SpoolCrashRun(plan: plan, killsListener: true, sealed: true).run()
+    }
 }
 
 /// One run: queues the batch, delivers it with kills, checks the spool and the output directory.
@@ -28,6 +36,8 @@ struct SpoolCrashRun {
     let plan: ListenCrashPlan
     /// Kill the listener with the sender each time.
     let killsListener: Bool
+    /// Both sides hold a pre-shared key (`--key-file`): every message goes sealed.
+    var sealed = false
 
     struct Outcome: Sendable {
         var kills = 0
@@ -71,8 +81,18 @@ struct SpoolCrashRun {
         outcome.queued = try RunningMsgPipe(["send", "--spool", spool.path, "--queue-only"] + files, watchdog: watchdog).finish()
         guard outcome.queued?.status == 0 else { return outcome }
         let deadline = Date(timeIntervalSinceNow: plan.seconds)
-        let listenArguments = ["listen"] + scratch.link + ["--out-dir", out.path]
-        let sendArguments = ["send", "--spool", spool.path] + scratch.link + ["--reconnects", "1000"]
+        var keys: [String] = []
+        if sealed {
+            let key = scratch.directory.appendingPathComponent("key").path
+            let made = try MsgPipeProcess.run(["keygen", "--out", key])
+            guard made.status == 0 else {
+                outcome.failure = "keygen: \(made.stderr)"
+                return outcome
+            }
+            keys = ["--key-file", key]
+        }
+        let listenArguments = ["listen"] + scratch.link + ["--out-dir", out.path] + keys
+        let sendArguments = ["send", "--spool", spool.path] + scratch.link + ["--reconnects", "1000"] + keys
         var listener = try RunningMsgPipe(listenArguments, watchdog: watchdog)
         var sender: RunningMsgPipe?
         defer {

@@ -5,6 +5,7 @@ import PropertyBased
 import Synchronization
 import Testing
 import BLELink
+import Secure
 import Transport
 
 /// The outbox: an enqueue is durable and whole, limits refuse without dropping, ids and the session survive a
@@ -170,6 +171,61 @@ import Transport
         outbox.close()
         // Its id is not given again.
         #expect(try MessageOutbox(directory: directory).enqueue([4]).id == 4)
+        await server.close()
+    }
+
+    @Test("with end-to-end keys: delivered in order, each sealed with its origin (the outbox's session and id), also after a reopen")
+    func sealedMessagesCarryTheirOrigin() async throws {
+        let keys = PipeKeys.credentials(.preSharedKey(PreSharedKey()))
+        var serverOptions = MessagePipe.Options()
+        serverOptions.keys = keys
+        let (server, path, received) = try await Self.receiver(serverOptions)
+        let directory = try temporaryDirectory()
+        var options = MessagePipe.Options()
+        options.keys = keys
+        let outbox = try MessageOutbox(directory: directory)
+        for byte in UInt8(1)...40 { try outbox.enqueue(Array(repeating: byte, count: Int(byte) * 100)) }
+        let session = outbox.senderSession.id
+        #expect(try await outbox.deliver(to: "unix:\(path)", options: options).delivered == 40)
+        outbox.close()
+        // A new process: a new Transport session and handshake, the same origin session, ids going on.
+        let reopened = try MessageOutbox(directory: directory)
+        try reopened.enqueue([41])
+        #expect(try await reopened.deliver(to: "unix:\(path)", options: options).delivered == 1)
+        let seen = received.all
+        #expect(seen.map(\.id) == Array(1...41))
+        #expect(Set(seen.map(\.session)) == [session])
+        #expect(seen.map(\.size) == (1...40).map { $0 * 100 } + [1])
+        #expect(try messageFiles(directory).isEmpty)
+        await server.close()
+    }
+
+    @Test("a peer that wants keys we lack, or holds another key: delivery stops at once, every message stays queued",
+        arguments: [false, true])
+    func notAuthenticatedStopsWithEverythingQueued(keyed: Bool) async throws {
+        var serverOptions = MessagePipe.Options()
+        serverOptions.keys = .credentials(.preSharedKey(PreSharedKey()))
+        let (server, path, received) = try await Self.receiver(serverOptions)
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        try outbox.enqueue([2])
+        var options = MessagePipe.Options()
+        if keyed { options.keys = .credentials(.preSharedKey(PreSharedKey())) }
+        options.reconnect = ReconnectBackoff(initial: .milliseconds(10), maximum: .milliseconds(20), attempts: 50)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let error = await #expect(throws: OutboxError.self) {
+            _ = try await outbox.deliver(to: "unix:\(path)", options: options)
+        }
+        guard case let .notAuthenticated(remaining, _)? = error else {
+            Issue.record("expected notAuthenticated, got \(String(describing: error))")
+            return
+        }
+        #expect(remaining == 2)
+        #expect(outbox.entries.map(\.id) == [1, 2])
+        #expect(received.all.isEmpty)
+        #expect(started.duration(to: clock.now) < .seconds(10), "it retried instead of stopping")
         await server.close()
     }
 

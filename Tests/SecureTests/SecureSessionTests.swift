@@ -119,6 +119,44 @@ struct SecureSessionTests {
         }
     }
 
+    @Test("property: a body sealed with its origin opens to both, in either direction")
+    func originRoundTrip() async {
+        await propertyCheck(
+            count: 50, input: Gen<UInt8>.value(in: 0...255).array(of: 0...2048), Gen<UInt64>.value(in: 1...UInt64.max),
+            Gen<UInt32>.value(in: 0...UInt32.max)
+        ) { body, session, id in
+            guard var (client, server) = try? establishedSessions(client: .psk, server: .psk) else {
+                Issue.record("handshake failed")
+                return
+            }
+            let origin = MessageOrigin(session: session, id: id)
+            #expect((try? server.open(client.seal(body, origin: origin))) == .originated(body, origin: origin))
+            #expect((try? client.open(server.seal(body, origin: origin))) == .originated(body, origin: origin))
+        }
+    }
+
+    @Test("a record with an origin too short or naming session 0 is malformed and changes nothing", arguments: [
+        [UInt8](repeating: 1, count: 11), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5, 42],
+    ])
+    func malformedOrigin(plaintext: [UInt8]) throws {
+        var (client, server) = try establishedSessions(client: .psk, server: .psk)
+        let forged = try client.seal(plaintext, type: .sealedWithOrigin)
+        #expect(throws: SecureError.self) { try server.open(forged) }
+        #expect(server.statistics.rejectedMalformed == 1)
+        // The counter was not taken: the sealed record after it still opens, and so would the forged one's counter.
+        #expect(try server.open(try client.seal([7])) == .data([7]))
+    }
+
+    @Test("a body that fills the limit leaves no room for the origin: too large, nothing sealed")
+    func originCountsAgainstLimit() throws {
+        var (client, _) = try establishedSessions(client: .psk, server: .psk)
+        let limit = client.limits.maximumPlaintextSize
+        #expect(throws: SecureError.messageTooLarge(size: limit + 12, limit: limit)) {
+            try client.seal([UInt8](repeating: 0, count: limit), origin: MessageOrigin(session: 1, id: 1))
+        }
+        #expect(client.sendCounter == 0)
+    }
+
     @Test("property: random bytes never open and never trap")
     func garbage() async {
         await propertyCheck(count: 200, input: Gen<UInt8>.value(in: 0...255).array(of: 0...200)) { bytes in

@@ -9,7 +9,7 @@ import Secure
 ///    initiator takes it as a ServerHello, and the responder (after the vector ClientHello) as a ClientFinish:
 ///    each either refuses with a typed error or, for a well-formed message, proceeds.
 /// 2. Sealed records: the input is opened by both sides of an established session; then it is read as a
-///    script in which the initiator seals chunks and the records reach the responder as they are, twice
+///    script in which the initiator seals chunks (some with an origin) and the records reach the responder as they are, twice
 ///    (a replay), held back (reordered), dropped, or with a byte flipped. A record as sealed opens to its
 ///    plaintext once; a replayed one and a modified one are refused, never opened.
 enum SecureFuzzTarget {
@@ -68,36 +68,48 @@ enum SecureFuzzTarget {
         var responder = established.server
         // The input as a record from the peer, on copies (the vector records open).
         var server = responder
-        if case let .data(plaintext)? = try? server.open(input) {
+        switch try? server.open(input) {
+        case let .data(plaintext)?, let .originated(plaintext, _)?:
             require(plaintext.count <= server.limits.maximumPlaintextSize, "opened \(plaintext.count) bytes")
+        default: break
         }
         var client = initiator
         _ = try? client.open(input)
 
         var script = FuzzScript(input)
-        var held: [(record: [UInt8], plaintext: [UInt8])] = []
+        var held: [(record: [UInt8], expected: SecureSession.Opened)] = []
         var opened: Set<[UInt8]> = []
         while !script.isAtEnd {
             let operation = script.byte()
             if operation & 0x07 == 7 {
                 guard !held.isEmpty else { continue }
-                let (record, plaintext) = held.removeLast()
-                deliver(record, plaintext: plaintext, to: &responder, opened: &opened)
+                let (record, expected) = held.removeLast()
+                deliver(record, expected: expected, to: &responder, opened: &opened)
                 continue
             }
             let plaintext = Array(script.take(Int(operation >> 3)))
             let record: [UInt8]
+            var expected = SecureSession.Opened.data(plaintext)
             do {
-                record = operation & 0x07 == 6 ? try initiator.sealAlert(.replayed) : try initiator.seal(plaintext)
+                switch operation & 0x07 {
+                case 6: record = try initiator.sealAlert(.replayed)
+                case 5:  // a queued message: its origin from the next bytes (session 0 made 1), sealed with it
+                    let origin = MessageOrigin(
+                        session: max(1, script.take(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }),
+                        id: script.take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+                    record = try initiator.seal(plaintext, origin: origin)
+                    expected = .originated(plaintext, origin: origin)
+                default: record = try initiator.seal(plaintext)
+                }
             } catch {
                 fatalError("sealing \(plaintext.count) bytes failed: \(error)")
             }
             switch operation & 0x07 {
-            case 0: deliver(record, plaintext: plaintext, to: &responder, opened: &opened)
+            case 0, 5: deliver(record, expected: expected, to: &responder, opened: &opened)
             case 1:
-                deliver(record, plaintext: plaintext, to: &responder, opened: &opened)
-                deliver(record, plaintext: plaintext, to: &responder, opened: &opened)
-            case 2 where held.count < 70: held.append((record, plaintext))
+                deliver(record, expected: expected, to: &responder, opened: &opened)
+                deliver(record, expected: expected, to: &responder, opened: &opened)
+            case 2 where held.count < 70: held.append((record, expected))
             case 3: break  // lost
             case 6:
                 guard case .alert(.replayed)? = try? responder.open(record) else { fatalError("a sealed alert did not open") }
@@ -113,7 +125,9 @@ enum SecureFuzzTarget {
 
     /// A record as sealed opens to its plaintext the first time, and is refused as a replay afterwards
     /// (or as too old for the window).
-    static func deliver(_ record: [UInt8], plaintext: [UInt8], to server: inout SecureSession, opened: inout Set<[UInt8]>) {
+    static func deliver(
+        _ record: [UInt8], expected: SecureSession.Opened, to server: inout SecureSession, opened: inout Set<[UInt8]>
+    ) {
         let result: SecureSession.Opened
         do {
             result = try server.open(record)
@@ -126,7 +140,7 @@ enum SecureFuzzTarget {
             fatalError("a record as sealed was refused: \(error)")
         }
         require(opened.insert(record).inserted, "a record opened twice")
-        require(result == .data(plaintext), "\(plaintext) sealed opens to \(result)")
+        require(result == expected, "\(expected) sealed opens to \(result)")
     }
 }
 

@@ -271,9 +271,9 @@ public final class MessagePipe: Sendable {
 
     /// Queues one whole message and returns once it is queued, before the peer acknowledged it: the messages
     /// one task submits go in call order, several in flight at once (many small messages go much faster than
-    /// one ``send(_:timeout:)`` after the other). Await each receipt's `acknowledged()`: it returns or throws as
-    /// `send` does. With end-to-end keys or a plain format the message is sent whole here, as by `send`, and the
-    /// receipt is already settled.
+    /// one ``send(_:timeout:)`` after the other), sealed ones too. Await each receipt's `acknowledged()`: it
+    /// returns or throws as `send` does. With a plain format the message is sent whole here, as by `send`, and
+    /// the receipt is already settled.
     ///
     /// ```swift
     /// var receipts: [SendReceipt] = []
@@ -281,16 +281,31 @@ public final class MessagePipe: Sendable {
     /// for receipt in receipts { try await receipt.acknowledged() }
     /// ```
     public func submit(_ bytes: [UInt8], timeout: Duration? = nil) async throws -> SendReceipt {
-        guard let transport, secured == nil else {
+        try await submit(bytes, origin: nil, timeout: timeout)
+    }
+
+    /// ``submit(_:timeout:)`` for a queued message that names its `origin` (an outbox's session and id), sealed
+    /// with it so that the peer's journal knows a resend over a new Transport session. Needs end-to-end keys
+    /// (``MessagePipeError/keysUnusable(_:)`` without them): a plain message's identity is its Transport's.
+    package func submit(_ bytes: [UInt8], origin: MessageOrigin?, timeout: Duration? = nil) async throws -> SendReceipt {
+        guard let transport else {
+            if origin != nil { throw MessagePipeError.keysUnusable("a message's origin is sealed with it: the plain formats have none") }
             try await send(bytes, timeout: timeout)
             return SendReceipt {}
+        }
+        if origin != nil, secured == nil {
+            throw MessagePipeError.keysUnusable("a message's origin is sealed with it: this pipe has no end-to-end keys")
         }
         if let info = peerInfo, bytes.count > Int(info.maximumMessageSize) {
             throw MessagePipeError.messageTooLarge(size: bytes.count, limit: Int(info.maximumMessageSize))
         }
         let receipt: SendReceipt
         do {
-            receipt = try await transport.submit(bytes, timeout: timeout)
+            if let secured {
+                receipt = try await secured.channel.submit(bytes, origin: origin, timeout: timeout)
+            } else {
+                receipt = try await transport.submit(bytes, timeout: timeout)
+            }
         } catch {
             throw linkLostIfGivenUp(error)
         }

@@ -70,10 +70,12 @@ extension MessagePipeError {
 public struct PipeMessage: Sendable, Equatable {
     /// The message's bytes.
     public var bytes: [UInt8]
-    /// Transport's message id (msgpipe format; nil for the plain formats).
+    /// Transport's message id (msgpipe format; nil for the plain formats); for a sealed message from a peer's
+    /// outbox, its id there (the origin sealed with it).
     public var id: UInt32?
-    /// The Transport session of the peer's sender (msgpipe format; nil for the plain formats): with ``id`` it
-    /// names this message across the peer's reconnects and resends.
+    /// The Transport session of the peer's sender (msgpipe format; nil for the plain formats), or the outbox
+    /// session of a sealed message from a peer's outbox: with ``id`` it names this message across the peer's
+    /// reconnects, restarts and resends.
     public var senderSession: UInt64?
     /// With end-to-end keys (``MessagePipe/Options/keys``): the key that sealed the message, named as in the
     /// authorized keys (or the pinned key, unnamed); nil without keys or with a pre-shared key.
@@ -125,8 +127,8 @@ public struct PipeMessage: Sendable, Equatable {
 
     init(opened message: SecureMessage, sender: AuthorizedKeys.Entry?, heldBy transport: Transport?, from channel: SecureChannel) {
         bytes = message.plaintext
-        id = message.received.messageID
-        senderSession = message.received.senderSession
+        id = message.origin?.id ?? message.received.messageID
+        senderSession = message.origin?.session ?? message.received.senderSession
         self.sender = sender
         held = transport.map { Held(transport: $0, message: message.received) }
         reply = .sealed(channel, message)

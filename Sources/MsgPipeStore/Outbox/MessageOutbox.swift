@@ -2,12 +2,13 @@ import Exchange
 import Glibc
 public import Logging
 public import MsgPipe
+import Secure
 import Synchronization
 public import Transport
 
 /// A durable queue for one peer: a message stays on disk from ``enqueue(_:)`` until the peer acknowledged it,
-/// and goes again after a restart with the same session and id (docs/PROTOCOL.md 3.11). Never drops what it holds;
-/// one outbox per directory.
+/// and goes again after a restart with the same session and id (docs/PROTOCOL.md 3.11; with end-to-end keys they
+/// go sealed with it, as its origin). Never drops what it holds; one outbox per directory.
 ///
 /// ```swift
 /// let outbox = try MessageOutbox(directory: "/var/spool/readings")
@@ -214,6 +215,7 @@ public final class MessageOutbox: Sendable {
     /// attempts in a row without a delivery. `options.senderSession` and `maximumMessageSize` are set here.
     ///
     /// Throws ``OutboxError/undelivered(remaining:cause:)`` when the attempts ran out,
+    /// ``OutboxError/notAuthenticated(remaining:reason:)`` at once when the peer refuses our key or wants keys,
     /// ``OutboxError/cancelled(remaining:)`` when the task was cancelled (the link is closed, the peer is not
     /// told to drop the message in progress), ``OutboxError/io(_:)``, ``OutboxError/closed``. Messages not
     /// delivered stay queued for the next call, in this process or the next.
@@ -223,9 +225,6 @@ public final class MessageOutbox: Sendable {
     ) async throws(OutboxError) -> Report {
         guard pipeOptions.format == .msgpipe else {
             throw .undelivered(remaining: entries.count, cause: "an outbox needs the msgpipe format (only it acknowledges)")
-        }
-        guard pipeOptions.keys == nil else {
-            throw .undelivered(remaining: entries.count, cause: "an outbox cannot send with end-to-end keys yet")
         }
         var report = Report()
         var failures = 0
@@ -247,13 +246,19 @@ public final class MessageOutbox: Sendable {
                 }
             }
             var options = pipeOptions
-            options.senderSession = SenderSession(id: state.withLock { $0.saved.session }, nextMessageID: first.id)
+            // Plain: the queued ids are the Transport ids of the outbox's session. Sealed: each connection runs its
+            // own handshake in a new Transport session, and each message names its origin inside the seal.
+            options.senderSession = pipeOptions.keys == nil
+                ? SenderSession(id: state.withLock { $0.saved.session }, nextMessageID: first.id) : nil
             options.maximumMessageSize = max(options.maximumMessageSize, self.options.maximumMessageSize)
             let pipe: MessagePipe
             do {
                 pipe = try await MessagePipe.connect(to: peer, options: options)
             } catch {
                 guard !Task.isCancelled else { throw .cancelled(remaining: entries.count) }
+                if let reason = Self.authenticationFailure(error) {
+                    throw .notAuthenticated(remaining: entries.count, reason: reason)
+                }
                 failures += 1
                 lastFailure = "cannot connect to \(peer): \(error)"
                 self.options.logger?.info("\(lastFailure)")
@@ -261,7 +266,9 @@ public final class MessageOutbox: Sendable {
             }
             let outcome: RunOutcome
             do throws(OutboxError) {
-                outcome = try await run(over: pipe, from: first.id, waitingForMore: waitingForMore, report: &report, onDelivered: onDelivered)
+                outcome = try await run(
+                over: pipe, from: first.id, sealed: pipeOptions.keys != nil, waitingForMore: waitingForMore, report: &report,
+                onDelivered: onDelivered)
             } catch {
                 await pipe.close()
                 throw error
@@ -290,9 +297,10 @@ public final class MessageOutbox: Sendable {
     /// Sends queued messages over `pipe`, ids from `first` on, up to ``window`` (and ``windowBytes``) in flight,
     /// and takes them out in id order as their acknowledgements come. The first failure ends the run.
     private func run(
-        over pipe: MessagePipe, from first: UInt32, waitingForMore: Bool, report: inout Report,
+        over pipe: MessagePipe, from first: UInt32, sealed: Bool, waitingForMore: Bool, report: inout Report,
         onDelivered: @Sendable (Entry) -> Void
     ) async throws(OutboxError) -> RunOutcome {
+        let session = state.withLock { $0.saved.session }
         var nextToSubmit = first
         var inFlight: [(entry: Entry, receipt: SendReceipt)] = []
         var inFlightBytes = 0
@@ -315,7 +323,8 @@ public final class MessageOutbox: Sendable {
                 guard entry.id == nextToSubmit else { break }  // a gap: a new connection goes on from it
                 let bytes = try read(entry)
                 do {
-                    inFlight.append((entry, try await pipe.submit(bytes)))
+                    let origin = sealed ? MessageOrigin(session: session, id: entry.id) : nil
+                    inFlight.append((entry, try await pipe.submit(bytes, origin: origin)))
                     inFlightBytes += entry.size
                     nextToSubmit = entry.id &+ 1
                 } catch {
@@ -368,6 +377,9 @@ public final class MessageOutbox: Sendable {
     private func settle(_ entry: Entry, failure error: any Error, progressed: Bool, report: inout Report) throws(OutboxError)
         -> RunOutcome
     {
+        if let reason = Self.authenticationFailure(error) {
+            throw .notAuthenticated(remaining: entries.count, reason: reason)
+        }
         if let reason = Self.refusal(error) {
             let path = try setAside(entry)
             report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
@@ -379,6 +391,17 @@ public final class MessageOutbox: Sendable {
             return .gap
         }
         return .failed(cause: "\(error)", progressed: progressed)
+    }
+
+    /// The reason when `error` says the peer did not take our key, or wants one we lack: no message can go
+    /// until the keys change, so delivery stops with every message still queued.
+    private static func authenticationFailure(_ error: any Error) -> String? {
+        switch error {
+        case MessagePipeError.notAuthenticated(let reason): reason
+        case MessagePipeError.keysUnusable(let reason): reason
+        case TransportError.rejectedByPeer(_, .notAuthenticated): "the peer takes only sealed messages (end-to-end keys)"
+        default: nil
+        }
     }
 
     /// The reason when `error` is the peer's final refusal of a message; nil for failures worth another try.

@@ -15,6 +15,9 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case io(String)
     /// Delivery gave up after the reconnect attempts: `remaining` messages stay queued; `cause` is the last failure.
     case undelivered(remaining: Int, cause: String)
+    /// The peer refused our end-to-end key, holds another one, or takes only sealed messages: `remaining`
+    /// messages stay queued (no message goes until the keys change).
+    case notAuthenticated(remaining: Int, reason: String)
     /// The delivering task was cancelled: `remaining` messages stay queued.
     case cancelled(remaining: Int)
     /// The outbox was closed.
@@ -35,6 +38,7 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "lost may then be delivered twice)"
         case let .io(why): why
         case let .undelivered(remaining, cause): "\(remaining) messages stay queued: \(cause)"
+        case let .notAuthenticated(remaining, reason): "\(remaining) messages stay queued: not authenticated: \(reason)"
         case let .cancelled(remaining): "stopped: \(remaining) messages stay queued"
         case .closed: "the outbox is closed"
         }

@@ -130,12 +130,26 @@ public actor SecureChannel {
         try await transport.send(try session.seal(plaintext), timeout: timeout)
     }
 
+    /// Seals `plaintext` (with `origin`, when given) and queues it on the transport, returning before the peer
+    /// acknowledged it: messages submitted one after the other go in that order, several in flight. Await the
+    /// receipt's `acknowledged()` as for `Transport.submit`. Throws ``SecureError/messageTooLarge(size:limit:)``
+    /// or the transport's error; nothing is sent then.
+    ///
+    /// ```swift
+    /// let receipt = try await channel.submit(reading, origin: MessageOrigin(session: outboxSession, id: 42))
+    /// try await receipt.acknowledged()
+    /// ```
+    public func submit(_ plaintext: [UInt8], origin: MessageOrigin? = nil, timeout: Duration? = nil) async throws -> SendReceipt {
+        let record = try origin.map { origin throws(SecureError) in try session.seal(plaintext, origin: origin) } ?? session.seal(plaintext)
+        return try await transport.submit(record, timeout: timeout)
+    }
+
     /// Sends a sealed request and returns the opened response. Throws ``SecureError/refusedByPeer(_:)``
     /// when the peer answered with an alert, a ``SecureError`` when the response does not open.
     public func request(_ plaintext: [UInt8], timeout: Duration) async throws -> [UInt8] {
         let response = try await transport.request(try session.seal(plaintext), timeout: timeout)
         switch try session.open(response) {
-        case let .data(bytes): return bytes
+        case let .data(bytes), let .originated(bytes, _): return bytes
         case let .alert(alert): throw SecureError.refusedByPeer(alert)
         }
     }
@@ -152,6 +166,8 @@ public actor SecureChannel {
             switch try session.open(message.body) {
             case let .data(plaintext):
                 return SecureMessage(plaintext: plaintext, received: message)
+            case let .originated(plaintext, origin):
+                return SecureMessage(plaintext: plaintext, received: message, origin: origin)
             case let .alert(alert):
                 throw .refusedByPeer(alert)
             }

@@ -13,6 +13,8 @@ enum SecureWire {
         case reject = 0x04
         case sealed = 0x10
         case sealedAlert = 0x11
+        /// Data that names its origin (a queued message): `session[8] id[4]` then the body, sealed together.
+        case sealedWithOrigin = 0x12
     }
 
     /// Checks the version and type bytes and the exact length; returns the bytes after the two-byte header.

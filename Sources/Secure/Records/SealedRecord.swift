@@ -18,7 +18,7 @@ struct SealedRecord {
         let start = bytes.startIndex
         guard bytes[start] == SecureWire.version else { throw .unsupportedVersion(bytes[start]) }
         guard let type = SecureWire.MessageType(rawValue: bytes[start + 1]),
-            type == .sealed || type == .sealedAlert
+            type == .sealed || type == .sealedAlert || type == .sealedWithOrigin
         else { throw .malformedRecord("message type \(bytes[start + 1]) is not a sealed record") }
         guard bytes.count - Self.overhead <= maximumPlaintextSize else {
             throw .messageTooLarge(size: bytes.count - Self.overhead, limit: maximumPlaintextSize)

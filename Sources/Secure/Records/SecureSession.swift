@@ -4,9 +4,11 @@ import Crypto
 /// and a replay window for what arrives. Each counter is used once; a rejected message changes nothing but
 /// ``statistics``.
 public struct SecureSession: Sendable {
-    /// What ``open(_:)`` found: application data, or the peer's authenticated alert.
+    /// What ``open(_:)`` found: application data, data that names its origin (sealed by
+    /// ``seal(_:origin:)``), or the peer's authenticated alert.
     public enum Opened: Sendable, Equatable {
         case data([UInt8])
+        case originated([UInt8], origin: MessageOrigin)
         case alert(SecureAlert)
     }
 
@@ -46,12 +48,23 @@ public struct SecureSession: Sendable {
         return try seal(plaintext, type: .sealed)
     }
 
+    /// Seals `plaintext` with its `origin` (record type 0x12): the peer opens both or neither. The limit
+    /// counts the origin's 12 bytes.
+    public mutating func seal(_ plaintext: [UInt8], origin: MessageOrigin) throws(SecureError) -> [UInt8] {
+        let whole = origin.encoded + plaintext
+        guard whole.count <= limits.maximumPlaintextSize else {
+            throw .messageTooLarge(size: whole.count, limit: limits.maximumPlaintextSize)
+        }
+        return try seal(whole, type: .sealedWithOrigin)
+    }
+
     /// Seals an alert telling the peer why its message was refused.
     public mutating func sealAlert(_ alert: SecureAlert) throws(SecureError) -> [UInt8] {
         try seal([alert.rawValue], type: .sealedAlert)
     }
 
-    private mutating func seal(_ plaintext: [UInt8], type: SecureWire.MessageType) throws(SecureError) -> [UInt8] {
+    /// (Internal so that tests can forge a record of any type.)
+    mutating func seal(_ plaintext: [UInt8], type: SecureWire.MessageType) throws(SecureError) -> [UInt8] {
         guard sendCounter <= Self.maximumCounter else { throw .counterExhausted }
         let counter = sendCounter
         sendCounter += 1
@@ -97,12 +110,23 @@ public struct SecureSession: Sendable {
         } catch {
             throw .tampered(counter: record.counter)
         }
+        let opened: Opened
+        switch record.type {
+        case .sealedWithOrigin:
+            guard let (origin, body) = MessageOrigin.decode(plaintext) else {
+                throw .malformedRecord("a record with an origin must start with a session (not 0) and an id: \(plaintext.count) bytes")
+            }
+            opened = .originated(body, origin: origin)
+        case .sealedAlert:
+            guard plaintext.count == 1, let alert = SecureAlert(rawValue: plaintext[0]) else {
+                throw .malformedRecord("sealed alert with an unknown reason")
+            }
+            opened = .alert(alert)
+        default:
+            opened = .data(plaintext)
+        }
         window.accept(record.counter)
         statistics.opened += 1
-        guard record.type == .sealedAlert else { return .data(plaintext) }
-        guard plaintext.count == 1, let alert = SecureAlert(rawValue: plaintext[0]) else {
-            throw .malformedRecord("sealed alert with an unknown reason")
-        }
-        return .alert(alert)
+        return opened
     }
 }

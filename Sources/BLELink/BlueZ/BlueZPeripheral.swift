@@ -5,7 +5,9 @@ import Synchronization
 
 /// A msgpipe peripheral beside bluetoothd: registers a GATT application for `profile` and an advertisement,
 /// answers `AcquireWrite`/`AcquireNotify` with socketpairs, and yields one ``AcquiredLink`` per connected
-/// device once it holds both descriptors (the notify one says the central subscribed).
+/// device once it holds both descriptors (the notify one says the central subscribed). Its parts: the
+/// exported objects (BlueZGATTApplication), the registration kept across bluetoothd restarts and the
+/// advertisement (BlueZRegistration), one central at a time (CentralTurns), and the links (here).
 /// bluetoothd may restart: when it leaves the bus every link it handed out is disconnected, and when it is back
 /// the same objects are registered again; ``connections`` finishes only at ``stop()``. Each step is an ``Event``.
 /// With `oneCentralAtATime` (bluetoothd before 5.76, see ``BlueZVersion``) the advertisement is withdrawn while
@@ -34,32 +36,6 @@ public final class BlueZPeripheral: Sendable {
         case subscriptionLost(peer: String)
     }
 
-    /// Whether the application is registered with the current bluetoothd, and the attempt under way.
-    private struct RegistrationState {
-        var registered = false
-        var attempting = false
-        /// Something happened during an attempt (the adapter appeared) that calls for one more.
-        var again = false
-        /// Bumped whenever bluetoothd leaves: an attempt that started earlier did not register with the new one.
-        var generation = 0
-        var stopped = false
-        /// Whether the advertisement should be registered (false while one central at a time is served) and
-        /// whether it is; a change in flight is `changingAdvertising`.
-        var advertise = true
-        var advertised = false
-        var changingAdvertising = false
-    }
-
-    /// Whose turn it is, when one central at a time is served.
-    private struct Turn {
-        /// The device served now (its link is up, or it connected or acquired and has ``turnTimeout`` to finish).
-        var holder: String?
-        /// Bumped at each new holder, so a timer of an earlier turn does nothing.
-        var number = 0
-        /// The holder's link is up (both descriptors acquired).
-        var linked = false
-    }
-
     /// One accepted central.
     public struct Connection: Sendable {
         public let link: AcquiredLink
@@ -74,36 +50,23 @@ public final class BlueZPeripheral: Sendable {
     private let registrations = Mutex<[DBusRegistration]>([])
     /// Links handed out, by device path, so Device1.Connected false ends the right one.
     private let links = Mutex<[String: AcquiredLink]>([:])
-    private let registration = Mutex(RegistrationState())
+    private let registration: BlueZRegistration
+    private let turns: CentralTurns
     private let onEvent: @Sendable (Event) -> Void
-    /// Registers the application and the advertisement with whoever owns org.bluez now.
-    private let register: @Sendable () async throws(DBusError) -> Void
     private let bus: DBusConnection
     /// The path of our pairing agent, when one is registered (security above low).
     private let agent: String?
-    private let adapter: String
-    private let advertisementPath: String
-    /// Whose turn it is (only with ``servesOneCentralAtATime``).
-    private let turn = Mutex(Turn())
     /// False: several centrals at once (bluetoothd 5.76 or later).
-    public let servesOneCentralAtATime: Bool
+    public var servesOneCentralAtATime: Bool { turns.enabled }
 
-    /// How long a central that connected, or acquired one descriptor, has to complete its link before its
-    /// turn passes (one central at a time).
-    private let turnTimeout: Duration
-
-    private init(capacity: Int, bus: DBusConnection, agent: String?, adapter: String, advertisement: String,
-                 oneCentralAtATime: Bool, turnTimeout: Duration, onEvent: @escaping @Sendable (Event) -> Void,
-                 register: @escaping @Sendable () async throws(DBusError) -> Void) {
+    private init(capacity: Int, bus: DBusConnection, agent: String?, registration: BlueZRegistration, turns: CentralTurns,
+                 onEvent: @escaping @Sendable (Event) -> Void) {
         connections = BoundedAsyncQueue(capacity: capacity)
         self.bus = bus
         self.agent = agent
-        self.adapter = adapter
-        advertisementPath = advertisement
-        servesOneCentralAtATime = oneCentralAtATime
-        self.turnTimeout = turnTimeout
+        self.registration = registration
+        self.turns = turns
         self.onEvent = onEvent
-        self.register = register
     }
 
     /// The largest ATT_MTU whose whole Write Command value bluetoothd before 5.69 passes on: it drops values
@@ -128,19 +91,14 @@ public final class BlueZPeripheral: Sendable {
         oneCentralAtATime: Bool = false, turnTimeout: Duration = .seconds(10),
         onEvent: @escaping @Sendable (Event) -> Void = { _ in }
     ) async throws(BlueZError) -> BlueZPeripheral {
-        let app = root + "/app"
-        let advertisement = root + "/advertisement0"
-        // Just Works pairing needs an agent that confirms: ours, for medium. Not for high: a NoInputNoOutput
-        // agent cannot authenticate, and as the default agent it would also set the adapter's IO capability
-        // to NoInputNoOutput (src/agent.c set_io_cap) and take the pairing away from an agent with input
-        // (bluetoothctl's) that can.
-        let agent = security == .medium ? root + "/agent" : nil
-        let peripheral = BlueZPeripheral(capacity: max(1, backlog), bus: bus, agent: agent, adapter: adapter,
-                                         advertisement: advertisement, oneCentralAtATime: oneCentralAtATime,
-                                         turnTimeout: turnTimeout,
-                                         onEvent: onEvent) { () throws(DBusError) in
+        let application = BlueZGATTApplication(root: root, profile: profile, info: info, localName: localName, security: security)
+        let app = application.app
+        let agent = application.agent
+        let registration = BlueZRegistration(
+            bus: bus, adapter: adapter, advertisementPath: application.advertisement, onEvent: onEvent
+        ) { () throws(DBusError) in
             // The agent first: the first central's subscription already asks for pairing.
-            if let agent { try await registerAgent(agent, on: bus) }
+            if let agent { try await BlueZJustWorksAgent.register(agent, on: bus) }
             // AlreadyExists: an earlier attempt with this bluetoothd got that far (a restarted bluetoothd adds
             // GattManager1 and LEAdvertisingManager1 to the adapter one after the other).
             do throws(DBusError) {
@@ -148,7 +106,11 @@ public final class BlueZPeripheral: Sendable {
                                        member: "RegisterApplication", arguments: [.objectPath(app), .variantDictionary([])])
             } catch where error.name == "org.bluez.Error.AlreadyExists" {}
         }
-        let service = app + "/service0"
+        let turns = CentralTurns(enabled: oneCentralAtATime, timeout: turnTimeout) { [weak registration] advertise in
+            registration?.setAdvertising(advertise)
+        }
+        let peripheral = BlueZPeripheral(capacity: max(1, backlog), bus: bus, agent: agent, registration: registration,
+                                         turns: turns, onEvent: onEvent)
         let adapterName = String(adapter.split(separator: "/").last ?? "")
         let powered: Bool
         do throws(DBusError) {
@@ -164,20 +126,20 @@ public final class BlueZPeripheral: Sendable {
             }
         }
         guard powered else { throw .adapterPoweredOff(adapterName) }
-        let flags = characteristicFlags(profile: profile, security: security)
         do throws(DBusError) {
-            var exported = [try await bus.addObjectManager(at: app)]
-            if let agent { exported.append(try await bus.export(justWorksAgent, at: agent)) }
+            var exported = try await application.export(on: bus) { call, notify throws(DBusError) in
+                try peripheral.acquire(call, notify: notify)
+            }
             exported.append(try await bus.addMatch(
                 .propertiesChanged(sender: "org.bluez", pathNamespace: adapter, interface: "org.bluez.Device1")
             ) { [weak peripheral] signal in
                 guard signal.arguments.count >= 2, let connected = signal.arguments[1].stringKeyed?["Connected"]?.boolValue
                 else { return }
                 guard !connected else {
-                    peripheral?.deviceConnected(signal.path)
+                    peripheral?.turns.connected(signal.path)
                     return
                 }
-                peripheral?.deviceDisconnected(signal.path)
+                peripheral?.turns.disconnected(signal.path)
                 guard let link = peripheral?.links.withLock({ $0.removeValue(forKey: signal.path) }) else { return }
                 link.disconnect(reason: "the central disconnected (Device1.Connected false)")
             })
@@ -185,7 +147,7 @@ public final class BlueZPeripheral: Sendable {
                 guard signal.arguments.count == 3, let old = signal.arguments[1].stringValue,
                       let new = signal.arguments[2].stringValue else { return }
                 if !old.isEmpty { peripheral?.bluetoothdLeft() }
-                if !new.isEmpty { peripheral?.registerAgain() }
+                if !new.isEmpty { peripheral?.registration.registerAgain() }
             })
             // A restarted bluetoothd takes the name before its adapters are back, and adds the adapter's
             // GattManager1 and (once the kernel told it the advertising features) LEAdvertisingManager1 one
@@ -195,89 +157,15 @@ public final class BlueZPeripheral: Sendable {
                       let interfaces = signal.arguments[1].stringKeyed else { return }
                 // A central bluetoothd did not know yet: its Device1 may arrive already connected.
                 if path.hasPrefix(adapter + "/dev_"), interfaces["org.bluez.Device1"]?.stringKeyed?["Connected"] == .boolean(true) {
-                    peripheral?.deviceConnected(path)
+                    peripheral?.turns.connected(path)
                 }
                 guard path == adapter,
                       interfaces["org.bluez.GattManager1"] != nil || interfaces["org.bluez.LEAdvertisingManager1"] != nil
                 else { return }
-                peripheral?.registerAgain()
+                peripheral?.registration.registerAgain()
             })
-            exported.append(try await bus.export(DBusInterface(name: "org.bluez.GattService1", properties: [
-                DBusProperty("UUID", .string(profile.service.description)), DBusProperty("Primary", .boolean(true)),
-            ]), at: service))
-            exported.append(try await bus.export(DBusInterface(
-                name: "org.bluez.GattCharacteristic1",
-                methods: [
-                    DBusMethod("AcquireWrite", input: "a{sv}", output: "hq") { call throws(DBusError) in
-                        try peripheral.acquire(call, notify: false)
-                    },
-                    DBusMethod("WriteValue", input: "aya{sv}") { _ throws(DBusError) in
-                        throw .remote(name: "org.bluez.Error.NotSupported", message: "write through AcquireWrite")
-                    },
-                ],
-                properties: [
-                    DBusProperty("UUID", .string(profile.rx.description)), DBusProperty("Service", .objectPath(service)),
-                    DBusProperty("Flags", .strings(flags.rx)),
-                    DBusProperty("WriteAcquired", .boolean(false)),
-                ]), at: service + "/char0"))
-            exported.append(try await bus.export(DBusInterface(
-                name: "org.bluez.GattCharacteristic1",
-                methods: [
-                    DBusMethod("AcquireNotify", input: "a{sv}", output: "hq") { call throws(DBusError) in
-                        try peripheral.acquire(call, notify: true)
-                    },
-                    DBusMethod("StartNotify") { _ throws(DBusError) in
-                        throw .remote(name: "org.bluez.Error.NotSupported", message: "notify through AcquireNotify")
-                    },
-                    DBusMethod("StopNotify") { _ in [] },
-                ],
-                properties: [
-                    DBusProperty("UUID", .string(profile.tx.description)), DBusProperty("Service", .objectPath(service)),
-                    DBusProperty("Flags", .strings(flags.tx)), DBusProperty("NotifyAcquired", .boolean(false)),
-                ]), at: service + "/char1"))
-            // Read-only values: the info characteristic, and the channel's PSM (Apple's convention) when open.
-            var readOnly: [(BluetoothUUID, [UInt8])] = profile.info.map { [($0, info.bytes)] } ?? []
-            if let psm = info.psm {
-                readOnly.append((GATTServiceProfile.channelPSM, GATTServiceProfile.channelPSMValue(psm)))
-            }
-            for (index, (uuid, value)) in readOnly.enumerated() {
-                exported.append(try await bus.export(DBusInterface(
-                    name: "org.bluez.GattCharacteristic1",
-                    methods: [DBusMethod("ReadValue", input: "a{sv}", output: "ay") { call throws(DBusError) in
-                        let offset = Int(call.arguments.first?.stringKeyed?["offset"]?.uint16Value ?? 0)
-                        guard offset <= value.count else {
-                            throw .remote(name: "org.bluez.Error.InvalidOffset", message: "offset \(offset)")
-                        }
-                        return [.bytes(Array(value[offset...]))]
-                    }],
-                    properties: [
-                        DBusProperty("UUID", .string(uuid.description)), DBusProperty("Service", .objectPath(service)),
-                        DBusProperty("Flags", .strings(["read"])),
-                    ]), at: service + "/char\(2 + index)"))
-            }
-            exported.append(try await bus.export(DBusInterface(
-                name: "org.bluez.LEAdvertisement1", methods: [DBusMethod("Release") { _ in [] }],
-                properties: [
-                    DBusProperty("Type", .string("peripheral")), DBusProperty("LocalName", .string(localName)),
-                    DBusProperty("ServiceUUIDs", .strings([profile.service.description])),
-                    // LE General Discoverable in the flags: bluetoothd's own unfiltered discovery (a desktop's
-                    // scan, bluetoothctl's `scan on`) lists only discoverable advertisers (src/adapter.c).
-                    DBusProperty("Discoverable", .boolean(true)),
-                ]), at: advertisement))
             peripheral.registrations.withLock { $0 = exported }
-            let generation = peripheral.registration.withLock { state in
-                state.attempting = true
-                return state.generation
-            }
-            do throws(DBusError) {
-                try await peripheral.register()
-                try await peripheral.callAdvertising(true)
-                peripheral.registration.withLock { $0.advertised = true }
-            } catch {
-                peripheral.registration.withLock { $0.attempting = false }
-                throw error
-            }
-            peripheral.finishAttempt(generation: generation, failure: nil)
+            try await registration.registerFirst()
         } catch {
             peripheral.stop()
             throw BlueZError(error, calling: "registering the GATT application on \(adapter)")
@@ -287,87 +175,16 @@ public final class BlueZPeripheral: Sendable {
 
     /// Unexports everything (bluetoothd drops the application) and ends the connection sequence.
     public func stop() {
-        let first = registration.withLock { state in defer { state.stopped = true }; return !state.stopped }
-        if first, let agent {
-            // Best effort: bluetoothd also drops the agent when this connection leaves the bus.
-            Task { [bus] in
-                _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
-                                        member: "UnregisterAgent", arguments: [.objectPath(agent)])
-            }
-        }
+        if registration.stop(), let agent { BlueZJustWorksAgent.unregister(agent, on: bus) }
         for registration in registrations.withLock({ $0 }) { registration.cancel() }
         connections.finish()
     }
 
-    // MARK: - Security
-
-    /// The flags of the characteristic the central writes (rx) and the one we notify (tx) for `security`.
-    /// The "encrypt-" prefixes put the requirement on the value's permission; "write-without-response" only
-    /// adds the property. bluetoothd answers a Write Request on a link that is not secure enough (the central
-    /// then pairs) but drops such a Write Command silently. No message is lost to that: tx puts the same
-    /// requirement on the CCC descriptor (BlueZ 5.63 and later), a subscription is a Write Request, and a link is
-    /// handed out only once the central subscribed. The info characteristic stays plain "read": discovery must
-    /// never need security.
-    static func characteristicFlags(profile: GATTServiceProfile, security: L2CAPSecurityLevel) -> (rx: [String], tx: [String]) {
-        let prefix = switch security {
-        case .low: ""
-        case .medium: "encrypt-"
-        case .high: "encrypt-authenticated-"
-        }
-        let tx = (profile.txProperties.contains(.notify) ? [prefix + "notify"] : [])
-            + (profile.txProperties.contains(.indicate) ? [prefix + "indicate"] : [])
-        return ([prefix + "write", "write-without-response"], tx)
-    }
-
-    /// org.bluez.Agent1 for Just Works (NoInputNoOutput): confirms and authorizes, refuses anything that
-    /// needs a PIN or passkey (org.bluez.Error.Rejected). With it "medium" pairs; "high" (authenticated)
-    /// cannot be met by NoInputNoOutput: it needs a passkey or numeric comparison, so it is not registered
-    /// for high.
-    static let justWorksAgent = DBusInterface(name: "org.bluez.Agent1", methods: [
-        DBusMethod("Release") { _ in [] },
-        DBusMethod("RequestPinCode", input: "o", output: "s") { _ throws(DBusError) in
-            throw .remote(name: "org.bluez.Error.Rejected", message: "msgpipe's agent has no input (NoInputNoOutput)")
-        },
-        DBusMethod("RequestPasskey", input: "o", output: "u") { _ throws(DBusError) in
-            throw .remote(name: "org.bluez.Error.Rejected", message: "msgpipe's agent has no input (NoInputNoOutput)")
-        },
-        DBusMethod("RequestConfirmation", input: "ou") { _ in [] },
-        DBusMethod("RequestAuthorization", input: "o") { _ in [] },
-        DBusMethod("AuthorizeService", input: "os") { _ in [] },
-        DBusMethod("Cancel") { _ in [] },
-    ])
-
-    /// `AgentManager1.RegisterAgent(path, "NoInputNoOutput")` and `RequestDefaultAgent(path)`. bluetoothd
-    /// (src/agent.c) puts a default agent at the head of its list and hands the previous one the role back
-    /// when ours leaves the bus; if it refuses (another default agent it keeps), we go on with the agent
-    /// registered: pairing then goes through the agent the user already has.
-    static func registerAgent(_ path: String, on bus: DBusConnection) async throws(DBusError) {
-        do throws(DBusError) {
-            _ = try await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
-                                   member: "RegisterAgent", arguments: [.objectPath(path), .string("NoInputNoOutput")])
-        } catch where error.name == "org.bluez.Error.AlreadyExists" {
-            // Registered before (by this connection): keep it.
-        }
-        _ = try? await bus.call(destination: "org.bluez", path: "/org/bluez", interface: "org.bluez.AgentManager1",
-                                member: "RequestDefaultAgent", arguments: [.objectPath(path)])
-    }
-
-    // MARK: - bluetoothd leaving and coming back
-
     /// bluetoothd left the bus (on the bus thread): its ends of every descriptor are gone, so every link and
     /// half-acquired pair ends here, and the registration with it too.
     private func bluetoothdLeft() {
-        registration.withLock { state in
-            state.registered = false
-            state.advertised = false
-            state.advertise = true
-            state.generation += 1
-        }
-        turn.withLock { turn in
-            turn.holder = nil
-            turn.linked = false
-            turn.number += 1
-        }
+        registration.bluetoothdLeft()
+        turns.reset()
         let ended = links.withLock { links in defer { links.removeAll() }; return Array(links.values) }
         var disconnected = 0
         for link in ended where !link.hasEnded {
@@ -377,200 +194,13 @@ public final class BlueZPeripheral: Sendable {
         onEvent(.bluetoothdLeft(disconnectedLinks: disconnected))
     }
 
-    /// org.bluez has an owner again, or our adapter appeared: registers the same objects again (one attempt
-    /// at a time, in a task: the bus thread must not wait for the bus).
-    private func registerAgain() {
-        let generation = registration.withLock { state -> Int? in
-            guard !state.stopped, !state.registered else { return nil }
-            guard !state.attempting else {
-                state.again = true
-                return nil
-            }
-            state.attempting = true
-            state.again = false
-            return state.generation
-        }
-        guard let generation else { return }
-        Task { [self] in
-            do throws(DBusError) {
-                try await register()
-                let advertise = registration.withLock { $0.advertise }
-                if advertise { try await callAdvertising(true) }
-                registration.withLock { state in
-                    if state.generation == generation { state.advertised = advertise }
-                }
-                finishAttempt(generation: generation, failure: nil)
-            } catch {
-                switch error.name {
-                case "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod",
-                     "org.freedesktop.DBus.Error.UnknownInterface":
-                    // The adapter or its managers are not back yet: their InterfacesAdded starts the next attempt.
-                    finishAttempt(generation: generation, failure: nil, notYet: true)
-                default:
-                    finishAttempt(generation: generation, failure: BlueZError(error, calling: "registering again").description)
-                }
-            }
-        }
-    }
-
-    /// Ends an attempt: registered when it succeeded with the bluetoothd of `generation`; another attempt
-    /// when something happened meanwhile; else the failure is reported (`notYet`: bluetoothd's adapter is not
-    /// complete yet, nothing to report: the next InterfacesAdded tries again).
-    private func finishAttempt(generation: Int, failure: String?, notYet: Bool = false) {
-        enum Next { case registered, retry, failed, quiet }
-        let next = registration.withLock { state -> Next in
-            state.attempting = false
-            if state.stopped { return .quiet }
-            if notYet { return state.again || state.generation != generation ? .retry : .quiet }
-            if failure == nil, state.generation == generation {
-                state.registered = true
-                return generation == 0 ? .quiet : .registered
-            }
-            if state.again || state.generation != generation { return .retry }
-            return .failed
-        }
-        switch next {
-        case .registered: onEvent(.registeredAgain)
-        case .retry: registerAgain()
-        case .failed: onEvent(.registrationFailed(failure ?? "bluetoothd left during the registration"))
-        case .quiet: break
-        }
-        // A central's turn may have begun or ended during the attempt.
-        setAdvertising(registration.withLock { $0.advertise })
-    }
-
-    // MARK: - The advertisement, and one central at a time
-
-    /// `RegisterAdvertisement` (`on`) or `UnregisterAdvertisement` with bluetoothd; AlreadyExists and
-    /// DoesNotExist mean it already is as asked.
-    private func callAdvertising(_ on: Bool) async throws(DBusError) {
-        do throws(DBusError) {
-            _ = try await bus.call(
-                destination: "org.bluez", path: adapter, interface: "org.bluez.LEAdvertisingManager1",
-                member: on ? "RegisterAdvertisement" : "UnregisterAdvertisement",
-                arguments: on ? [.objectPath(advertisementPath), .variantDictionary([])] : [.objectPath(advertisementPath)])
-        } catch where error.name == (on ? "org.bluez.Error.AlreadyExists" : "org.bluez.Error.DoesNotExist") {}
-    }
-
-    /// Wants the advertisement registered (`on`) or not, and brings bluetoothd there: one call at a time, in
-    /// a task, while the application is registered (a registration attempt registers it as wanted).
-    private func setAdvertising(_ on: Bool) {
-        let start = registration.withLock { state -> Bool in
-            state.advertise = on
-            guard !state.changingAdvertising, !state.stopped, state.registered, state.advertised != on else { return false }
-            state.changingAdvertising = true
-            return true
-        }
-        if start { Task { await self.changeAdvertising() } }
-    }
-
-    private func changeAdvertising() async {
-        while true {
-            let next = registration.withLock { state -> (on: Bool, generation: Int)? in
-                guard !state.stopped, state.registered, state.advertised != state.advertise else {
-                    state.changingAdvertising = false
-                    return nil
-                }
-                return (state.advertise, state.generation)
-            }
-            guard let next else { return }
-            do throws(DBusError) {
-                try await callAdvertising(next.on)
-            } catch {
-                let stopped = registration.withLock { state -> Bool in
-                    state.changingAdvertising = false
-                    return state.stopped
-                }
-                // Stopped meanwhile: the call failed because its bus went away, which is no advertising failure.
-                guard !stopped else { return }
-                let call = next.on ? "registering the advertisement again" : "taking the advertisement away"
-                onEvent(.advertisingFailed(BlueZError(error, calling: call).description))
-                return
-            }
-            registration.withLock { state in
-                if state.generation == next.generation { state.advertised = next.on }
-            }
-            onEvent(.advertising(next.on))
-        }
-    }
-
-    /// A device under our adapter connected (Device1.Connected true). With one central at a time and nobody
-    /// served, its turn begins: the advertisement goes away before the kernel advertises the instance again.
-    private func deviceConnected(_ device: String) {
-        guard servesOneCentralAtATime, let number = turn.withLock({ turn -> Int? in
-            turn.holder == nil ? Self.begin(&turn, device) : nil
-        }) else { return }
-        beginTurn(number)
-    }
-
-    /// The device left: its turn, if it had one, ends.
-    private func deviceDisconnected(_ device: String) {
-        endTurn(device: device)
-    }
-
-    private static func begin(_ turn: inout Turn, _ device: String) -> Int {
-        turn.holder = device
-        turn.linked = false
-        turn.number += 1
-        return turn.number
-    }
-
-    /// Takes the advertisement away and ends turn `number` after ``turnTimeout`` unless its link is up by then.
-    private func beginTurn(_ number: Int) {
-        setAdvertising(false)
-        Task { [weak self] in
-            guard let timeout = self?.turnTimeout else { return }
-            try? await Task.sleep(for: timeout)
-            self?.endTurn(number: number, unlessLinked: true)
-        }
-    }
-
-    /// Ends the current turn (only turn `number`, or `device`'s, when given): the advertisement comes back.
-    private func endTurn(number: Int? = nil, device: String? = nil, unlessLinked: Bool = false) {
-        guard servesOneCentralAtATime else { return }
-        let ended = turn.withLock { turn -> Bool in
-            guard turn.holder != nil, number == nil || turn.number == number, device == nil || turn.holder == device,
-                  !(unlessLinked && turn.linked) else { return false }
-            turn.holder = nil
-            turn.linked = false
-            return true
-        }
-        if ended { setAdvertising(true) }
-    }
-
-    /// One central at a time: whether `device` may acquire now. It may when it is served, when nobody is, or
-    /// when the device served has no link up (it acquired nothing: not a central of ours, or one that only
-    /// browsed); then its turn begins.
-    private func mayAcquire(_ device: String) -> Bool {
-        guard servesOneCentralAtATime else { return true }
-        let (allowed, begun) = turn.withLock { turn -> (Bool, Int?) in
-            if turn.holder == device { return (true, nil) }
-            if turn.holder != nil, turn.linked { return (false, nil) }
-            return (true, Self.begin(&turn, device))
-        }
-        if let begun { beginTurn(begun) }
-        return allowed
-    }
-
-    /// `device`'s link is up: its turn lasts until the link ends or the device leaves.
-    private func linked(_ device: String, _ link: AcquiredLink) {
-        guard servesOneCentralAtATime else { return }
-        let number = turn.withLock { turn -> Int? in
-            guard turn.holder == device else { return nil }
-            turn.linked = true
-            return turn.number
-        }
-        guard let number else { return }
-        link.whenEnded { [weak self] in self?.endTurn(number: number) }
-    }
-
     /// AcquireWrite / AcquireNotify({device, mtu, link}): a SEQPACKET socketpair, one end to bluetoothd.
     private func acquire(_ call: DBusMethodCall, notify: Bool) throws(DBusError) -> [DBusValue] {
         guard let options = call.arguments.first?.stringKeyed, let device = options["device"]?.stringValue else {
             throw .invalidArguments("no device option")
         }
         let mtu = Int(options["mtu"]?.uint16Value ?? 23)
-        guard mayAcquire(device) else {
+        guard turns.mayAcquire(device) else {
             // bluetoothd before 5.76 would mix this central's packets with the served one's.
             throw .remote(name: "org.bluez.Error.Failed",
                           message: "msgpipe serves one central at a time through this bluetoothd (before 5.76): another central is connected")
@@ -604,7 +234,7 @@ public final class BlueZPeripheral: Sendable {
                 links = links.filter { !$0.value.hasEnded }  // links that ended on their own
                 links[device] = link
             }
-            linked(device, link)
+            turns.linked(device, link)
             guard try connections.tryPush(Connection(link: link, peer: peer, device: device)) else {
                 link.disconnect(reason: "too many connections waiting to be accepted")
                 Glibc.close(fds[1])

@@ -60,27 +60,16 @@ struct ScanCommand: AsyncParsableCommand {
             if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
         }
         let peers: [DiscoveredPeer]
+        let verbose = verbose
         do {
-            let selector = try AdapterSelector(adapter)
-            let backend = try await ResolvedBackend.resolve(backend)
-            if verbose { BluetoothDiagnostics.print(backend.summary) }
-            switch backend {
-            case let .bluez(bus):
-                defer { bus.close() }
-                let adapter = try await BlueZAdapter.path(for: selector, bus: bus)
-                BluetoothDiagnostics.print("scanning on \(BlueZAdapter.name(path: adapter)) for \(timeout) s (through bluetoothd)")
-                peers = try await BlueZDiscovery.scan(
-                    bus: bus, adapter: adapter, duration: .milliseconds(Int64(timeout * 1000)), filter: filter, onMatch: onMatch)
-            case .kernel:
-                peers = try await BlockingCall.run { () throws(BluetoothError) in
-                    let management = try ManagementSocket()
-                    let adapter = try BluetoothAdapter.resolve(selector, using: management)
-                    BluetoothDiagnostics.print("scanning on \(adapter) for \(timeout) s")
-                    return try Scanner.scan(
-                        adapter: adapter, using: management, duration: .milliseconds(Int64(timeout * 1000)), filter: filter,
-                        onMatch: onMatch)
-                }
-            }
+            peers = try await MessagePipe.scan(
+                adapter: adapter, backend: backend, for: .milliseconds(Int64(timeout * 1000)), filter: filter,
+                onStart: { start in
+                    if verbose { BluetoothDiagnostics.print(start.backend) }
+                    BluetoothDiagnostics.print(
+                        "scanning on \(start.adapter) for \(timeout) s\(start.throughBluetoothd ? " (through bluetoothd)" : "")")
+                },
+                onMatch: onMatch)
         } catch {
             BluetoothDiagnostics.print("msgpipe scan: \(error)")
             throw ExitCode(2)

@@ -1,0 +1,47 @@
+public import BLELink
+
+extension MessagePipe {
+    /// Where and how a scan runs, told once before it starts.
+    public struct ScanStart: Sendable {
+        /// The adapter scanning, "hci0".
+        public let adapter: String
+        /// The backend chosen (for `auto`, the one it resolved to), as ``ResolvedBackend/summary`` says it.
+        public let backend: String
+        /// The scan goes through bluetoothd's discovery (shared with its other clients), not the mgmt socket.
+        public let throughBluetoothd: Bool
+    }
+
+    /// Lists advertising LE peers for `duration`, on `adapter` (nil: the first powered LE adapter) through
+    /// `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel, `auto` as ``PipeBackend`` says).
+    /// `onMatch` hears each peer that `filter` keeps the first time it is seen; the result is every such peer,
+    /// strongest first. Throws `BluetoothError` or `BlueZError` (no adapter, powered off, bluetoothd missing
+    /// for bluez, no permission), with the remedy in its description. `busAddress`: where bluetoothd runs (nil:
+    /// the system bus).
+    ///
+    /// ```swift
+    /// let tills = try await MessagePipe.scan(for: .seconds(5), filter: ScanFilter(name: "till-7"))
+    /// for till in tills { print(till.peer.address, till.rssi) }
+    /// ```
+    public static func scan(
+        adapter: String? = nil, backend: PipeBackend = .auto, for duration: Duration, filter: ScanFilter = ScanFilter(),
+        busAddress: String? = nil, onStart: @escaping @Sendable (ScanStart) -> Void = { _ in },
+        onMatch: @escaping @Sendable (DiscoveredPeer) -> Void = { _ in }
+    ) async throws -> [DiscoveredPeer] {
+        let selector = try AdapterSelector(adapter)
+        let resolved = try await ResolvedBackend.resolve(backend, busAddress: busAddress)
+        switch resolved {
+        case let .bluez(bus):
+            defer { bus.close() }
+            let path = try await BlueZAdapter.path(for: selector, bus: bus)
+            onStart(ScanStart(adapter: BlueZAdapter.name(path: path), backend: resolved.summary, throughBluetoothd: true))
+            return try await BlueZDiscovery.scan(bus: bus, adapter: path, duration: duration, filter: filter, onMatch: onMatch)
+        case .kernel:
+            return try await BlockingCall.run { () throws(BluetoothError) in
+                let management = try ManagementSocket()
+                let adapter = try BluetoothAdapter.resolve(selector, using: management)
+                onStart(ScanStart(adapter: adapter.description, backend: resolved.summary, throughBluetoothd: false))
+                return try Scanner.scan(adapter: adapter, using: management, duration: duration, filter: filter, onMatch: onMatch)
+            }
+        }
+    }
+}

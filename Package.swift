@@ -188,6 +188,7 @@ let package = Package(
             dependencies: [
                 "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
                 "Central", "Peripheral", "Push", "TestSupport", "DocSnippets", "MemoryLinks",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict),
         // The gateway against a real mosquitto on loopback (skipped without /usr/sbin/mosquitto).

@@ -2,6 +2,7 @@ import ArgumentParser
 import MsgPipe
 import MsgPipeStore
 import Secure
+import UnixSignals
 
 extension ListenCommand {
     /// The options of every pipe `listen` connects as the central, to one `--to` or to several: the link,
@@ -21,8 +22,8 @@ extension ListenCommand {
     /// `listen --to` / `--role central`: connects a pipe to the peripheral (it reconnects after each drop,
     /// without limit, so Transport resumes) and writes every message it sends, until a signal or `--count`
     /// messages.
-    func receiveAsCentral(shutdown: ShutdownSignal) async throws {
-        if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), shutdown: shutdown) }
+    func receiveAsCentral(signals: UnixSignalsSequence) async throws {
+        if link.hasSeveralPeers { return try await receiveFromPeers(try link.peerAddresses(), signals: signals) }
         // Key files are checked before anything connects.
         let keys = try secure.centralKeys()
         var options = try centralOptions()
@@ -57,8 +58,7 @@ extension ListenCommand {
             outcomes.continuation.yield(.ended)
         }
         Task {
-            _ = await shutdown.wait()
-            outcomes.continuation.yield(.signal)
+            if await signals.firstSignal() != nil { outcomes.continuation.yield(.signal) }
         }
         var iterator = outcomes.stream.makeAsyncIterator()
         switch await iterator.next() {
@@ -88,7 +88,7 @@ extension ListenCommand {
     /// message is written whole as it arrives, with its `--to` as `peer` (`--json`) or in that peer's folder
     /// (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
     /// exit code is then 1 when the others end (signal or `--count`).
-    private func receiveFromPeers(_ peers: [String], shutdown: ShutdownSignal) async throws {
+    private func receiveFromPeers(_ peers: [String], signals: UnixSignalsSequence) async throws {
         let options = try centralOptions()
         let outcomes = AsyncStream<CentralOutcome>.makeStream()
         let sink = try openInbox(
@@ -125,8 +125,7 @@ extension ListenCommand {
             outcomes.continuation.yield(.ended)
         }
         Task {
-            _ = await shutdown.wait()
-            outcomes.continuation.yield(.signal)
+            if await signals.firstSignal() != nil { outcomes.continuation.yield(.signal) }
         }
         loop: for await outcome in outcomes.stream {
             switch outcome {

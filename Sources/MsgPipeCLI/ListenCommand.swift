@@ -8,6 +8,7 @@ import MsgPipeMQTT
 import MsgPipeStore
 import Secure
 import Transport
+import UnixSignals
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
 /// JSON lines: as the peripheral (default) serving the GATT service to one central after another, or as the
@@ -128,12 +129,13 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let shutdown = ShutdownSignal()
+        let signals = await UnixSignalsSequence.shutdown()
+        defer { withExtendedLifetime(signals) {} }
         if try link.role(role, default: .peripheral) == .central {
-            return try await receiveAsCentral(shutdown: shutdown)
+            return try await receiveAsCentral(signals: signals)
         }
         let keys = try secure.serverKeys()
-        keys?.reloadOnHangup()
+        await keys?.reloadOnHangup()
         let verbose = verbose
         let outcomes = AsyncStream<ListenOutcome>.makeStream()
         let sink = try openInbox(
@@ -148,7 +150,13 @@ struct ListenCommand: AsyncParsableCommand {
         options.holdsAcknowledgements = true
         options.keys = keys
         let acceptor = try link.acceptor(options)
-        shutdown.onSignal { acceptor.stop() }
+        // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
+        // then the run ends.
+        Task {
+            guard await signals.firstSignal() != nil else { return }
+            acceptor.stop()
+            outcomes.continuation.yield(.signal)
+        }
         let server: PipeServer
         do {
             server = try await PipeServer.serve(acceptor, connections: connections)
@@ -189,10 +197,6 @@ struct ListenCommand: AsyncParsableCommand {
                 }
             }
             outcomes.continuation.yield(server.failure.map { .failed($0) } ?? .served)
-        }
-        Task {
-            let number = await shutdown.wait()
-            outcomes.continuation.yield(.signal(number))
         }
         loop: for await outcome in outcomes.stream {
             switch outcome {
@@ -315,5 +319,6 @@ private enum ListenOutcome: Sendable {
     case failed(any Error)
     /// The broker refused a publish (--mqtt).
     case failedBroker(MQTTGatewayError)
-    case signal(Int32)
+    /// SIGINT or SIGTERM: the acceptor has stopped.
+    case signal
 }

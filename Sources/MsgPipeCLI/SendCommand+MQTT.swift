@@ -2,6 +2,7 @@ import ArgumentParser
 import BLELink
 import MsgPipe
 import MsgPipeMQTT
+import UnixSignals
 
 /// `msgpipe send --mqtt`: the downlink of a gateway. Each message published to `PREFIX/ID/down` is journaled,
 /// sent to the central (as central: the peer; as peripheral: every connected central, or the one its `peer`
@@ -9,7 +10,8 @@ import MsgPipeMQTT
 /// SIGINT/SIGTERM (exit 0).
 extension SendCommand {
     func runDownlink(url text: String, journal: String) async throws {
-        let shutdown = ShutdownSignal()
+        let signals = await UnixSignalsSequence.shutdown()
+        defer { withExtendedLifetime(signals) {} }
         let downlink: MQTTDownlink
         do throws(MQTTGatewayError) {
             var options = MQTTGateway.Options()
@@ -28,21 +30,23 @@ extension SendCommand {
         // Key files are checked before anything connects or advertises.
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
-        options.keys?.reloadOnHangup()
+        await options.keys?.reloadOnHangup()
         let work: Task<Void, Never>
+        let server: PipeServer?
         if try link.role(role, default: .central) == .peripheral {
-            let server: PipeServer
+            let serving: PipeServer
             do {
-                server = try await PipeServer.serve(try link.acceptor(options))
+                serving = try await PipeServer.serve(try link.acceptor(options))
             } catch {
                 await downlink.close()
                 printError("cannot serve on \(link.displayName): \(error)")
                 throw ExitCode(SendExitCode.linkFailure.rawValue)
             }
-            printError(server.description)
-            work = Task { await downlink.deliver(through: server) }
-            shutdown.onSignal { Task { await server.close() } }
+            printError(serving.description)
+            work = Task { await downlink.deliver(through: serving) }
+            server = serving
         } else {
+            server = nil
             let pipe: MessagePipe
             do {
                 pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
@@ -55,7 +59,9 @@ extension SendCommand {
         }
         printError("sending what arrives on \(downlink.downTopic); acknowledgements on \(downlink.ackTopic)")
         SystemdNotify.ready()
-        _ = await shutdown.wait()
+        // SIGINT/SIGTERM, also one during start: the socket file goes, advertising stops.
+        _ = await signals.firstSignal()
+        if let server { Task { await server.close() } }
         work.cancel()
         await downlink.close()
     }

@@ -139,16 +139,6 @@ struct SendCommand: AsyncParsableCommand {
         let copies = link.hasSeveralPeers ? link.bluetooth.peers.count : centrals
         let progress = ProgressReporter(total: sizes.reduce(0, +) * copies, enabled: !json)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        if let deadline {
-            // The whole run, connecting included, is bounded: a peer that connects but never answers (or a
-            // connect that hangs) ends in exit 2 as well. Each send also checks the deadline itself to report
-            // which message was not acknowledged.
-            Task.detached {
-                try await Task.sleep(until: deadline + .milliseconds(500))
-                printError("not every message was acknowledged before --timeout")
-                Glibc.exit(SendExitCode.notAcknowledged.rawValue)
-            }
-        }
         var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
         options.logger = logger
         options.reconnect.attempts = reconnects
@@ -160,20 +150,50 @@ struct SendCommand: AsyncParsableCommand {
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         // Key files are checked before anything connects or advertises.
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
-        options.keys?.reloadOnHangup()
+        await options.keys?.reloadOnHangup()
         let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
         let sendInputs = SendInputs(paths: inputs, sizes: sizes)
         let peers = asPeripheral ? [] : try link.peerAddresses()
-        let outcome: SendExitCode
-        if asPeripheral {
-            outcome = await session.serve(inputs: sendInputs, centrals: centrals, json: json)
-        } else if peers.count > 1 {
-            outcome = await session.fanOut(to: peers, inputs: sendInputs, json: json)
-        } else {
-            outcome = await session.run(inputs: sendInputs, json: json)
+        let centrals = centrals, json = json
+        // With --timeout the whole run, connecting included, is bounded: a peer that connects but never answers
+        // (or a connect that hangs) ends in exit 2 as well. Each send also checks the deadline itself to report
+        // which message was not acknowledged.
+        let outcome = try await Self.bounded(by: deadline.map { $0 + .milliseconds(500) }) {
+            if asPeripheral {
+                await session.serve(inputs: sendInputs, centrals: centrals, json: json)
+            } else if peers.count > 1 {
+                await session.fanOut(to: peers, inputs: sendInputs, json: json)
+            } else {
+                await session.run(inputs: sendInputs, json: json)
+            }
         }
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
+    }
+
+    /// `send`'s outcome, or past `deadline` (nil: none) "not every message was acknowledged before --timeout"
+    /// on standard error and ``ExitCode`` 2. The send is then cancelled but not awaited (a Bluetooth connect
+    /// may not return): it ends with the process.
+    static func bounded(
+        by deadline: ContinuousClock.Instant?, _ send: @escaping @Sendable () async -> SendExitCode
+    ) async throws -> SendExitCode {
+        guard let deadline else { return await send() }
+        let (first, arrival) = AsyncStream<SendExitCode?>.makeStream()
+        let sending = Task {
+            arrival.yield(await send())
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(until: deadline)) != nil else { return }
+            arrival.yield(nil)
+        }
+        for await outcome in first {
+            timer.cancel()
+            if let outcome { return outcome }
+            sending.cancel()
+            printError("not every message was acknowledged before --timeout")
+            throw ExitCode(SendExitCode.notAcknowledged.rawValue)
+        }
+        preconditionFailure("the stream of outcomes is never finished")
     }
 
     func fail(_ message: String, _ code: SendExitCode) throws -> Never {

@@ -3,6 +3,7 @@ import Exchange
 import Glibc
 import MsgPipe
 import MsgPipeMQTT
+import ServiceLifecycle
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
 struct ServeCommand: AsyncParsableCommand {
@@ -91,7 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let keys = try secure.serverKeys() else {
             throw ValidationError("give --key-file FILE, or --identity FILE with --peer-key KEY or --authorized-keys FILE")
         }
-        keys.reloadOnHangup()
+        await keys.reloadOnHangup()
         let limits = ExchangeLimits(maximumRequestSize: maxBody, maximumResponseSize: maxBody, retainedRequests: retain)
         let requests = try RequestServer(
             stateDirectory: try state ?? Self.temporaryStateDirectory(),
@@ -111,30 +112,40 @@ struct ServeCommand: AsyncParsableCommand {
         options.onRefusedHandshake = { peer, error in  // the library warns on stderr
             if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
         }
-        let shutdown = ShutdownSignal()
-        let server = try await PipeServer.serve(try link.acceptor(options), connections: connections)
-        printError(server.description)
-        // SIGTERM/SIGINT: no new central; a running command's process group is killed, its request recorded as
-        // started only (the journal is durable at every point); the socket file goes, advertising stops.
-        let serving = Task {
-            await server.serveRequests(with: requests, idleTimeout: .seconds(idleTimeout)) { event in
-                ServeEvent.report(event, json: json)
-                if let broker, case let .handled(request) = event {
-                    let line = JSONLine.text(ServeEvent.RequestLine(request))
-                    Task { try? await broker.publishServed(line) }
+        let acceptor = try link.acceptor(options)
+        let (connections, idleTimeout, handshakeTimeout) = (connections, idleTimeout, handshakeTimeout)
+        // Serves until --connections centrals were served or a SIGTERM/SIGINT (also one while the server starts)
+        // shuts the group down gracefully: no new central; a running command's process group is killed, its
+        // request recorded as started only (the journal is durable at every point); the connections in progress
+        // end (one still before its handshake is reported refused); the socket file goes, advertising stops.
+        let serving = ClosureService {
+            let server = try await PipeServer.serve(acceptor, connections: connections)
+            printError(server.description)
+            await cancelWhenGracefulShutdown {
+                await server.serveRequests(with: requests, idleTimeout: .seconds(idleTimeout)) { event in
+                    ServeEvent.report(event, json: json)
+                    if let broker, case let .handled(request) = event {
+                        let line = JSONLine.text(ServeEvent.RequestLine(request))
+                        Task { try? await broker.publishServed(line) }
+                    }
                 }
             }
-        }
-        shutdown.onSignal { serving.cancel() }
-        await serving.value
-        if serving.isCancelled {
-            // The connections in progress end first: one still before its handshake is reported refused.
+            guard Task.isShuttingDownGracefully else {
+                if let failure = server.failure { throw failure }
+                return
+            }
             await server.close()
             await server.waitUntilNoCentrals(timeout: .seconds(handshakeTimeout))
             printError("stopped")
-            Glibc.exit(0)  // a Bluetooth accept cannot be cancelled: its thread would hold the process
         }
-        if let failure = server.failure { throw failure }
+        var groupLogger = logger
+        groupLogger.logLevel = max(logger.logLevel, .notice)  // the group's own lines are debug detail
+        // The run ends when the service does; a Bluetooth accept still blocked in its thread then ends with
+        // the process (`runAsRoot` exits).
+        try await ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: serving, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: groupLogger)
+        ).run()
     }
 
     /// With --mqtt: the broker connection for the outcome lines.

@@ -232,6 +232,32 @@ struct AuthorizedKeysCLITests {
         #expect(refused.status == 6, "\(refused.stderr)\n\(output.stderr)")
     }
 
+    @Test("SIGHUP reloads serve's file: a removed phone's request is refused from then on; SIGTERM: exit 0")
+    func serveHangupRevokes() throws {
+        let keys = try Keys(phones: ["till-1", "till-2"])
+        defer { keys.remove() }
+        try keys.authorize(["till-1", "till-2"])
+        let server = try RunningMsgPipe(
+            ["serve"] + keys.server(["--exec", "printf ok:; cat", "--state", keys.directory.path + "/state"]))
+        #expect(server.waitForError(containing: "listening on unix:"), "\(server.stderrSoFar)")
+        func request(as name: String) throws -> MsgPipeProcess.Result {
+            try MsgPipeProcess.run(
+                ["request"] + keys.link + ["--identity", keys.identity(name), "--peer-key", keys.serverPublic,
+                 "--timeout", "10"], input: Array("pay".utf8))
+        }
+        #expect(try request(as: "till-2").status == 0)
+        try keys.authorize(["till-1"])
+        kill(server.process.processIdentifier, SIGHUP)
+        #expect(server.waitForError(containing: "revoked till-2"), "\(server.stderrSoFar)")
+        let refused = try request(as: "till-2")
+        #expect(refused.status == 6, "\(refused.stderr)")
+        #expect(try request(as: "till-1").status == 0)
+        kill(server.process.processIdentifier, SIGTERM)
+        let result = server.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: keys.socket))
+    }
+
     @Test("send as the peripheral to a central: the central pins the peripheral's key, the peripheral checks the central's")
     func peripheralSends() throws {
         let keys = try Keys(phones: ["till-1"])

@@ -259,6 +259,7 @@ struct ListenSendCLITests {
         kill(listener.process.processIdentifier, SIGSTOP)
         let result = try scratch.send(["--timeout", "1", try scratch.file("x", [1, 2, 3])])
         #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("not every message was acknowledged before --timeout"), "\(result.stderr)")
         kill(listener.process.processIdentifier, SIGCONT)
         listener.process.terminate()
         _ = listener.finish()

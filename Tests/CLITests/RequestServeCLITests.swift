@@ -176,6 +176,18 @@ struct RequestServeCLITests {
         #expect(output.stdout.contains("\"event\":\"handshake-failed\""))
     }
 
+    @Test("SIGTERM as soon as serve listens: exit 0, stopped, its socket file removed; SIGINT likewise")
+    func terminationRightAfterStart() throws {
+        for signal in [SIGTERM, SIGINT] {
+            let server = try serve()
+            #expect(FileManager.default.fileExists(atPath: socket))
+            let stopped = server.stop(signal: signal)
+            #expect(stopped.status == 0, "\(stopped.stderr)")
+            #expect(stopped.stderr.contains("stopped"), "\(stopped.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: socket))
+        }
+    }
+
     @Test("no response before --timeout: exit 4; a failing command: exit 3; no server: exit 2")
     func deadlinesAndFailures() throws {
         let slow = try serve(command: "sleep 20")

@@ -166,10 +166,11 @@ public struct PipeConnector: Sendable {
     /// The kernel backend's connect, one attempt within `timeout`: resolves `target` (scanning for a name)
     /// and connects the ATT channel; blocking calls run on a thread of their own. The scan and the connect
     /// take the adapter's turn in ``ConnectQueue`` (one LE connection creation at a time per adapter); the
-    /// attempt's `timeout` starts with the turn, so waiting behind another peer does not shorten it.
+    /// attempt's `timeout` starts with the turn, so waiting behind another peer does not shorten it. Throws a
+    /// ``BluetoothError``, or `CancellationError` when the task is cancelled while it waits for the turn.
     private func connectedSocket(
         to target: CentralTarget, within timeout: Duration
-    ) async throws(BluetoothError) -> (ConnectedATTSocket, BluetoothAdapter) {
+    ) async throws -> (ConnectedATTSocket, BluetoothAdapter) {
         let (options, service, observation) = (options, AdvertisedServiceUUID(options.profile.service.description), observation)
         let timeout = max(timeout, .seconds(1))
         let selector = try AdapterSelector(options.adapter)
@@ -198,8 +199,7 @@ public struct PipeConnector: Sendable {
                 return (socket, central.adapter)
             }
         }
-        // Cancelled while it waited for the turn (ECANCELED).
-        guard let connected else { throw .system(call: "connect to \(target)", errno: 125, message: "cancelled") }
+        guard let connected else { throw CancellationError() }  // cancelled while it waited for the turn
         return connected
     }
 }

@@ -21,20 +21,27 @@ struct ListenMQTTCLITests {
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice
         let text = Mutex("")
+        /// Signalled once the reader took standard error to its end.
+        let ended = DispatchSemaphore(value: 0)
         try process.run()
         let handle = stderr.fileHandleForReading
         Thread {
             while true {
                 let data = handle.availableData
-                if data.isEmpty { return }
+                if data.isEmpty { break }
                 text.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
+            ended.signal()
         }.start()
         let deadline = Date(timeIntervalSinceNow: 20)
         while Date() < deadline, process.isRunning, !text.withLock({ $0.contains("publishing to") }) {
             try await Task.sleep(for: .milliseconds(20))
         }
-        return (process, { text.withLock { $0 } })
+        // Standard error so far; once the process exited, all of it (the reader may lag behind the exit).
+        return (process, {
+            if !process.isRunning, ended.wait(timeout: .now() + 10) == .success { ended.signal() }
+            return text.withLock { $0 }
+        })
     }
 
     private func phone(_ path: String) async throws -> MessagePipe {
@@ -121,7 +128,6 @@ struct ListenMQTTCLITests {
         func status(_ url: String) async throws -> (Int32, String) {
             let (process, text) = try await listen(["--link", "unix:\(path)", "--mqtt", url, "--gateway", "gw1"])
             let code = await exited(process) ?? -1
-            try await Task.sleep(for: .milliseconds(100))  // the reader thread takes the last bytes
             return (code, text())
         }
         let bad = try await status("mqtt://127.0.0.1")

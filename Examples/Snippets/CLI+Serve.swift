@@ -1,6 +1,4 @@
-import Exchange
 import MsgPipe
-import Secure
 
 /// docs/CLI.md, serve "From Swift": a terminal serving requests and a client's request, with a pre-shared key.
 func cliServe(key: PreSharedKey, body: [UInt8]) async throws {

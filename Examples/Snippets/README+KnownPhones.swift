@@ -1,4 +1,3 @@
-import Exchange
 import MsgPipe
 
 /// README, "only known phones": a peripheral that accepts only the listed keys.

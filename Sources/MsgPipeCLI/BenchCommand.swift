@@ -1,7 +1,7 @@
+import MsgPipe
 import BLELink
 import Simulator
 import ArgumentParser
-import Transport
 
 /// `msgpipe bench --link sim`: runs the real Transport over the BLE air-time simulator and reports goodput
 /// against the configuration's theoretical limit. On a real link (``BenchLink``) it measures either

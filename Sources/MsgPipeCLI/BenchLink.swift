@@ -1,10 +1,8 @@
 import BLELink
-import GATT
 import Logging
 import MsgPipe
 import Simulator
 import Synchronization
-import Transport
 
 /// `msgpipe bench` on a real link (`--link unix:PATH`, or Bluetooth), either way round:
 /// - as the central (`--to`, default): `centrals` concurrent central connections from this process, each its

@@ -1,7 +1,6 @@
+import MsgPipe
 import BLELink
-import GATT
 import Simulator
-import Transport
 
 /// How `msgpipe bench` prints a ``TransferReport``: a table for people, one JSON object for machines.
 enum BenchReportFormat {

@@ -1,7 +1,4 @@
-public import Exchange
 public import MsgPipe
-public import Secure
-public import Transport
 import Synchronization
 
 /// Taps into what the commands do, for a program that embeds them (msgpipe-lab's fault injection). None by

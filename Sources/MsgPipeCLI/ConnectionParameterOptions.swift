@@ -1,5 +1,5 @@
+import MsgPipe
 import ArgumentParser
-import GATT
 
 /// The LE connection parameters and PHY of `send`, `listen` and `serve`: as central (`--to`) what the kernel
 /// puts into its LE Create Connection to the peer; as peripheral what it asks each central for. Validated up

@@ -1,6 +1,5 @@
+import MsgPipe
 import ArgumentParser
-import Framing
-import GATT
 
 /// `msgpipe deframe`: reassembles messages from hex packet lines and writes their bytes to standard output.
 struct DeframeCommand: ParsableCommand {

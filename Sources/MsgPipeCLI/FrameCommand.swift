@@ -1,6 +1,5 @@
+import MsgPipe
 import ArgumentParser
-import Framing
-import GATT
 
 /// `msgpipe frame`: cuts one payload into packets of a wire format and prints them as hex lines.
 struct FrameCommand: ParsableCommand {

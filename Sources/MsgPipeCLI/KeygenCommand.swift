@@ -1,6 +1,6 @@
+import MsgPipe
 import ArgumentParser
 import Glibc
-import Secure
 
 /// `msgpipe keygen`: a new pre-shared key, or with `--x25519` a new identity key pair.
 struct KeygenCommand: ParsableCommand {

@@ -1,7 +1,5 @@
 import ArgumentParser
 import BLELink
-import Framing
-import GATT
 import MsgPipe
 
 /// Where the link of `listen`, `send`, `request`, `serve` and `bench` goes (`--link unix:PATH`, or Bluetooth

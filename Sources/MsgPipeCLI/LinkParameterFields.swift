@@ -1,4 +1,3 @@
-import GATT
 import MsgPipe
 
 /// The `--json` fields that say what a link runs on (`send` results, `listen` lines), each present only where

@@ -1,7 +1,6 @@
 import ArgumentParser
 import MsgPipe
 import MsgPipeStore
-import Secure
 import UnixSignals
 
 extension ListenCommand {

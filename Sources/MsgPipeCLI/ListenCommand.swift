@@ -1,13 +1,10 @@
 import ArgumentParser
 import BLELink
-import Framing
 import Glibc
 import Logging
 import MsgPipe
 import MsgPipeMQTT
 import MsgPipeStore
-import Secure
-import Transport
 import UnixSignals
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or

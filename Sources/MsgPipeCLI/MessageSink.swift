@@ -1,8 +1,7 @@
-import Framing
+import MsgPipe
 import FoundationEssentials
 import Glibc
 import MsgPipeStore
-import Secure
 import Synchronization
 
 /// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Exchange
 import MsgPipe
 
 /// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.

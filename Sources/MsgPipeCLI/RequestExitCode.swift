@@ -1,7 +1,4 @@
-import Exchange
 import MsgPipe
-import Secure
-import Transport
 
 /// The exit codes of `msgpipe request` (listed in its --help and docs/CLI.md).
 enum RequestExitCode: Int32, CaseIterable {

@@ -1,9 +1,6 @@
 import ArgumentParser
-import Exchange
 import Logging
 import MsgPipe
-import Secure
-import Transport
 import UnixSignals
 
 /// The end-to-end keys of `request`, `serve`, `send` and `listen` (PROTOCOL.md 6.1): a pre-shared key file, or

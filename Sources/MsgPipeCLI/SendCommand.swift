@@ -1,10 +1,8 @@
 import ArgumentParser
 import BLELink
-import Framing
 import Glibc
 import Logging
 import MsgPipe
-import Transport
 
 /// `msgpipe send`: sends each FILE (or standard input) as one message: as the central (default, `--to`) to a
 /// listener, or as the peripheral (`--name`, `--role peripheral`) to each of `--centrals` subscribed

@@ -1,4 +1,4 @@
-import Transport
+import MsgPipe
 
 /// The documented exit codes of `msgpipe send` (sysexits for usage and input errors).
 enum SendExitCode: Int32 {

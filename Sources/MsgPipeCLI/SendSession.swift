@@ -1,9 +1,6 @@
 import BLELink
-import Framing
 import MsgPipe
-import Secure
 import Synchronization
-import Transport
 
 /// One run of `msgpipe send` over the MsgPipe library: as the central it connects a pipe (which reconnects
 /// and resumes on its own); as the peripheral it serves and waits for `centrals` centrals to subscribe. Either

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Exchange
 import Glibc
 import MsgPipe
 import MsgPipeMQTT

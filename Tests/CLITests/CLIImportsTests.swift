@@ -1,0 +1,44 @@
+import Foundation
+import Testing
+
+/// The CLI only parses, calls the library and prints: Sources/MsgPipeCLI imports no module of this package but
+/// MsgPipe, MsgPipeMQTT and Simulator. The files that still reach past the library are listed here and may only
+/// shrink: a new file, or a new module in a listed file, fails.
+@Suite struct CLIImportsTests {
+    static let allowed: Set<String> = ["MsgPipe", "MsgPipeMQTT", "Simulator"]
+    /// Still reaching past the library (the backend module, the store, systemd's notify, the version stamp):
+    /// file -> modules.
+    static let exceptions: [String: Set<String>] = [
+        "AdapterOptions.swift": ["BLELink"], "BenchCommand.swift": ["BLELink"], "BenchLink.swift": ["BLELink"],
+        "BenchReportFormat.swift": ["BLELink"], "BondsCommand.swift": ["BLELink"], "BuildInfo.swift": ["CBuildInfo"],
+        "LinkOptions.swift": ["BLELink"], "ListenCommand+Central.swift": ["MsgPipeStore"],
+        "ListenCommand.swift": ["BLELink", "MsgPipeStore"], "MessageSink.swift": ["MsgPipeStore"],
+        "ScanCommand.swift": ["BLELink"], "SendCommand+MQTT.swift": ["BLELink"], "SendCommand+Spool.swift": ["MsgPipeStore"],
+        "SendCommand.swift": ["BLELink"], "SendSession.swift": ["BLELink"], "SystemdNotify.swift": ["CSystemd"],
+    ]
+
+    @Test("Sources/MsgPipeCLI imports no module of ours but MsgPipe, MsgPipeMQTT and Simulator (listed exceptions only shrink)")
+    func importsOnlyTheLibrary() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let ours = Set(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path))
+        let cli = root.appendingPathComponent("Sources/MsgPipeCLI")
+        var found: [String: Set<String>] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: cli.path) where name.hasSuffix(".swift") {
+            let text = try String(contentsOf: cli.appendingPathComponent(name), encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ")
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                      words[..<index].allSatisfy({ ["public", "package", "internal", "private", "fileprivate", "@_exported", "@preconcurrency"].contains($0) })
+                else { continue }
+                let module = String(words[index + 1])
+                if ours.contains(module), !Self.allowed.contains(module) { found[name, default: []].insert(module) }
+            }
+        }
+        for (file, modules) in found.sorted(by: { $0.key < $1.key }) {
+            let extra = modules.subtracting(Self.exceptions[file] ?? [])
+            #expect(extra.isEmpty, "Sources/MsgPipeCLI/\(file) imports \(extra.sorted()): reach it through MsgPipe")
+        }
+        let gone = Self.exceptions.filter { found[$0.key] != $0.value }.map(\.key).sorted()
+        #expect(gone.isEmpty, "no longer reaching past the library, take them off the list: \(gone)")
+    }
+}

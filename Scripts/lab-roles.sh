@@ -524,6 +524,72 @@ expect "connection parameters chosen: LE Create Connection carries the central's
 echo "   connection parameters: $(grep -E "LE Connection Update Complete seen|Connection interval" "$OUT/t28p.log" | head -2 | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 echo "   PHY: $(grep -E "^LE Set PHY issued|^PHY Update Complete|^no LE PHY Update|^send --json phy" "$OUT/t28p.log" | tr '\n' ' ')" | tee -a "$OUT/results.txt"
 no_links
+# 28q. A peripheral without --conn-interval keeps the central's interval, and listen with several --to asks for
+#      its --conn-interval on every link. (a) listen --name on hci0 without connection parameters (it widens
+#      hci0's default interval range while serving: Set Default System Configuration), send --to from hci1
+#      with --conn-interval 7.5-15 --json: LE Create Connection carries 7.5-15 ms, no L2CAP Connection Parameter
+#      Update Request is on the air, send --json has "interval_ms":[7.5,15] and "changed_by_peer":false.
+#      (b) listen on hci0 with --to twice and --conn-interval 20-25 --json, from send --name on hci1 and hci2
+#      (no connection parameters): two LE Create Connection on hci0 carry 20-25 ms, each --json line has
+#      "interval_ms":[20,25], and no Connection Parameter Update Request. The interval btvirt picks from the range
+#      (15 ms and 25 ms in the runs so far) is logged; mgmt commands appear in btmon as "@ MGMT Command" with
+#      their bytes.
+MARK=$(wc -l < "$OUT/btmon.txt")
+: > "$OUT/t28q.log"
+"$MSGPIPE" listen "${KB[@]}" --adapter hci0 --name msgpipe-keep --count 1 --verbose \
+	> "$OUT/keep_out.bin" 2> "$OUT/t28q_listen.log" & LST=$!
+wait_for "$OUT/t28q_listen.log" "advertising"
+timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter hci1 --to msgpipe-keep --conn-interval 7.5-15 --verbose --json \
+	"$OUT/params.bin" > "$OUT/t28q.json" 2> "$OUT/t28q_send.log"
+echo "a: send exit $?" >> "$OUT/t28q.log"
+wait_bounded $LST 60; echo "a: listen exit $?" >> "$OUT/t28q.log"
+cmp -s "$OUT/params.bin" "$OUT/keep_out.bin" && echo "a: intact" >> "$OUT/t28q.log"
+btmon_sync
+tail -n +"$((MARK + 1))" "$OUT/btmon.txt" > "$OUT/t28q_a_btmon.txt"
+grep -A8 "(0x08|0x000d).*\[hci1\]" "$OUT/t28q_a_btmon.txt" | grep -q "Min connection interval: 7.50 msec" &&
+	grep -A9 "(0x08|0x000d).*\[hci1\]" "$OUT/t28q_a_btmon.txt" | grep -q "Max connection interval: 15.00 msec" &&
+	echo "a: LE Create Connection carries 7.5-15 ms" >> "$OUT/t28q.log"
+grep -q "Connection Parameter Update Req" "$OUT/t28q_a_btmon.txt" ||
+	echo "a: no Connection Parameter Update Request on the air" >> "$OUT/t28q.log"
+grep -q '"changed_by_peer":false' "$OUT/t28q.json" && grep -q '"interval_ms":\[7.5,15\]' "$OUT/t28q.json" &&
+	echo "a: send --json keeps 7.5-15 ms, not changed by the peer" >> "$OUT/t28q.log"
+grep -q "default connection interval range interval 7.5-" "$OUT/t28q_listen.log" &&
+	echo "a: listen widened hci0's default range while serving" >> "$OUT/t28q.log"
+# btmon -T shortens the mgmt command's name: "@ MGMT Command:... (0x004c) plen 10 ... [hci0]", then its bytes.
+SDSC=$(grep -A1 "@ MGMT Command:.*(0x004c) plen 10 .*\[hci0\]" "$OUT/t28q_a_btmon.txt" | grep -oE "17 00 02 [0-9a-f]{2} [0-9a-f]{2} 18 00 02 [0-9a-f]{2} [0-9a-f]{2}")
+echo "a: Set Default System Configuration (interval only) on hci0: $(echo "$SDSC" | grep -c .) [$(echo "$SDSC" | tr '\n' ';')]" >> "$OUT/t28q.log"
+[ "$(echo "$SDSC" | head -1)" = "17 00 02 06 00 18 00 02 a7 00" ] && [ "$(echo "$SDSC" | sed -n 2p)" = "17 00 02 18 00 18 00 02 28 00" ] &&
+	echo "a: hci0's range widened to 7.5-208.75 ms while serving, then 30-50 ms again" >> "$OUT/t28q.log"
+grep -A4 "LE Connection Complete\|LE Enhanced Connection Complete" "$OUT/t28q_a_btmon.txt" | grep -oE "Connection interval: [0-9.]+ msec" | head -1 | sed 's/^/a: /' >> "$OUT/t28q.log"
+no_links
+MARK=$(wc -l < "$OUT/btmon.txt")
+for h in 1 2; do
+	timeout 120 "$MSGPIPE" send "${KB[@]}" --adapter "hci$h" --name "keep-s$h" "$OUT/params.bin" > /dev/null 2> "$OUT/t28q_s$h.log" &
+	eval "Q$h=\$!"
+done
+for h in 1 2; do wait_for "$OUT/t28q_s$h.log" "advertising"; done
+timeout 120 "$MSGPIPE" listen "${KB[@]}" --adapter hci0 --to keep-s1 --to keep-s2 --conn-interval 20-25 --count 2 --json \
+	> "$OUT/t28q_b.jsonl" 2> "$OUT/t28q_b.log"
+echo "b: listen exit $?" >> "$OUT/t28q.log"
+for h in 1 2; do eval "wait_bounded \$Q$h 60"; echo "b: send hci$h exit $?" >> "$OUT/t28q.log"; done
+btmon_sync
+tail -n +"$((MARK + 1))" "$OUT/btmon.txt" > "$OUT/t28q_b_btmon.txt"
+[ "$(grep -A8 "(0x08|0x000d).*\[hci0\]" "$OUT/t28q_b_btmon.txt" | grep -c "Min connection interval: 20.00 msec")" -ge 2 ] &&
+	[ "$(grep -A9 "(0x08|0x000d).*\[hci0\]" "$OUT/t28q_b_btmon.txt" | grep -c "Max connection interval: 25.00 msec")" -ge 2 ] &&
+	echo "b: both LE Create Connection carry 20-25 ms" >> "$OUT/t28q.log"
+[ "$(grep -c '"interval_ms":\[20,25\]' "$OUT/t28q_b.jsonl")" = 2 ] && echo "b: both --json lines have 20-25 ms" >> "$OUT/t28q.log"
+grep -q "Connection Parameter Update Req" "$OUT/t28q_b_btmon.txt" ||
+	echo "b: no Connection Parameter Update Request on the air" >> "$OUT/t28q.log"
+cat "$OUT/t28q.json" "$OUT/t28q_send.log" "$OUT/t28q_listen.log" "$OUT/t28q_b.jsonl" "$OUT/t28q_b.log" >> "$OUT/t28q.log"
+grep -E "MGMT Command: Set Default System|Min connection interval|Max connection interval|Connection interval|Connection Parameter" \
+	"$OUT/t28q_a_btmon.txt" "$OUT/t28q_b_btmon.txt" | head -40 >> "$OUT/t28q.log"
+expect "a peripheral without --conn-interval keeps the central's 7.5-15 ms; listen --to x2 --conn-interval asks for 20-25 ms on each link" \
+	"$OUT/t28q.log" "a: send exit 0" "a: listen exit 0" "a: intact" "a: LE Create Connection carries 7.5-15 ms" \
+	"a: no Connection Parameter Update Request" "a: send --json keeps 7.5-15 ms" "a: hci0's range widened to 7.5-208.75 ms" \
+	"b: listen exit 0" "b: send hci1 exit 0" "b: send hci2 exit 0" "b: both LE Create Connection carry 20-25 ms" \
+	"b: both --json lines have 20-25 ms" "b: no Connection Parameter Update Request"
+echo "   peripheral without --conn-interval: $(grep -E "^a: Connection interval|^a: Set Default|^a: send --json" "$OUT/t28q.log" | tr '\n' ' ')" | tee -a "$OUT/results.txt"
+no_links
 # 28f. One central on three peripherals. (a) send on hci0 with --to three times (listen on hci1, hci2, hci3),
 #      1 MiB to each at once: all intact, exit 0, one JSON result per peer. (b) the same with hci3's listen
 #      being msgpipe-lab listen --kill-after-bytes 300000: it SIGKILLs itself mid-message (exit 137), having

@@ -20,8 +20,9 @@ struct BenchLink {
     let messages: Int
     let centrals: Int
     let seed: UInt64
-    /// The connection parameters to ask for over Bluetooth (nil: the system's).
-    var connection: ConnectionParameterOptions? = nil
+    /// The connection parameters to ask for over Bluetooth (nil: the system's). No default: whoever makes a
+    /// bench says which, so none are dropped unsaid.
+    let connection: ConnectionParameterOptions?
     /// Several `--to`: central `i` connects to `peers[i]` (empty: every central to the one listener).
     var peers: [String] = []
 

@@ -84,8 +84,8 @@ extension ListenCommand {
     }
 
     /// Several `--to`: one pipe per peer, connected at once, each reconnecting and resuming on its own. Every
-    /// message is written whole as it arrives, with its `--to` as `peer` (`--json`) or in that peer's folder
-    /// (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
+    /// message is written whole as it arrives, with its `--to` as `peer` and its link's parameters (`--json`),
+    /// or in that peer's folder (`--out-dir`). A peer that cannot be connected at first is named and the others are received from; the
     /// exit code is then 1 when the others end (signal or `--count`).
     private func receiveFromPeers(_ peers: [String], signals: UnixSignalsSequence) async throws {
         let options = try centralOptions()
@@ -116,7 +116,8 @@ extension ListenCommand {
                         for await message in pipe.messages {
                             sink.submit(message, as: MessageSink.Item(
                                 body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer,
-                                link: carrier, folder: byFolder ? MessageDirectory.folderName(peer) : nil))
+                                link: carrier, parameters: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters),
+                                folder: byFolder ? MessageDirectory.folderName(peer) : nil))
                         }
                     }
                 }

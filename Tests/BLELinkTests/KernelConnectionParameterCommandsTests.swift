@@ -48,6 +48,17 @@ struct KernelConnectionParameterCommandsTests {
         #expect(try SetDefaultSystemConfiguration(decoding: command.parameters[...]) == SetDefaultSystemConfiguration(connection: Self.fast))
     }
 
+    @Test func setDefaultSystemConfigurationCanCarryTheIntervalRangeAlone() throws {
+        let command = SetDefaultSystemConfiguration(intervalMinimum: 6, intervalMaximum: 3_200).command(0)
+        #expect(command.encoded() == [
+            0x4C, 0x00, 0x00, 0x00, 0x0A, 0x00,  // opcode 0x004C, hci0, 10 parameter bytes
+            0x17, 0x00, 0x02, 0x06, 0x00,  // LE Min Connection Interval = 6 (7.5 ms)
+            0x18, 0x00, 0x02, 0x80, 0x0C,  // LE Max Connection Interval = 3200 (4 s)
+        ])
+        #expect(try SetDefaultSystemConfiguration(decoding: command.parameters[...])
+            == SetDefaultSystemConfiguration(intervalMinimum: 6, intervalMaximum: 3_200))
+    }
+
     @Test func readDefaultSystemConfigurationDecodesTheKernelsTLVs() throws {
         #expect(ReadDefaultSystemConfiguration.command(2).encoded() == [0x4B, 0x00, 0x02, 0x00, 0x00, 0x00])
         // A reply as mgmt_config.c builds it: other TLVs around the LE connection ones (Linux defaults).

@@ -159,4 +159,57 @@ struct KernelConnectionParameterSetupTests {
         #expect(try ConnectionParameterSetup.setPeripheralDefaults(ConnectionParameterRequest(), controller: 0, using: management) == nil)
         #expect(management.sent.isEmpty)
     }
+
+    @Test func aPeripheralWithoutAnIntervalWidensTheDefaultRangeAndPutsItBack() throws {
+        let management = management()
+        let set = try #require(try ConnectionParameterSetup.widenPeripheralInterval(controller: 1, using: management))
+        #expect(set.previous == .linuxDefault)
+        // 7.5 ms up to 208.75 ms: the longest interval the default 420 ms timeout allows with latency 0.
+        #expect(set.widened == (try ConnectionParameters(minimumInterval: 6, maximumInterval: 167, latency: 0, supervisionTimeout: 42)))
+        try ConnectionParameterSetup.restoreInterval(set.previous, controller: 1, using: management)
+        #expect(management.sent.map { $0.encoded() } == [
+            [0x4B, 0x00, 0x01, 0x00, 0x00, 0x00],  // Read Default System Configuration, hci1
+            [0x4C, 0x00, 0x01, 0x00, 0x0A, 0x00,  // Set Default System Configuration, hci1, 10 parameter bytes
+             0x17, 0x00, 0x02, 0x06, 0x00,  // LE Min Connection Interval = 6 (7.5 ms)
+             0x18, 0x00, 0x02, 0xA7, 0x00],  // LE Max Connection Interval = 167 (208.75 ms)
+            [0x4C, 0x00, 0x01, 0x00, 0x0A, 0x00,  // back to 30-50 ms; latency and timeout untouched
+             0x17, 0x00, 0x02, 0x18, 0x00, 0x18, 0x00, 0x02, 0x28, 0x00],
+        ])
+    }
+
+    @Test func aRangeAlreadyThatWideIsLeftAlone() throws {
+        let wide: [UInt8] = [
+            0x17, 0x00, 0x02, 0x06, 0x00, 0x18, 0x00, 0x02, 0x80, 0x0C,  // 7.5 ms - 4 s
+            0x19, 0x00, 0x02, 0x00, 0x00, 0x1A, 0x00, 0x02, 0x80, 0x0C,  // latency 0, 32 s
+        ]
+        let management = management(defaults: wide)
+        #expect(try ConnectionParameterSetup.widenPeripheralInterval(controller: 0, using: management) == nil)
+        #expect(management.opcodes == [ReadDefaultSystemConfiguration.opcode])
+    }
+
+    @Test("the widest range keeps the adapter's latency and timeout valid", arguments: [
+        (latency: UInt16(0), timeout: UInt16(42), maximum: UInt16(167)),
+        (latency: 4, timeout: 3_200, maximum: 2_559),  // 5 x 3198.75 ms x 2 < 32 s
+        (latency: 0, timeout: 3_200, maximum: 3_200),  // 4 s, the longest interval there is
+        (latency: 0, timeout: 10, maximum: 39),  // 100 ms: 48.75 ms
+    ])
+    func widestInterval(latency: UInt16, timeout: UInt16, maximum: UInt16) throws {
+        let defaults = try ConnectionParameters(
+            minimumInterval: 24, maximumInterval: min(40, maximum), latency: latency, supervisionTimeout: timeout)
+        let widest = ConnectionParameterSetup.widestInterval(keeping: defaults)
+        #expect(widest.minimumInterval == 6)
+        #expect(widest.maximumInterval == maximum)
+        #expect(widest.latency == latency && widest.supervisionTimeout == timeout)
+    }
+
+    @Test func widenWithoutCapNetAdminNamesTheCapability() throws {
+        let management = management()
+        management.statuses[SetDefaultSystemConfiguration.opcode] = .permissionDenied
+        #expect {
+            try ConnectionParameterSetup.widenPeripheralInterval(controller: 0, using: management)
+        } throws: { error in
+            guard case .connectionParametersNeedCapability = error as? BluetoothError else { return false }
+            return true
+        }
+    }
 }

@@ -25,6 +25,8 @@ struct MessagePipeBlueZTests {
         #expect(server.description.hasPrefix("advertising 'msgpipe-lib' on hci0 (through bluetoothd)"), "\(server.description)")
         #expect(fake.record.advertisement.withLock { $0?["LocalName"] } == .string("msgpipe-lib"))
         #expect(notes.withLock { $0 }.contains { $0.kind == .detail && $0.description.hasPrefix("backend: bluez") })
+        // bluetoothd's adapter keeps its default interval range: said once, as advice.
+        #expect(notes.withLock { $0 }.filter { $0.kind == .advice && $0.description.contains("connection interval") }.count == 1)
 
         let ends = try await fake.acquire(device: BlueZPeripheralTests.device, mtu: 185)
         let central = try AcquiredLink(sending: ends.write, receiving: ends.notify,

@@ -67,12 +67,18 @@ public final class PipeAcceptor: Sendable {
             options.note(.detail, backend.summary)
         }
         var restoreDefaults: (@Sendable () -> Void)?
-        if case .bluetooth = address, let request = options.requestedConnectionParameters {
-            guard case .kernel = backend else {
-                if case let .bluez(bus) = backend { bus.close() }
-                throw MessagePipeError.connectionParametersThroughBluetoothd(request)
+        if case .bluetooth = address {
+            let request = options.requestedConnectionParameters
+            if let request {
+                guard case .kernel = backend else {
+                    if case let .bluez(bus) = backend { bus.close() }
+                    throw MessagePipeError.connectionParametersThroughBluetoothd(request)
+                }
+                restoreDefaults = try await setPeripheralParameters(request)
             }
-            restoreDefaults = try await setPeripheralParameters(request)
+            if request?.hasConnectionParameters != true {
+                restoreDefaults = await widenPeripheralInterval(backend: backend)
+            }
         }
         defer { restoreDefaults?() }
         var info = info
@@ -132,17 +138,66 @@ public final class PipeAcceptor: Sendable {
         if let phy = request.phy { options.note(.detail, "hci\(controller): preferring PHY \(phy)") }
         guard let set else { return nil }
         options.note(.detail, "hci\(controller): asking centrals for \(set.requested) (adapter default until stopped; was \(set.previous))")
+        return restoring(set.previous, controller: controller) { previous, management throws(BluetoothError) in
+            try ConnectionParameterSetup.restoreDefaults(previous, controller: controller, using: management)
+        }
+    }
+
+    /// Without an interval of its own the peripheral leaves each central's interval as it is: on the kernel
+    /// backend the adapter's default interval range is widened while serving
+    /// (``ConnectionParameterSetup/widenPeripheralInterval(controller:using:)``), so the kernel sends no
+    /// L2CAP Connection Parameter Update Request for an interval inside it; returns what puts the previous
+    /// range back, once, also run by ``stop()``. Where that cannot be done (through bluetoothd, without
+    /// CAP_NET_ADMIN, a kernel before 5.8) one advice note says so and serving goes on: the kernel then asks
+    /// each central outside the adapter's range for that range, as before.
+    private func widenPeripheralInterval(backend: ResolvedBackend) async -> (@Sendable () -> Void)? {
+        let options = options
+        guard case .kernel = backend else {
+            options.note(.advice, "through bluetoothd this peripheral's kernel asks each central whose connection interval "
+                + "lies outside the adapter's default range (30-50 ms unless [LE] MinConnectionInterval/"
+                + "MaxConnectionInterval in /etc/bluetooth/main.conf say otherwise) to move into it; --backend kernel "
+                + "with CAP_NET_ADMIN keeps the central's interval")
+            return nil
+        }
+        let widened: (controller: UInt16, set: (previous: ConnectionParameters, widened: ConnectionParameters)?)
+        do {
+            widened = try await BlockingCall.run { () throws(BluetoothError) in
+                let management = try ManagementSocket()
+                let adapter = try BluetoothAdapter.resolve(try AdapterSelector(options.adapter), using: management)
+                return (adapter.index, try ConnectionParameterSetup.widenPeripheralInterval(
+                    controller: adapter.index, using: management))
+            }
+        } catch {
+            options.note(.advice, "the adapter's default connection interval range stays as it is (\(error)): its kernel "
+                + "asks each central whose interval lies outside that range to move into it")
+            return nil
+        }
+        let controller = widened.controller
+        guard let set = widened.set else { return nil }
+        options.note(.detail, "hci\(controller): default connection interval range \(set.widened) until stopped (was "
+            + "\(set.previous)), so centrals keep their interval")
+        return restoring(set.previous, controller: controller) { previous, management throws(BluetoothError) in
+            try ConnectionParameterSetup.restoreInterval(previous, controller: controller, using: management)
+        }
+    }
+
+    /// What runs `restore` with `previous` once (also at ``stop()``), a failure noted as a warning.
+    private func restoring(
+        _ previous: ConnectionParameters, controller: UInt16,
+        _ restore: @escaping @Sendable (ConnectionParameters, ManagementSocket) throws(BluetoothError) -> Void
+    ) -> @Sendable () -> Void {
+        let options = options
         let done = OnceFlag()
-        let restore: @Sendable () -> Void = {
+        let action: @Sendable () -> Void = {
             guard done.claim() else { return }
             do throws(BluetoothError) {
-                try ConnectionParameterSetup.restoreDefaults(set.previous, controller: controller, using: try ManagementSocket())
+                try restore(previous, try ManagementSocket())
             } catch {
-                options.note(.warning, "could not put hci\(controller)'s connection defaults back to \(set.previous): \(error)")
+                options.note(.warning, "could not put hci\(controller)'s connection defaults back to \(previous): \(error)")
             }
         }
-        onStop(restore)
-        return restore
+        onStop(action)
+        return action
     }
 
     /// msgpipe's own GATT server for each central (UNIX socket or the kernel's ATT channel), each one's link to

@@ -60,6 +60,53 @@ public enum ConnectionParameterSetup {
         }
     }
 
+    /// Peripheral without an interval of its own: widens the adapter's default interval range to
+    /// ``widestInterval(keeping:)`` of its defaults, so the kernel asks no central whose interval lies in
+    /// that range to change it (it asks only when the interval is outside the default range). Latency and
+    /// supervision timeout stay. Returns the defaults in force before (give them to
+    /// ``restoreInterval(_:controller:using:)``) and the widened ones; nil when the range already covered
+    /// the widened one and nothing was set. Without CAP_NET_ADMIN it throws
+    /// ``BluetoothError/connectionParametersNeedCapability(operation:)``.
+    public static func widenPeripheralInterval(
+        controller: UInt16, using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) -> (previous: ConnectionParameters, widened: ConnectionParameters)? {
+        let previous = try defaults(controller: controller, using: management)
+        let widened = widestInterval(keeping: previous)
+        guard previous.minimumInterval > widened.minimumInterval || previous.maximumInterval < widened.maximumInterval else {
+            return nil
+        }
+        try privileged { () throws(BluetoothError) in
+            try management.setDefaultConnectionInterval(
+                minimum: widened.minimumInterval, maximum: widened.maximumInterval, controller: controller)
+        }
+        return (previous, widened)
+    }
+
+    /// `defaults` with the widest interval range their latency and supervision timeout allow: from 7.5 ms up
+    /// to the longest interval for which the timeout is still longer than (1 + latency) x interval x 2, at
+    /// most 4 s (7.5 to 208.75 ms with Linux's defaults, latency 0 and 420 ms). A connection other programs
+    /// create on the adapter with its defaults therefore stays valid.
+    public static func widestInterval(keeping defaults: ConnectionParameters) -> ConnectionParameters {
+        let lowest = ConnectionParameters.intervalUnits.lowerBound
+        // 4 x timeout > (1 + latency) x interval (``ConnectionParameters/shortestSupervisionTimeout``).
+        let longest = (4 * Int(defaults.supervisionTimeout) - 1) / (1 + Int(defaults.latency))
+        let maximum = max(min(longest, Int(ConnectionParameters.intervalUnits.upperBound)), Int(defaults.maximumInterval))
+        return (try? ConnectionParameters(
+            minimumInterval: lowest, maximumInterval: UInt16(maximum), latency: defaults.latency,
+            supervisionTimeout: defaults.supervisionTimeout)) ?? defaults
+    }
+
+    /// Puts the adapter's default interval range back to `previous`'s, leaving latency and timeout (best
+    /// effort: the caller reports a failure).
+    public static func restoreInterval(
+        _ previous: ConnectionParameters, controller: UInt16, using management: some ManagementCommandExecuting
+    ) throws(BluetoothError) {
+        try privileged { () throws(BluetoothError) in
+            try management.setDefaultConnectionInterval(
+                minimum: previous.minimumInterval, maximum: previous.maximumInterval, controller: controller)
+        }
+    }
+
     /// The adapter's LE connection defaults; Linux's built-in ones when the kernel does not list all four.
     static func defaults(
         controller: UInt16, using management: some ManagementCommandExecuting

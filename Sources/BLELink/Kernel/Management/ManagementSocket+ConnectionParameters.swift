@@ -26,6 +26,15 @@ extension ManagementCommandExecuting {
         try run(SetDefaultSystemConfiguration(connection: parameters).command(controller), kernel: "Linux 5.8 or later")
     }
 
+    /// Sets only the adapter's default LE connection interval range (1.25 ms units), leaving its latency and
+    /// supervision timeout: what the kernel asks a central for as peripheral, and the range of connections
+    /// this adapter creates to a peer without its own entry. The kernel does not check the values.
+    public func setDefaultConnectionInterval(minimum: UInt16, maximum: UInt16, controller: UInt16) throws(BluetoothError) {
+        try run(
+            SetDefaultSystemConfiguration(intervalMinimum: minimum, intervalMaximum: maximum).command(controller),
+            kernel: "Linux 5.8 or later")
+    }
+
     /// The adapter's default system configuration; anyone may read it.
     public func readDefaultSystemConfiguration(controller: UInt16) throws(BluetoothError) -> ReadDefaultSystemConfiguration.Reply {
         let reply = try run(ReadDefaultSystemConfiguration.command(controller), kernel: "Linux 5.8 or later")

@@ -24,6 +24,15 @@ public struct SetDefaultSystemConfiguration: Equatable, Sendable {
         ])
     }
 
+    /// The two LE connection interval TLVs only (0x0017, 0x0018), in 1.25 ms units, minimum first: the
+    /// adapter's latency and supervision timeout stay as they are.
+    public init(intervalMinimum: UInt16, intervalMaximum: UInt16) {
+        self.init([
+            SystemConfigurationParameter(type: SystemConfigurationParameter.leMinimumConnectionInterval, intervalMinimum),
+            SystemConfigurationParameter(type: SystemConfigurationParameter.leMaximumConnectionInterval, intervalMaximum),
+        ])
+    }
+
     /// Decodes the TLVs; a length running past the end throws.
     public init(decoding bytes: ArraySlice<UInt8>) throws(BluetoothError) {
         var reader = ManagementReader(bytes, context: "Set Default System Configuration")

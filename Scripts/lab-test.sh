@@ -105,6 +105,13 @@ wait_for() {
 	echo "   gave up waiting for /$2/ in $1"; return 1
 }
 
+# wait_for_more FILE PATTERN N: until FILE has more than N lines matching PATTERN, at most 60 s
+wait_for_more() {
+	local until=$((SECONDS + 60))
+	while [ $SECONDS -lt $until ]; do [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -gt "$3" ] && return 0; sleep 0.2; done
+	echo "   gave up waiting for more than $3 lines /$2/ in $1"; return 1
+}
+
 # wait_stopped PID SECS: until PID is stopped (msgpipe-lab send --stop-after-bytes stops itself mid-message), at
 # most SECS; fails when it exited or did not stop
 wait_stopped() {
@@ -849,8 +856,25 @@ else
 	grep "^after" "$OUT/t24b.log" | sed 's/^/   stock box: discovering /' | tee -a "$OUT/results.txt"
 	expect "stock box: msgpipe scan (through bluetoothd, then on the kernel backend) beside bluetoothctl's scan on hci1 leaves hci1 discovering" \
 		"$OUT/t24b.log" "^before: boolean true" "^after bluez: boolean true" "^after kernel: boolean true"
-	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose "$OUT/mib.bin" \
-		> "$OUT/t23.json" 2> "$OUT/t23.err"; echo "send exit $?" >> "$OUT/t23.err"
+	t23_send() {
+		timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose "$OUT/mib.bin" \
+			> "$OUT/t23.json" 2> "$OUT/t23.err"; echo "send exit $?" >> "$OUT/t23.err"
+	}
+	t23_send
+	# Debian's bluetoothd 5.66 segfaults now and then here, in its own GATT client set-up for the new link
+	# (docs/LAB.md). Then it is started again, as a service manager would, and the send runs once more; the
+	# listen must have registered again by itself. The line in results.txt says it happened.
+	if ! grep -q "^send exit 0$" "$OUT/t23.err" && ! kill -0 "$BTD" 2> /dev/null; then
+		wait "$BTD"; t23_btd=$?
+		cp "$OUT/t23.err" "$OUT/t23_first.err"
+		echo "   stock box: bluetoothd died by itself (exit $t23_btd) during check 23's send: started again, the send run once more" |
+			tee -a "$OUT/results.txt"
+		/usr/libexec/bluetooth/bluetoothd -n -d "${BTD_CONF[@]}" >> "$OUT/bluetoothd.log" 2>&1 & BTD=$!
+		power_all
+		wait_for "$OUT/sb_listen.log" "registered again"
+		no_links
+		t23_send
+	fi
 	wait_file "$OUT/sb_inbox/00000001.msg"
 	cmp "$OUT/mib.bin" "$OUT/sb_inbox/00000001.msg" > "$OUT/t23.cmp" 2>&1 && echo "byte-identical" >> "$OUT/t23.cmp"
 	cat "$OUT/t23.json" "$OUT/t23.err" "$OUT/t23.cmp" > "$OUT/t23.log"
@@ -860,13 +884,14 @@ else
 		"$OUT/t23.log" "send exit 0" "byte-identical" '"link":"l2cap"' "data over l2cap channel PSM 0x[89a-f][0-9a-f]"
 	no_links
 
-	# 23b. bluetoothd restarts under the running listen.
+	# 23b. bluetoothd restarts under the running listen (the counts: a restart in check 23 logged these lines once).
+	sb_left=$(grep -c "bluetoothd left the bus" "$OUT/sb_listen.log"); sb_again=$(grep -c "registered again" "$OUT/sb_listen.log")
 	t_gone=$(up)
 	stop $BTD
-	wait_for "$OUT/sb_listen.log" "bluetoothd left the bus"
+	wait_for_more "$OUT/sb_listen.log" "bluetoothd left the bus" "$sb_left"
 	/usr/libexec/bluetooth/bluetoothd -n "${BTD_CONF[@]}" > "$OUT/bluetoothd2.log" 2>&1 & BTD=$!
 	power_all
-	wait_for "$OUT/sb_listen.log" "registered again"
+	wait_for_more "$OUT/sb_listen.log" "registered again" "$sb_again"
 	echo "   stock box: bluetoothd stopped and started again: listen registered again $(sb_secs "$t_gone" "$(up)") after it left" |
 		tee -a "$OUT/results.txt"
 	timeout 300 "$MSGPIPE" send --backend bluez --adapter hci1 --to msgpipe-sb --json --verbose "$OUT/mib.bin" \

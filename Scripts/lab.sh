@@ -13,7 +13,7 @@
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
 # kills (Scripts/lab-kills.sh: listen and send --spool killed with SIGKILL mid-transfer over Bluetooth, every message
-# kept exactly once; LAB_KILLS=0 leaves it out of the full run, LAB_KILLS_N the kills per check, default 5 alone and 3 in the full run),
+# kept exactly once; LAB_KILLS=0 leaves it out of the full run, LAB_KILLS_N the kills per check, default 5 alone and 3 in the full run; kills 5, beside bluetoothd 5.66, joins the full run only with LAB_KILLS5=1),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug), LAB_MSGPIPE=PATH (the checks
 # run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's), LAB_MSGPIPE_LAB=PATH
 # (the checks run that msgpipe-lab; with both given nothing is built).
@@ -69,7 +69,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 rc=0; : > .build/lab/console.log
 if [ "${LAB_ONLY:-}" != powercut ]; then   # the guest suite (the power cut boots its own VMs, below)
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_KILLS="${LAB_KILLS:-1}" LAB_KILLS_N="${LAB_KILLS_N:-}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_KILLS="${LAB_KILLS:-1}" LAB_KILLS_N="${LAB_KILLS_N:-}" LAB_KILLS5="${LAB_KILLS5:-}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
 	MSGPIPE="$MSGPIPE_BIN" MSGPIPE_LAB="$MSGPIPE_LAB_BIN" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

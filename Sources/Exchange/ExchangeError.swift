@@ -20,7 +20,7 @@ public enum ExchangeError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .bodyTooLarge(size, limit): "body of \(size) bytes exceeds the limit of \(limit)"
         case let .journal(why): "journal: \(why)"
         case let .journalInUse(path):
-            "journal: \(path) is in use by another msgpipe serve; stop that one, or give this one another --state directory"
+            "journal: \(path) is in use by another server; stop that one, or give this one another state directory"
         case let .commandNotStarted(why): "the command could not be started: \(why)"
         }
     }

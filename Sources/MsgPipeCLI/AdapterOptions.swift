@@ -94,9 +94,9 @@ public struct AdapterOptions: ParsableArguments, Sendable {
 
     public func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
 
-    public func securityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
+    public func securityLevel() throws(ValidationError) -> L2CAPSecurityLevel {
         guard let level = L2CAPSecurityLevel(rawValue: security) else {
-            throw .invalidArgument("--security must be low, medium or high, not '\(security)'")
+            throw ValidationError("--security must be low, medium or high, not '\(security)'")
         }
         return level
     }

@@ -83,7 +83,7 @@ struct BenchLink {
             options.logger = logger
             acceptor = try link.acceptor(options)
         } catch {
-            printError("cannot serve on \(link.displayName): \(error)")
+            printError("cannot serve on \(link.displayName): \(cli: error)")
             return nil
         }
         var limits = TransportListener.Limits()
@@ -143,7 +143,7 @@ struct BenchLink {
         accepting.cancel()
         if case .unix? = try? link.endpoint() { await accepting.value }
         if let error = failure.withLock({ $0 }) {
-            printError("cannot serve on \(link.displayName): \(error)")
+            printError("cannot serve on \(link.displayName): \(cli: error)")
             return nil
         }
         guard served.count == centrals else {
@@ -176,7 +176,7 @@ struct BenchLink {
             do {
                 try await transport.send(scenario.message(message))
             } catch {
-                result.error = "message \(message): \(error)"
+                result.error = "message \(message): \(cli: error)"
                 break
             }
             result.messagesDelivered += 1
@@ -196,7 +196,7 @@ struct BenchLink {
         var result = Result(index: index)
         if !peers.isEmpty { result.peer = peers[index] }
         let connectFailure = { (error: any Error) in
-            peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[index]): \(error)"
+            peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[index]): \(cli: error)"
         }
         let peerLink: PeerLink
         let connector: PipeConnector

@@ -141,7 +141,7 @@ struct BondsCommand: ParsableCommand {
                     }
                 }
             } catch {
-                BluetoothDiagnostics.print("msgpipe: the kernel still holds the key until it restarts: \(error)")
+                BluetoothDiagnostics.print("msgpipe: the kernel still holds the key until it restarts: \(cli: error)")
             }
         }
     }

@@ -60,7 +60,7 @@ struct DeframeCommand: ParsableCommand {
                 guard packet.count <= packetLimit else {
                     try output.flush()
                     let error = FramingError.packetTooLarge(size: packet.count, limit: packetLimit)
-                    try fail("\(error) on input line \(lines.lineNumber)", exitCode: 4)
+                    try fail("\(cli: error) on input line \(lines.lineNumber)", exitCode: 4)
                 }
                 events.removeAll(keepingCapacity: true)
                 decoder.receive(packet[...], now: .zero) { events.append($0) }

@@ -55,7 +55,7 @@ struct LinkOptions: ParsableArguments {
         do throws(GATTProfileError) {
             return try GATTServiceProfile.parse(profile)
         } catch {
-            throw ValidationError(error.description)
+            throw ValidationError(FlagWords.flagged(error.description))
         }
     }
 
@@ -69,7 +69,7 @@ struct LinkOptions: ParsableArguments {
         if case let .io(operation, _, message)? = error as? ATTError, operation.hasPrefix("connect to") {
             return "cannot connect to \(displayName): \(message)"
         }
-        return "cannot connect to \(displayName): \(error)"
+        return "cannot connect to \(displayName): \(cli: error)"
     }
 
     /// The library's options for these arguments. Advice and warnings are printed; reconnects as
@@ -93,9 +93,9 @@ struct LinkOptions: ParsableArguments {
         options.connectTimeout = .milliseconds(Int64(bluetooth.connectTimeout * 1000))
         options.onNote = { note in
             switch note.kind {
-            case .advice, .warning: printError(note.description)
-            case .reconnect: if printReconnects || verbose { printError(note.description) }
-            case .detail: if verbose { printError(note.description) }
+            case .advice, .warning: printError(FlagWords.flagged(note.description))
+            case .reconnect: if printReconnects || verbose { printError(FlagWords.flagged(note.description)) }
+            case .detail: if verbose { printError(FlagWords.flagged(note.description)) }
             }
         }
         if verbose {
@@ -112,7 +112,7 @@ struct LinkOptions: ParsableArguments {
         switch try endpoint() {
         case let .unix(path): return PipeConnector(to: .unix(path: path), options: options)
         case .bluetooth:
-            guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
+            guard let to = bluetooth.to else { throw ValidationError("a central needs --to ADDRESS or --to NAME") }
             return PipeConnector(to: .bluetooth(to), options: options)
         }
     }
@@ -130,7 +130,7 @@ struct LinkOptions: ParsableArguments {
         switch try endpoint() {
         case let .unix(path): return "unix:\(path)"
         case .bluetooth:
-            guard let to = bluetooth.to else { throw BluetoothError.invalidArgument("a central needs --to ADDRESS or --to NAME") }
+            guard let to = bluetooth.to else { throw ValidationError("a central needs --to ADDRESS or --to NAME") }
             return to
         }
     }

@@ -38,7 +38,7 @@ extension ListenCommand {
                 printError(link.connectFailure(error))
                 throw ExitCode(1)
             }
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(77)
         } catch {
             printError(link.connectFailure(error))
@@ -101,7 +101,7 @@ extension ListenCommand {
                 printError("connected to \(peer)" + (peer == pipe.peer ? "" : " (\(pipe.peer))") + (carrier.map { " over \($0)" } ?? ""))
                 pipes.append((peer, pipe))
             case let .failure(error):
-                printError("cannot connect to \(peer): \(error)")
+                printError("cannot connect to \(peer): \(cli: error)")
                 unreachable.append(peer)
             }
         }

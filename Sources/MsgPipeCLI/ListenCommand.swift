@@ -159,7 +159,7 @@ struct ListenCommand: AsyncParsableCommand {
             server = try await PipeServer.serve(acceptor, connections: connections)
         } catch {
             await broker?.close()
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(1)
         }
         printError(server.description)
@@ -206,7 +206,7 @@ struct ListenCommand: AsyncParsableCommand {
                 serving.cancel()
                 await server.close()
                 await broker?.close()
-                printError("\(error)")
+                printError("\(cli: error)")
                 throw ExitCode(Self.exitCode(error))
             case let .failedOutput(error):
                 serving.cancel()
@@ -224,7 +224,7 @@ struct ListenCommand: AsyncParsableCommand {
             case let .failed(error):
                 serving.cancel()
                 await broker?.close()
-                printError("\(error)")
+                printError("\(cli: error)")
                 throw ExitCode(1)
             case .signal:
                 // What arrived whole is kept (and accepted); a partial message is dropped with the process.
@@ -248,10 +248,10 @@ struct ListenCommand: AsyncParsableCommand {
             var options = MQTTGateway.Options()
             options.trustedCAFile = mqttCA
             options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
-            options.onNote = { printError("\($0)") }
+            options.onNote = { printError(FlagWords.flagged("\($0)")) }
             return try await MQTTGateway.connect(to: url, gatewayID: gateway ?? hostName(), options: options)
         } catch {
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(Self.exitCode(error))
         }
     }

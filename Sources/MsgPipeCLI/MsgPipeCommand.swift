@@ -40,7 +40,13 @@ public func runAsRoot<Root: ParsableCommand>(_ root: Root.Type, _ arguments: [St
             try command.run()
         }
         root.exit()
-    } catch {
+    } catch let error as ExitCode {
         root.exit(withError: error)
+    } catch let error as ValidationError {
+        root.exit(withError: error)
+    } catch {
+        // The library's errors name settings; printed here, they name the options that set them.
+        let text = String(describing: error), flagged = FlagWords.flagged(text)
+        root.exit(withError: flagged == text ? error : FlaggedError(description: flagged))
     }
 }

@@ -99,10 +99,10 @@ struct RequestCommand: AsyncParsableCommand {
         case let .failure(error):
             let code = RequestExitCode.forError(error)
             if json {
-                let line = RequestFailureLine(id: id.value, error: "\(error)", exit: code.rawValue)
+                let line = RequestFailureLine(id: id.value, error: "\(cli: error)", exit: code.rawValue)
                 BluetoothDiagnostics.emit(JSONLine.text(line))
             }
-            printError("request \(id): \(error)")
+            printError("request \(id): \(cli: error)")
             throw ExitCode(code.rawValue)
         }
     }

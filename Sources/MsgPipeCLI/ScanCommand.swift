@@ -71,7 +71,7 @@ struct ScanCommand: AsyncParsableCommand {
                 },
                 onMatch: onMatch)
         } catch {
-            BluetoothDiagnostics.print("msgpipe scan: \(error)")
+            BluetoothDiagnostics.print("msgpipe scan: \(cli: error)")
             throw ExitCode(2)
         }
         if json { BluetoothDiagnostics.emit(ScanLine.json(peers, estimate: estimate)) }

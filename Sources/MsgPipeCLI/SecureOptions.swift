@@ -49,7 +49,7 @@ struct SecureOptions: ParsableArguments {
                 do {
                     return try PreSharedKey(text: Self.firstLine(text))
                 } catch {
-                    throw .invalid(path: path, reason: "\(error)")
+                    throw .invalid(path: path, reason: "\(cli: error)")
                 }
             })
         }
@@ -85,7 +85,7 @@ struct SecureOptions: ParsableArguments {
         do {
             return try load(path)
         } catch {
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(keyFileExitCode)
         }
     }
@@ -128,7 +128,7 @@ extension PipeKeys {
                     printError("reloaded \(keyring.path ?? "the authorized keys"): \(keyring.keys.entries.count) keys"
                         + (revoked.isEmpty ? "" : "; revoked \(names)"))
                 } catch {
-                    printError("reload failed, the keys stay as they were: \(error)")
+                    printError("reload failed, the keys stay as they were: \(cli: error)")
                 }
             }
         }

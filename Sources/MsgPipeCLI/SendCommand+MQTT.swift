@@ -15,13 +15,13 @@ extension SendCommand {
         let downlink: MQTTDownlink
         do throws(MQTTGatewayError) {
             var options = MQTTGateway.Options()
-            options.onNote = { printError("\($0)") }
+            options.onNote = { printError(FlagWords.flagged("\($0)")) }
             options.trustedCAFile = mqttCA
             options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
             downlink = try await MQTTDownlink.connect(
                 to: MQTTBrokerURL(text), gatewayID: gateway ?? hostName(), journal: journal, options: options)
         } catch {
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(ListenCommand.exitCode(error))
         }
         for name in downlink.unreadableJournalFiles { printError("cannot read journal file \(name); left in place") }
@@ -39,7 +39,7 @@ extension SendCommand {
                 serving = try await PipeServer.serve(try link.acceptor(options))
             } catch {
                 await downlink.close()
-                printError("cannot serve on \(link.displayName): \(error)")
+                printError("cannot serve on \(link.displayName): \(cli: error)")
                 throw ExitCode(SendExitCode.linkFailure.rawValue)
             }
             printError(serving.description)

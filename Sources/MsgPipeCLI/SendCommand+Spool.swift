@@ -17,7 +17,7 @@ extension SendCommand {
         do {
             outbox = try MessageOutbox(directory: directory, options: outboxOptions)
         } catch {
-            try fail("spool: \(error)", .spoolUnusable)
+            try fail("spool: \(cli: error)", .spoolUnusable)
         }
         defer { outbox.close() }
         // Every input is read before any is queued: a typo queues nothing.
@@ -34,8 +34,8 @@ extension SendCommand {
                 try outbox.enqueue(body)
             } catch {
                 switch error {
-                case .full, .tooLarge: try fail("spool: \(error)", .spoolFull)
-                default: try fail("spool: \(error)", .spoolUnusable)
+                case .full, .tooLarge: try fail("spool: \(cli: error)", .spoolFull)
+                default: try fail("spool: \(cli: error)", .spoolUnusable)
                 }
             }
         }
@@ -51,7 +51,7 @@ extension SendCommand {
         options.keys = keys
         options.onPacketSent = { progress.add($0) }
         options.onNote = { [onNote = options.onNote] note in
-            if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
+            if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
         }
         let json = json
         let clock = ContinuousClock()
@@ -72,9 +72,9 @@ extension SendCommand {
         } catch {
             progress.finish(complete: false)
             switch error {
-            case .io, .inUse, .foreignState, .corruptState: try fail("spool: \(error)", .spoolUnusable)
-            case .notAuthenticated: try fail("\(error) (in \(directory))", .notAuthenticated)
-            default: try fail("\(error); they stay in \(directory)", .linkFailure)
+            case .io, .inUse, .foreignState, .corruptState: try fail("spool: \(cli: error)", .spoolUnusable)
+            case .notAuthenticated: try fail("\(cli: error) (in \(directory))", .notAuthenticated)
+            default: try fail("\(cli: error); they stay in \(directory)", .linkFailure)
             }
         }
         progress.finish(complete: report.refused.isEmpty)

@@ -143,7 +143,7 @@ struct SendCommand: AsyncParsableCommand {
         options.maximumMessageSize = max(options.maximumMessageSize, sizes.max() ?? 0)
         options.onPacketSent = { progress.add($0) }
         options.onNote = { [onNote = options.onNote] note in
-            if note.kind == .reconnect { progress.note(note.description) } else { onNote(note) }
+            if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
         }
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         // Key files are checked before anything connects or advertises.

@@ -65,14 +65,14 @@ struct SendSession: Sendable {
             options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
             if case .bluetooth? = try? link.endpoint() { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
         } catch let error as MessagePipeError {
-            printError("cannot send to \(name): \(error)")
+            printError("cannot send to \(name): \(cli: error)")
             if case .notAuthenticated = error { return Delivery(code: .notAuthenticated, acknowledged: 0) }
             return Delivery(code: .refused, acknowledged: 0)
         } catch let error as SecureError {
-            printError("cannot send to \(name): \(error)")
+            printError("cannot send to \(name): \(cli: error)")
             return Delivery(code: Self.exitCode(error), acknowledged: 0)
         } catch {
-            printError(peer.map { "cannot connect to \($0): \(error)" } ?? link.connectFailure(error))
+            printError(peer.map { "cannot connect to \($0): \(cli: error)" } ?? link.connectFailure(error))
             return Delivery(code: .linkFailure, acknowledged: 0)
         }
         var results = SendResults(inputs: inputs.paths, json: json)
@@ -95,7 +95,7 @@ struct SendSession: Sendable {
         do {
             server = try await PipeServer.serve(try link.acceptor(options), waitingFor: centrals)
         } catch {
-            printError("cannot serve on \(link.displayName): \(error)")
+            printError("cannot serve on \(link.displayName): \(cli: error)")
             return .linkFailure
         }
         printError(server.description)
@@ -144,7 +144,7 @@ struct SendSession: Sendable {
             do {
                 try await head.receipt.acknowledged()
             } catch {
-                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[head.index])): \(error)")
+                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[head.index])): \(cli: error)")
                 return Delivery(code: Self.exitCode(error), acknowledged: head.index)
             }
             results.acknowledged(
@@ -171,7 +171,7 @@ struct SendSession: Sendable {
                 inFlightBytes += body.count
             } catch {
                 while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
-                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(error)")
+                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
                 return Delivery(code: Self.exitCode(error), acknowledged: index)
             }
         }

@@ -109,7 +109,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.maximumCentrals = maximumCentrals
         options.maximumMessageSize = maxBody + ExchangeLimits.envelopeOverhead
         options.onRefusedHandshake = { peer, error in  // the library warns on stderr
-            if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(error)"]) }
+            if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(cli: error)"]) }
         }
         let acceptor = try link.acceptor(options)
         let (connections, idleTimeout, handshakeTimeout) = (connections, idleTimeout, handshakeTimeout)
@@ -154,10 +154,10 @@ struct ServeCommand: AsyncParsableCommand {
             var options = MQTTGateway.Options()
             options.trustedCAFile = mqttCA
             options.metricsInterval = nil
-            options.onNote = { printError("\($0)") }
+            options.onNote = { printError(FlagWords.flagged("\($0)")) }
             return try await MQTTGateway.connect(to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? hostName(), options: options)
         } catch {
-            printError("\(error)")
+            printError("\(cli: error)")
             throw ExitCode(ListenCommand.exitCode(error))
         }
     }
@@ -183,7 +183,7 @@ enum ServeEvent {
             }
             if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
         case let .rejected(error):  // the library warns on stderr as it closes the connection
-            if json { emit(["event": "rejected", "error": "\(error)"]) }
+            if json { emit(["event": "rejected", "error": "\(cli: error)"]) }
         }
     }
 

@@ -3,11 +3,16 @@ import MsgPipeCLI
 
 /// The kernel-level peripheral and central the lab probes use directly (below GATT and MsgPipe).
 extension AdapterOptions {
+    /// `--security`, already checked by `validate()`; typed as the probes' other errors.
+    private func labSecurityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
+        do { return try securityLevel() } catch { throw .invalidArgument(error.message) }
+    }
+
     /// Binds the adapter's ATT channel and advertises the local name with `service`.
     func makePeripheral(service: AdvertisedServiceUUID?) throws(BluetoothError) -> BLEPeripheral {
         try BLEPeripheral(
             adapter: try selector(), advertisement: Advertisement(localName: localName, service: service),
-            security: try securityLevel())
+            security: try labSecurityLevel())
     }
 
     /// Resolves `--to` (scanning for a name), connects with the timeout, retries transient failures.
@@ -17,7 +22,7 @@ extension AdapterOptions {
         guard let to else { throw .invalidArgument("a central needs --to ADDRESS or --to NAME") }
         let timeout = Duration.milliseconds(Int64(connectTimeout * 1000))
         let central = try BLECentral(
-            adapter: try selector(), security: try securityLevel(), connectTimeout: timeout, scanTimeout: timeout)
+            adapter: try selector(), security: try labSecurityLevel(), connectTimeout: timeout, scanTimeout: timeout)
         return try central.connect(to: CentralTarget(to), service: service, onRetry: onRetry)
     }
 

@@ -154,6 +154,44 @@ struct AcquiredLinkTests {
         #expect(Self.receive(bluetoothdWrite) == [7])
     }
 
+    /// A renewal after which nothing arrived is fruitless: the next request ends the connection instead of
+    /// renewing again (the reconnect then starts afresh); a packet in between keeps the link renewing.
+    @Test func aSecondRenewalWithNoPacketSinceTheFirstEndsTheConnection() async throws {
+        let (notify, bluetoothdNotify) = try Self.socketPair()
+        let (write, bluetoothdWrite) = try Self.socketPair()
+        defer { close(bluetoothdNotify); close(bluetoothdWrite) }
+        var peers: [Int32] = []
+        defer { peers.forEach { close($0) } }
+        var fresh: [Int32] = []
+        for _ in 0..<2 {
+            let (ours, theirs) = try Self.socketPair()
+            fresh.append(ours)
+            peers.append(theirs)
+        }
+        let descriptors = Mutex(fresh)
+        let calls = Mutex(0)
+        struct NoMoreDescriptors: Error {}
+        let link = try AcquiredLink(sending: write, receiving: notify, maximumPacketSize: 100, resubscribe: {
+            calls.withLock { $0 += 1 }
+            guard let next = descriptors.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { throw NoMoreDescriptors() }
+            return next
+        })
+        var events = link.events.makeAsyncIterator()
+        #expect(await events.next() == .connected(maximumPacketSize: 100))
+        await link.renewIncoming()
+        #expect(send(peers[0], [UInt8]([1]), 1, 0) == 1)
+        #expect(await events.next() == .packet([1]), "the first renewal brought a packet")
+        await link.renewIncoming()
+        #expect(calls.withLock { $0 } == 2, "a renewal that brought a packet does not end the link")
+        await link.renewIncoming()
+        guard case let .disconnected(reason)? = await events.next() else {
+            Issue.record("a fruitless renewal did not end the link")
+            return
+        }
+        #expect(reason.hasPrefix("a renewed subscription brought no packet"), "\(reason)")
+        #expect(calls.withLock { $0 } == 2, "no third subscription")
+    }
+
     /// A renewal whose resubscription fails ends the connection with the reason.
     @Test func aFailedResubscriptionIsTheDisconnect() async throws {
         let (notify, bluetoothdNotify) = try Self.socketPair()

@@ -62,7 +62,7 @@ struct RequestServerTests {
         let first = try Self.server(directory, log: directory + "/log")
         let error = #expect(throws: ExchangeError.self) { try Self.server(directory, log: directory + "/log") }
         #expect(error == .journalInUse(path: directory + "/state"))
-        #expect(error?.description.contains("another --state directory") == true)
+        #expect(error?.description.contains("another state directory") == true)
         _ = first
     }
 

@@ -11,15 +11,28 @@ import Synchronization
 /// while let bearer = try await listener.accept() { /* serve GATT on bearer */ }
 /// ```
 public final class SeqPacketListener: Sendable {
-    /// Why the path cannot be listened on.
-    public struct Refusal: Error, CustomStringConvertible {
-        public let description: String
+    /// Why the path cannot be listened on; nothing at the path was changed.
+    public enum PathUnavailable: Error, Equatable, CustomStringConvertible {
+        /// A file that is not a socket is there.
+        case notASocket(path: String)
+        /// Another kind of socket answers there (a program that is not a SEQPACKET listener).
+        case otherProgramListening(path: String)
+        /// A live SEQPACKET listener (another msgpipe, say) accepts there.
+        case listenerRunning(path: String)
+
+        public var description: String {
+            switch self {
+            case let .notASocket(path): "cannot listen on unix:\(path): the file exists and is not a socket"
+            case let .otherProgramListening(path): "cannot listen on unix:\(path): another program is listening there"
+            case let .listenerRunning(path): "cannot listen on unix:\(path): another listener is running there"
+            }
+        }
     }
 
     public let path: String
     private let descriptor: Mutex<Int32?>
 
-    /// Listens at `path`. Throws ``Refusal`` when a live listener answers there or the file is not a socket; a
+    /// Listens at `path`. Throws ``PathUnavailable`` when a live listener answers there or the file is not a socket; a
     /// stale socket file (nobody accepts on it) is replaced.
     public init(path: String) throws {
         try Self.checkAvailable(path)
@@ -59,11 +72,11 @@ public final class SeqPacketListener: Sendable {
 
     /// Throws unless `path` is free or holds a stale socket file. A live listener there, or a file that is not
     /// a socket, is left alone.
-    static func checkAvailable(_ path: String) throws(Refusal) {
+    static func checkAvailable(_ path: String) throws(PathUnavailable) {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // nothing there
         guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw Refusal(description: "cannot listen on unix:\(path): the file exists and is not a socket")
+            throw .notASocket(path: path)
         }
         do {
             let probe = try SeqPacketSocket.connect(path: path)
@@ -71,11 +84,11 @@ public final class SeqPacketListener: Sendable {
         } catch {
             if case let .io(_, code, _) = error, code == ECONNREFUSED { return }  // stale: nobody accepts there
             if case let .io(_, code, _) = error, code == EPROTOTYPE {
-                throw Refusal(description: "cannot listen on unix:\(path): another program is listening there")
+                throw .otherProgramListening(path: path)
             }
             return  // anything else: let bind report it
         }
-        throw Refusal(description: "cannot listen on unix:\(path): another listener is running there")
+        throw .listenerRunning(path: path)
     }
 
     /// True when the connection on `fd`, just accepted, hung up without sending a byte within `milliseconds`:

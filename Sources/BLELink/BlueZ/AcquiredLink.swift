@@ -46,6 +46,8 @@ public final class AcquiredLink: Link, Sendable {
     private let onSenderLost: (@Sendable () -> Void)?
     /// A new receiving descriptor, acquired after the current one was closed (``renewIncoming()``).
     private let resubscribe: (@Sendable () async throws -> Int32)?
+    /// Whether the last renewal brought a packet.
+    private let renewals = RenewalWatch()
 
     /// The largest value to send for an acquired `mtu`. bluetoothd cuts a notification silently at
     /// ATT_MTU - 3, or ATT_MTU - 5 when the peer enabled Multiple Handle Value Notifications (BlueZ centrals
@@ -112,6 +114,7 @@ public final class AcquiredLink: Link, Sendable {
                 switch event {
                 case let .pdu(value):
                     guard let self else { return }
+                    self.renewals.packetArrived()
                     do { try await self.events.push(.packet(value)) } catch { return }
                 case let .disconnected(reason):
                     self?.halfEnded(core, reason: reason)
@@ -168,10 +171,15 @@ public final class AcquiredLink: Link, Sendable {
     }
 
     /// A central's renewal: closes the receiving descriptor (bluetoothd then unsubscribes at the peer), gets a
-    /// new one from `resubscribe` (it subscribes again) and receives on it. The connection ends if that fails.
-    /// Nothing happens without `resubscribe`, on an ended link, or while a renewal runs.
+    /// new one from `resubscribe` (it subscribes again) and receives on it. The connection ends if that fails,
+    /// or instead of a renewal when the last one brought no packet (``RenewalWatch``). Nothing happens without
+    /// `resubscribe`, on an ended link, or while a renewal runs.
     public func renewIncoming() async {
         guard let resubscribe else { return }
+        if renewals.lastRenewalWasFruitless {
+            disconnect(reason: RenewalWatch.fruitlessReason)
+            return
+        }
         let old = halves.withLock { halves -> BearerCore?? in
             guard !halves.ended, !halves.renewing else { return nil }
             halves.renewing = true
@@ -183,6 +191,7 @@ public final class AcquiredLink: Link, Sendable {
         old?.close()
         do {
             try attach(receiving: try await resubscribe())
+            renewals.renewed()
         } catch {
             disconnect(reason: "subscribing again failed: \(error)")
         }

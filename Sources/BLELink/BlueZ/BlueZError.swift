@@ -1,4 +1,5 @@
-/// Why the BlueZ D-Bus backend failed, each with the remedy the CLI prints as is.
+/// Why the BlueZ D-Bus backend failed, each with its remedy. The texts name settings as the library does ("the
+/// kernel backend", "the adapter", "the profile"); a CLI names its own options for them.
 public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     /// org.bluez is not on the bus.
     case notRunning
@@ -51,9 +52,9 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .notRunning:
-            "bluetoothd is not running (org.bluez is not on the system D-Bus): start it (sudo systemctl start bluetooth) or use --backend kernel"
+            "bluetoothd is not running (org.bluez is not on the system D-Bus): start it (sudo systemctl start bluetooth), or use the kernel backend with bluetoothd stopped"
         case let .adapterNotFound(name):
-            "no Bluetooth adapter \(name) known to bluetoothd: check `bluetoothctl list` and --adapter"
+            "no Bluetooth adapter \(name) known to bluetoothd: check `bluetoothctl list` and the adapter asked for"
         case let .adapterPoweredOff(name):
             "the adapter \(name) is powered off: `bluetoothctl power on` (and `rfkill unblock bluetooth` if it is blocked)"
         case let .accessDenied(what):
@@ -71,13 +72,13 @@ public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .servicesNotResolved(device, timeout):
             "\(device) connected but bluetoothd did not resolve its GATT services within \(timeout.secondsText) (ServicesResolved stayed false)"
         case let .serviceNotFound(uuid, device):
-            "\(device) has no GATT service \(uuid): check --profile"
+            "\(device) has no GATT service \(uuid): check the profile (its service UUID)"
         case let .characteristicNotFound(uuid, service):
-            "the GATT service \(service) has no usable characteristic \(uuid) (missing, or without write / notify): check --profile"
+            "the GATT service \(service) has no usable characteristic \(uuid) (missing, or without write / notify): check the profile (its characteristic UUIDs)"
         case let .disconnected(device):
             "\(device) disconnected while the connection was being set up"
         case let .severalCentralsUnsupported(version, centrals):
-            "bluetoothd \(version.map { "\($0)" } ?? "(version unknown)") hands every central the same acquired socket (BlueZ before 5.76), so msgpipe serves one central at a time through it and cannot serve \(centrals) at once: upgrade BlueZ to 5.76 or later, or stop bluetoothd and use --backend kernel"
+            "bluetoothd \(version.map { "\($0)" } ?? "(version unknown)") hands every central the same acquired socket (BlueZ before 5.76), so msgpipe serves one central at a time through it and cannot serve \(centrals) at once: upgrade BlueZ to 5.76 or later, or stop bluetoothd and use the kernel backend"
         }
     }
 }

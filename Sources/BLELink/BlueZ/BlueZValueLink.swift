@@ -30,6 +30,8 @@ public final class BlueZValueLink: Link, Sendable {
     public let writeType: WriteType
     private let bus: DBusConnection
     private let state = Mutex(State())
+    /// Whether the last renewal brought a notification.
+    private let renewals = RenewalWatch()
 
     private struct State {
         var ended = false
@@ -85,6 +87,7 @@ public final class BlueZValueLink: Link, Sendable {
     /// A notification's value (at most an attribute's 512 bytes; a longer one is not from bluetoothd).
     private func received(_ value: [UInt8]) {
         guard value.count <= 512, !state.withLock({ $0.ended }) else { return }
+        renewals.packetArrived()
         let accepted = (try? events.tryPush(.packet(value))) ?? true
         if !accepted { state.withLock { $0.dropped += 1 } }
     }
@@ -105,9 +108,14 @@ public final class BlueZValueLink: Link, Sendable {
 
     /// Subscribes again (`StopNotify`, then `StartNotify`): bluetoothd writes the peer's CCCD off and on, so a
     /// peripheral that lost this central's subscription while it stayed connected (BlueZ issue #1452) has it
-    /// back. Transport asks for it when the peer is silent. A refused `StartNotify` ends the connection; nothing
-    /// happens on an ended link or while a renewal runs.
+    /// back. Transport asks for it when the peer is silent. A refused `StartNotify` ends the connection, and so
+    /// does a request after a renewal that brought no notification (``RenewalWatch``); nothing happens on an
+    /// ended link or while a renewal runs.
     public func renewIncoming() async {
+        if renewals.lastRenewalWasFruitless, !state.withLock({ $0.ended }) {
+            disconnect(reason: RenewalWatch.fruitlessReason)
+            return
+        }
         let begins = state.withLock { state -> Bool in
             guard !state.ended, !state.renewing else { return false }
             state.renewing = true
@@ -120,6 +128,7 @@ public final class BlueZValueLink: Link, Sendable {
         do throws(DBusError) {
             _ = try await bus.call(destination: "org.bluez", path: notifyPath, interface: "org.bluez.GattCharacteristic1",
                                    member: "StartNotify")
+            renewals.renewed()
         } catch {
             disconnect(reason: "subscribing again failed: \(BlueZError(error, calling: "GattCharacteristic1.StartNotify on \(notifyPath)"))")
         }

@@ -33,7 +33,7 @@ public enum BluetoothdConfiguration {
         if unnumbered {
             return """
                 note: \(who) may carry values over several ATT channels (EATT) to a peer that supports them, and they \
-                can arrive out of order, which the plain formats cannot repair: \(remedy), or use --format msgpipe
+                can arrive out of order, which the plain formats cannot repair: \(remedy), or use the msgpipe format
                 """
         }
         return """

@@ -1,4 +1,5 @@
-/// Why a `--profile` value is not a profile (``GATTServiceProfile/parse(_:)``).
+/// Why a text is not a service profile (``GATTServiceProfile/parse(_:)``). The texts name the setting as
+/// "the profile"; a CLI names its own option.
 public enum GATTProfileError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Neither msgpipe, nus nor custom:...
     case unknownName(String)
@@ -12,13 +13,13 @@ public enum GATTProfileError: Error, Equatable, Sendable, CustomStringConvertibl
     public var description: String {
         switch self {
         case let .unknownName(name):
-            "--profile must be msgpipe, nus or custom:SERVICE:WRITE:NOTIFY, not '\(name)'"
+            "a profile is msgpipe, nus or custom:SERVICE:WRITE:NOTIFY, not '\(name)'"
         case let .customFieldCount(count):
-            "--profile custom: needs three UUIDs, SERVICE:WRITE:NOTIFY, not \(count)"
+            "a custom profile needs three UUIDs, SERVICE:WRITE:NOTIFY, not \(count)"
         case let .invalidUUID(role, field):
-            "--profile custom: \(role) '\(field)' is not a 16-bit (FFF0) or 128-bit (8-4-4-4-12 hex) UUID"
+            "a custom profile's \(role) '\(field)' is not a 16-bit (FFF0) or 128-bit (8-4-4-4-12 hex) UUID"
         case .repeatedUUID:
-            "--profile custom: SERVICE, WRITE and NOTIFY must be three different UUIDs"
+            "a custom profile's SERVICE, WRITE and NOTIFY must be three different UUIDs"
         }
     }
 }

@@ -143,6 +143,12 @@ public final class PipeAcceptor: Sendable {
         }
     }
 
+    /// The advice note of a peripheral through bluetoothd, which cannot widen the adapter's interval range.
+    package static let bluetoothdIntervalAdvice = "through bluetoothd this peripheral's kernel asks each central whose "
+        + "connection interval lies outside the adapter's default range (30-50 ms unless [LE] MinConnectionInterval/"
+        + "MaxConnectionInterval in /etc/bluetooth/main.conf say otherwise) to move into it; the kernel backend "
+        + "with CAP_NET_ADMIN keeps the central's interval"
+
     /// Without an interval of its own the peripheral leaves each central's interval as it is: on the kernel
     /// backend the adapter's default interval range is widened while serving
     /// (``ConnectionParameterSetup/widenPeripheralInterval(controller:using:)``), so the kernel sends no
@@ -153,10 +159,7 @@ public final class PipeAcceptor: Sendable {
     private func widenPeripheralInterval(backend: ResolvedBackend) async -> (@Sendable () -> Void)? {
         let options = options
         guard case .kernel = backend else {
-            options.note(.advice, "through bluetoothd this peripheral's kernel asks each central whose connection interval "
-                + "lies outside the adapter's default range (30-50 ms unless [LE] MinConnectionInterval/"
-                + "MaxConnectionInterval in /etc/bluetooth/main.conf say otherwise) to move into it; --backend kernel "
-                + "with CAP_NET_ADMIN keeps the central's interval")
+            options.note(.advice, Self.bluetoothdIntervalAdvice)
             return nil
         }
         let widened: (controller: UInt16, set: (previous: ConnectionParameters, widened: ConnectionParameters)?)

@@ -31,7 +31,7 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .formatMismatch(format): "the peer does not speak --format \(format.rawValue) (its info characteristic says so)"
+        case let .formatMismatch(format): "the peer does not speak the format \(format.rawValue) (its info characteristic says so)"
         case let .messageTooLarge(size, limit): "\(size) bytes exceed the peer's maximum message size of \(limit)"
         case let .linkLost(attempts): "the link dropped and \(attempts) reconnect attempts failed"
         case let .disconnected(reason): "the link dropped during a plain-format transfer: \(reason)"
@@ -62,7 +62,7 @@ extension MessagePipeError {
                 + "units, the timeout in 10 ms units): \(lines.joined(separator: " ")), then restart bluetoothd; "
         }
         if request.phy != nil { text += "a PHY preference needs the kernel backend; " }
-        return text + "or use --backend kernel (with bluetoothd stopped), where msgpipe sets them itself"
+        return text + "or use the kernel backend (with bluetoothd stopped), where msgpipe sets them itself"
     }
 }
 

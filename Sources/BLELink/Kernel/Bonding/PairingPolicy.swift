@@ -150,7 +150,7 @@ public struct PairingPolicy: Sendable {
     private func lostBondAdvice(_ peer: BluetoothPeer) -> String {
         guard let bonds else {
             return "If the phone was bonded before, remove the bond on the phone and pair again "
-                + "(msgpipe keeps bonds across restarts with --bonds DIR)."
+                + "(a bond directory keeps bonds across restarts)."
         }
         let known = bonds.peers.contains { $0.address == peer.address }
         return known

@@ -1,5 +1,6 @@
 /// Why a call into the Linux Bluetooth stack (L2CAP sockets, the management interface) failed, or why bytes
-/// from it could not be decoded. Each `description` names the remedy and is printed by the CLI as is.
+/// from it could not be decoded. Each `description` names the remedy; settings are named as the library
+/// names them ("connect by its address"), and a CLI names its own options for them.
 public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `socket(AF_BLUETOOTH)` failed with EAFNOSUPPORT: the running kernel has no Bluetooth.
     case kernelWithoutBluetooth
@@ -69,7 +70,7 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
                 + "connectable and in range, and that this adapter is not advertising itself"
         case let .peerNotFound(query, timeout):
             "no peer advertising \(query) was found within \(timeout.secondsText); check that it is advertising "
-                + "(msgpipe scan) or pass its address with --to"
+                + "(a scan lists it) or connect by its address"
         case let .commandFailed(command, status):
             "Bluetooth management command \(command) failed: \(status)"
         case let .commandTimedOut(command):

@@ -70,7 +70,7 @@ public final class AcquiredLink: Link, Sendable {
         self.maximumPacketSize = maximumPacketSize
         self.eventCapacity = max(2, eventCapacity)
         events = BoundedAsyncQueue(capacity: self.eventCapacity)
-        guard sending != nil || receiving != nil else { throw .io("an acquired link needs a descriptor") }
+        guard sending != nil || receiving != nil else { throw .misuse("an acquired link needs a descriptor") }
         _ = try? events.pushIgnoringCapacity(.connected(maximumPacketSize: maximumPacketSize))
         do throws(LinkError) {
             if let sending { try attach(sending: sending) }

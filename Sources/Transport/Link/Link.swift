@@ -48,11 +48,18 @@ public enum LinkEvent: Sendable, Equatable {
 
 /// Why a ``Link`` operation failed.
 public enum LinkError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The packet is larger than the link carries now.
     case packetTooLarge(size: Int, limit: Int)
+    /// No connection is up to send on.
     case notConnected
+    /// The connection dropped while the operation ran.
     case disconnected(reason: String)
+    /// The link was closed.
     case closed
+    /// The operating system or the peer's stack failed the operation.
     case io(String)
+    /// The caller asked for what this link cannot do (a programming error, not a fault of the link or peer).
+    case misuse(String)
 
     public var description: String {
         switch self {
@@ -61,6 +68,7 @@ public enum LinkError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .disconnected(reason): "the link disconnected: \(reason)"
         case .closed: "the link is closed"
         case let .io(message): "link I/O error: \(message)"
+        case let .misuse(message): "link misused: \(message)"
         }
     }
 }

@@ -100,14 +100,7 @@ struct BenchLink {
                     info: info, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals, onReady: { printError($0) },
                     onBearer: { bearer, peer in bearers.withLock { $0[peer] = bearer } }
                 ) { peerLink, peer in
-                    let observed = ObservedLink(peerLink, onEvent: { event in
-                        switch event {
-                        case let .connected(maximumPacketSize), let .maximumPacketSizeChanged(maximumPacketSize):
-                            packetSizes.withLock { $0[peer] = maximumPacketSize }
-                        default: break
-                        }
-                    }, onSent: { _ in })
-                    await listener.accept(observed, peer: peer)
+                    await Self.accept(peerLink, peer: peer, into: listener) { size in packetSizes.withLock { $0[peer] = size } }
                 }
             } catch is CancellationError {
             } catch ATTError.cancelled {
@@ -198,7 +191,7 @@ struct BenchLink {
         let connectFailure = { (error: any Error) in
             peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[index]): \(cli: error)"
         }
-        let peerLink: PeerLink
+        let peerLink: any PipeLink
         let connector: PipeConnector
         do {
             let options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
@@ -208,17 +201,7 @@ struct BenchLink {
             result.error = connectFailure(error)
             return result
         }
-        let packetSize = Mutex<Int?>(nil)
-        let observed = ObservedLink(
-            peerLink,
-            onEvent: { event in
-                switch event {
-                case let .connected(maximumPacketSize), let .maximumPacketSizeChanged(maximumPacketSize):
-                    packetSize.withLock { $0 = maximumPacketSize }
-                default: break
-                }
-            },
-            onSent: { _ in })
+        let packetSize = Locked<Int?>(nil)
         var bearer: ATTBearer?
         do {
             result.peer = try await connector.connect(peerLink, onBearer: { bearer = $0 })
@@ -226,7 +209,7 @@ struct BenchLink {
             result.error = connectFailure(error)
             return result
         }
-        if case .bluetooth? = try? link.endpoint() { result.carrier = peerLink.usesChannel ? "l2cap" : "gatt" }
+        if case .bluetooth? = try? link.endpoint() { result.carrier = peerLink.carrier.rawValue }
         if let info = peerLink.peerInfo, size > Int(info.maximumMessageSize) {
             result.error = "--size \(size) exceeds the listener's maximum message size of \(info.maximumMessageSize)"
             await peerLink.close()
@@ -234,7 +217,7 @@ struct BenchLink {
         }
         var options = TransportOptions()
         options.endpoint.maximumMessageSize = max(options.endpoint.maximumMessageSize, size)
-        let transport = Transport(link: observed, options: options, logger: Logger(label: "msgpipe.bench"))
+        let transport = Self.transport(over: peerLink, options: options) { size in packetSize.withLock { $0 = size } }
         await send(over: transport, scenario: scenario(central: index), into: &result)
         result.mtu = Self.mtu(packetSize: packetSize.withLock { $0 })
         // After the transfer: a controller may move the link to 2M once it is up.
@@ -242,6 +225,36 @@ struct BenchLink {
         await transport.close()
         await peerLink.close()
         return result
+    }
+
+    /// A Transport over `link` that tells `onPacketSize` each packet size the link reports.
+    private static func transport(
+        over link: some PipeLink, options: TransportOptions, onPacketSize: @escaping @Sendable (Int) -> Void
+    ) -> Transport {
+        Transport(link: observing(link, onPacketSize: onPacketSize), options: options, logger: Logger(label: "msgpipe.bench"))
+    }
+
+    /// Gives `link` to `listener`, telling `onPacketSize` each packet size it reports.
+    private static func accept(
+        _ link: some PipeLink, peer: String, into listener: TransportListener, onPacketSize: @escaping @Sendable (Int) -> Void
+    ) async {
+        await listener.accept(observing(link, onPacketSize: onPacketSize), peer: peer)
+    }
+
+    /// `link`, telling `onPacketSize` each packet size it reports.
+    private static func observing<L: PipeLink>(
+        _ link: L, onPacketSize: @escaping @Sendable (Int) -> Void
+    ) -> ObservedLink<L> {
+        ObservedLink(
+            link,
+            onEvent: { event in
+                switch event {
+                case let .connected(maximumPacketSize), let .maximumPacketSizeChanged(maximumPacketSize):
+                    onPacketSize(maximumPacketSize)
+                default: break
+                }
+            },
+            onSent: { _ in })
     }
 
     static func seconds(_ duration: Duration) -> Double {

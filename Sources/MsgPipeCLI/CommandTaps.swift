@@ -10,7 +10,7 @@ public struct CommandTaps: Sendable {
     /// acknowledged (the lab kills listen there: kept, never acknowledged).
     public var kept: (@Sendable (Int) -> Void)?
     /// Sees every link event the receiving commands (`listen`, both roles) get, with the link it came from.
-    public var received: (@Sendable (LinkEvent, PeerLink) -> Void)?
+    public var received: (@Sendable (LinkEvent, any PipeLink) -> Void)?
     /// Replaces `request`'s exchange over an established Transport (handshake, sealed request, response).
     public var request: (@Sendable (
         _ body: [UInt8], _ id: RequestID, _ transport: Transport, _ credentials: SecureCredentials, _ timeout: Duration

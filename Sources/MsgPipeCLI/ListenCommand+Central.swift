@@ -44,7 +44,7 @@ extension ListenCommand {
             printError(link.connectFailure(error))
             throw ExitCode(1)
         }
-        let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
+        let carrier = (try? link.endpoint()) == .bluetooth ? pipe.carrier?.rawValue : nil
         printError("connected to \(pipe.peer)" + (carrier.map { " over \($0)" } ?? ""))
         if verbose, carrier != nil { printError("\(pipe.peer): \(pipe.linkParameters)") }
         let receiving = Task {
@@ -97,7 +97,7 @@ extension ListenCommand {
         for (peer, result) in zip(peers, await MessagePipe.connect(toEach: peers, options: options)) {
             switch result {
             case let .success(pipe):
-                let carrier = (try? link.endpoint()) == .bluetooth ? pipe.linkKind : nil
+                let carrier = (try? link.endpoint()) == .bluetooth ? pipe.carrier?.rawValue : nil
                 printError("connected to \(peer)" + (peer == pipe.peer ? "" : " (\(pipe.peer))") + (carrier.map { " over \($0)" } ?? ""))
                 pipes.append((peer, pipe))
             case let .failure(error):
@@ -112,7 +112,7 @@ extension ListenCommand {
             await withDiscardingTaskGroup { group in
                 for (peer, pipe) in pipes {
                     group.addTask {
-                        let carrier = bluetooth ? pipe.linkKind : nil
+                        let carrier = bluetooth ? pipe.carrier?.rawValue : nil
                         for await message in pipe.messages {
                             sink.submit(message, as: MessageSink.Item(
                                 body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer,

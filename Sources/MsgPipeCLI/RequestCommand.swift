@@ -74,7 +74,7 @@ struct RequestCommand: AsyncParsableCommand {
         } catch {
             outcome = .failure(error)
         }
-        if case .bluetooth? = try? link.endpoint() { carrier = await opened.pipe?.linkKind }
+        if case .bluetooth? = try? link.endpoint() { carrier = await opened.pipe?.carrier?.rawValue }
         await opened.close()
         try finish(outcome, id: requestID, link: carrier)
     }

@@ -62,7 +62,7 @@ struct SendSession: Sendable {
         let pipe: MessagePipe
         do {
             pipe = try await MessagePipe.connect(to: try peer ?? link.peerAddress(), options: options)
-            options.note(.detail, "connected to \(pipe.peer)" + (pipe.linkKind.map { " over \($0)" } ?? ""))
+            options.note(.detail, "connected to \(pipe.peer)" + (pipe.carrier.map { " over \($0.rawValue)" } ?? ""))
             if case .bluetooth? = try? link.endpoint() { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
         } catch let error as MessagePipeError {
             printError("cannot send to \(name): \(cli: error)")
@@ -187,7 +187,7 @@ struct SendSession: Sendable {
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
     func carrier(_ pipe: MessagePipe) -> String? {
         guard case .bluetooth? = try? link.endpoint() else { return nil }
-        return pipe.linkKind
+        return pipe.carrier?.rawValue
     }
 
     /// The exit code for a failed send.

@@ -11,7 +11,7 @@ final class DropAfterBytes: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func observe(_ event: LinkEvent, on link: PeerLink) {
+    func observe(_ event: LinkEvent, on link: any PipeLink) {
         switch event {
         case .connected:
             received.store(0, ordering: .relaxed)

@@ -12,7 +12,7 @@ final class KillAfterBytes: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    func observe(_ event: LinkEvent, on link: PeerLink) {
+    func observe(_ event: LinkEvent, on link: any PipeLink) {
         guard case let .packet(packet) = event else { return }
         let total = received.add(packet.count, ordering: .relaxed).newValue
         if total >= limit {

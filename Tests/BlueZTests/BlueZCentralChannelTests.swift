@@ -83,7 +83,7 @@ struct BlueZCentralChannelTests {
             let (_, carrier) = try await link.connect(.name("msgpipe-peer"), profile: .msgpipe, timeout: .seconds(20))
             #expect(carrier.hasPrefix(carrierPrefix), "\(carrier)")
             #expect(mode != .gatt || carrier == "gatt", "\(carrier)")
-            #expect(!link.usesChannel)
+            #expect(link.carrier == .gatt)
             var events = link.relay.events.makeAsyncIterator()
             guard case .connected? = await events.next() else {
                 Issue.record("the relay did not connect")

@@ -20,7 +20,7 @@ import Transport
             try ATTBearer(adopting: a), peer: BluetoothPeer(address: .any), local: adapter, security: .low,
             timeout: .seconds(5))
         #expect(summary.hasPrefix("gatt"), "\(summary)")
-        let link = PeerLink.channel(central)
+        let link: any PipeLink = central
         #expect(link.canConfirm)
         try await link.sendConfirmed(Array("last\n".utf8))
         var events = peripheral.events.makeAsyncIterator()

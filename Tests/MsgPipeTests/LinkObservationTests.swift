@@ -52,12 +52,12 @@ struct LinkObservationTests {
         let requested = try ConnectionParameters(minimumInterval: 40, maximumInterval: 40, latency: 2, supervisionTimeout: 200)
         observation.requested(requested)
         observation.connected(to: Self.peer)
-        var link = observation.parameters(preferredPHY: nil, usesChannel: false)
+        var link = observation.parameters(preferredPHY: nil, carrier: .gatt)
         #expect(link.inForce == requested && !link.changedByPeer && link.seesPeerUpdates)
         #expect(!link.unknown.contains(LinkParameters.peerUpdatesUnseen))
         recorder.fire(Self.update(Self.other, 6, 6))  // another peer's link on the adapter
         recorder.fire(Self.update(Self.peer, 80, 120))
-        link = observation.parameters(preferredPHY: nil, usesChannel: false)
+        link = observation.parameters(preferredPHY: nil, carrier: .gatt)
         #expect(link.changedByPeer && link.requested == requested)
         #expect(link.inForce?.description == "interval 100-150 ms, latency 0, supervision timeout 420 ms")
         #expect(recorder.told.withLock { $0.map(\.maximumInterval) } == [120])
@@ -69,7 +69,7 @@ struct LinkObservationTests {
         recorder.fire(Self.update(Self.peer, 80, 120))
         #expect(recorder.told.withLock { $0 }.isEmpty, "not told before the connection's peer is known")
         observation.connected(to: Self.peer)
-        #expect(observation.parameters(preferredPHY: nil, usesChannel: false).acceptedPeerRequest?.minimumInterval == 80)
+        #expect(observation.parameters(preferredPHY: nil, carrier: .gatt).acceptedPeerRequest?.minimumInterval == 80)
         #expect(recorder.told.withLock { $0.map(\.minimumInterval) } == [80])
     }
 
@@ -82,14 +82,14 @@ struct LinkObservationTests {
             return nil
         }
         observation.connected(to: Self.peer)
-        #expect(observation.parameters(preferredPHY: nil, usesChannel: false).acceptedPeerRequest == nil)
+        #expect(observation.parameters(preferredPHY: nil, carrier: .gatt).acceptedPeerRequest == nil)
     }
 
     @Test func withoutTheCapabilityNothingIsSeenAndTheSourceIsStopped() {
         let (observation, recorder, source) = observe(trusted: false)
         #expect(source.stopped)
         observation.connected(to: Self.peer)
-        let link = observation.parameters(preferredPHY: nil, usesChannel: false)
+        let link = observation.parameters(preferredPHY: nil, carrier: .gatt)
         #expect(!link.seesPeerUpdates && link.unknown.contains(LinkParameters.peerUpdatesUnseen))
         _ = recorder
     }
@@ -97,11 +97,11 @@ struct LinkObservationTests {
     @Test func aWatchThatEndsOnASocketErrorNoLongerClaimsToSeeUpdatesAndSaysWhy() {
         let (observation, _, source) = observe(trusted: true)
         observation.connected(to: Self.peer)
-        #expect(observation.parameters(preferredPHY: nil, usesChannel: false).seesPeerUpdates)
+        #expect(observation.parameters(preferredPHY: nil, carrier: .gatt).seesPeerUpdates)
         source.fail("the mgmt socket hung up")
         for closed in [false, true] {
             if closed { observation.stop() }
-            let link = observation.parameters(preferredPHY: nil, usesChannel: false)
+            let link = observation.parameters(preferredPHY: nil, carrier: .gatt)
             #expect(!link.seesPeerUpdates, "pipe closed: \(closed)")
             #expect(link.unknown.contains { $0.hasPrefix("whether the peer changed them") && $0.contains("the mgmt socket hung up") })
             #expect(!link.unknown.contains(LinkParameters.peerUpdatesUnseen))
@@ -112,7 +112,7 @@ struct LinkObservationTests {
         let (observation, recorder, source) = observe(trusted: true)
         observation.connected(to: Self.peer)
         recorder.fire(Self.update(Self.peer, 2, 2))
-        #expect(observation.parameters(preferredPHY: nil, usesChannel: false).acceptedPeerRequest == nil)
+        #expect(observation.parameters(preferredPHY: nil, carrier: .gatt).acceptedPeerRequest == nil)
         observation.stop()
         #expect(source.stopped)
     }

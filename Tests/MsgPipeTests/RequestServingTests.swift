@@ -94,7 +94,7 @@ struct RequestServingTests {
         let path = MessagePipeTests.socketPath("request-drop")
         let journal = try Self.journalDirectory()
         let runs = Atomic<Int>(0)
-        let latest = Mutex<PeerLink?>(nil)
+        let latest = Mutex<(any PipeLink)?>(nil)
         var serverOptions = options(keyed: true)
         serverOptions.onLinkEvent = { event, link in
             if case .packet = event { latest.withLock { $0 = link } }

@@ -132,7 +132,7 @@ public final class StreamLink: Link {
     /// before the channel's disconnection, in order. The kernel signals no empty queue, so this reads the
     /// queue's length (TIOCOUTQ) every few milliseconds; throws ``LinkError/io(_:)`` when nothing left the queue
     /// for `stall` (a peer that grants no credits), or the link's error.
-    public func sendConfirmed(_ packet: [UInt8], stall: Duration = .seconds(10)) async throws {
+    public func sendConfirmed(_ packet: [UInt8], stall: Duration) async throws {
         try await send(packet)
         var lastUnsent = Int.max
         var lastProgress = ContinuousClock.now
@@ -148,6 +148,11 @@ public final class StreamLink: Link {
             try await Task.sleep(for: pause)
             pause = min(pause * 2, .milliseconds(20))
         }
+    }
+
+    /// ``sendConfirmed(_:stall:)`` with a stall of 10 seconds.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        try await sendConfirmed(packet, stall: .seconds(10))
     }
 
     /// Bytes queued on the socket that the kernel has not yet handed to the controller (nil once closed).

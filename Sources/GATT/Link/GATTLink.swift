@@ -218,10 +218,14 @@ public final class GATTLink: Link, Sendable {
 
     /// Sends one packet and returns once the peer's ATT layer took it: as central with a Write Request
     /// (the Write Response confirms it), as peripheral with an indication (the confirmation does; the central
-    /// must have subscribed to indications). Plain
-    /// framing formats, which have no acknowledgements of their own, end a transfer with it.
+    /// must have subscribed to indications; a notify-only central cannot confirm, ``canConfirm``, and then it
+    /// is ``send(_:)``). Plain framing formats, which have no acknowledgements of their own, end a transfer
+    /// with it.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         let connection = try currentConnection()
+        if case let .peripheral(server, tx) = connection, !server.subscription(valueHandle: tx).contains(.indications) {
+            return try await send(packet)
+        }
         do throws(ATTError) {
             switch connection {
             case let .peripheral(server, tx):

@@ -1,6 +1,8 @@
-/// What carries a pipe's data over Bluetooth: GATT (writes and notifications) or the LE credit-based L2CAP
-/// channel whose PSM the peripheral's service publishes (PROTOCOL.md 5.9). The channel moves bytes several
-/// times faster; GATT is what every peer speaks.
+/// Which carrier a pipe may use over Bluetooth, the user's choice: GATT (writes and notifications), the LE
+/// credit-based L2CAP channel whose PSM the peripheral's service publishes (PROTOCOL.md 5.9), or either. The
+/// channel moves bytes several times faster; GATT is what every peer speaks. What a connection ended up on
+/// is its ``Carrier`` (``PipeLink/carrier``, ``MessagePipe/carrier``): `.gatt` and `.l2cap` allow only that
+/// carrier, `.auto` either.
 public enum LinkMode: String, Sendable, CaseIterable {
     /// A peripheral serves both; a central takes the channel when the peripheral publishes one and it opens,
     /// GATT otherwise.

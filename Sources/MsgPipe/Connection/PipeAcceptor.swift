@@ -54,12 +54,12 @@ public final class PipeAcceptor: Sendable {
     /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
     /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
     /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
-    /// 5.9), and hands each central's channel to `handle` as a ``PeerLink/stream(_:)``.
+    /// 5.9), and hands each central's channel to `handle` as a `StreamLink`.
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
         onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
-        handle: @escaping @Sendable (PeerLink, String) async -> Void
+        handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         var backend = ResolvedBackend.kernel
         if case .bluetooth = address {
@@ -207,7 +207,7 @@ public final class PipeAcceptor: Sendable {
     /// `handle`; in link mode l2cap GATT only publishes the PSM and a central that subscribes is hung up on.
     private func serveGATT(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, onReady: (String) -> Void,
-        onBearer: @escaping @Sendable (ATTBearer, String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         let (options, profile, channelOnly) = (options, options.profile, options.linkMode == .l2cap)
         // On the kernel's ATT channel the kernel lets a central write before its link is encrypted: msgpipe's
@@ -220,7 +220,7 @@ public final class PipeAcceptor: Sendable {
             let gattLink = GATTLink(profile: profile)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    guard channelOnly else { return await handle(.gatt(gattLink), peer) }
+                    guard channelOnly else { return await handle(gattLink, peer) }
                     for await event in gattLink.events {
                         guard case .connected = event else { continue }
                         options.note(.warning, "\(peer) asked for data over GATT; serving the L2CAP channel only")
@@ -255,12 +255,12 @@ public final class PipeAcceptor: Sendable {
         return listener
     }
 
-    /// Accepts centrals' channels, each a ``PeerLink/stream(_:)`` given to `handle` in a child task, up to
+    /// Accepts centrals' channels, each a `StreamLink` given to `handle` in a child task, up to
     /// `maximumConcurrent` at once (a channel rides on a central's connection, which GATT's accounting counts
     /// too); returns once `listener` was stopped and the last `handle` returned.
     private func acceptChannels(
         _ listener: L2CAPChannel.SharedListener, maximumConcurrent: Int,
-        handle: @escaping @Sendable (PeerLink, String) async -> Void
+        handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         let (options, slots) = (options, CreditPool(capacity: max(1, maximumConcurrent)))
         try await withThrowingDiscardingTaskGroup { group in
@@ -285,7 +285,7 @@ public final class PipeAcceptor: Sendable {
                         let link = try StreamLink(
                             adopting: socket.fileDescriptor, sendUnit: unit, framed: options.format == .msgpipe)
                         options.note(.detail, "\(peer): data over the L2CAP channel, SDU \(unit)")
-                        await handle(.stream(link), peer)
+                        await handle(link, peer)
                         await link.close()
                     } catch {
                         options.note(.warning, "channel from \(peer): \(error)")
@@ -299,7 +299,7 @@ public final class PipeAcceptor: Sendable {
     /// central (at most `maximumConcurrent`; bluetoothd keeps further ones connected until there is room).
     private func acceptAcquiredLinks(
         bus: DBusConnection, info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int,
-        unnumbered: Bool, onReady: (String) -> Void, handle: @escaping @Sendable (PeerLink, String) async -> Void
+        unnumbered: Bool, onReady: (String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         defer { bus.close() }
         let options = options
@@ -356,7 +356,7 @@ public final class PipeAcceptor: Sendable {
                 accepted += 1
                 group.addTask {
                     defer { slots.release() }
-                    await handle(.acquired(connection.link), connection.peer)
+                    await handle(connection.link, connection.peer)
                     await connection.link.close()
                 }
                 if let connections, accepted >= connections { break }

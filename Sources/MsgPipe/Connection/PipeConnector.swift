@@ -5,7 +5,7 @@ import Transport
 
 /// The central's side of the connection layer: makes the link for the chosen backend, connects it (scanning
 /// for a name, retrying transient failures within the connect timeout) and brings it back after a drop.
-/// ``MessagePipe/connect(to:options:)`` is built on it; use it directly to drive a ``PeerLink`` yourself.
+/// ``MessagePipe/connect(to:options:)`` is built on it; use it directly to drive a ``PipeLink`` yourself.
 ///
 /// ```swift
 /// let connector = PipeConnector(to: PipeAddress("kiosk"), options: options)
@@ -34,14 +34,14 @@ public struct PipeConnector: Sendable {
     /// connections through bluetoothd. With a plain format every packet through bluetoothd is a Write Request
     /// (bluetoothd would queue Write Commands without bound and hide a loss). `receivesUnnumbered`: this side
     /// receives a plain format, for which bluetoothd's EATT may reorder values (advice only).
-    public func makeLink(receivesUnnumbered: Bool = false) async throws -> PeerLink {
-        guard case .bluetooth = address else { return .gatt(GATTLink(profile: options.profile)) }
+    public func makeLink(receivesUnnumbered: Bool = false) async throws -> any PipeLink {
+        guard case .bluetooth = address else { return GATTLink(profile: options.profile) }
         let backend = try await ResolvedBackend.resolve(options.backend, busAddress: options.bluetoothdBus)
         options.note(.detail, backend.summary)
         guard case let .bluez(bus) = backend else {
-            guard options.linkMode != .gatt else { return .gatt(GATTLink(profile: options.profile)) }
-            return .channel(ChannelCentralLink(
-                profile: options.profile, mode: options.linkMode, framed: options.format == .msgpipe))
+            guard options.linkMode != .gatt else { return GATTLink(profile: options.profile) }
+            return ChannelCentralLink(
+                profile: options.profile, mode: options.linkMode, framed: options.format == .msgpipe)
         }
         if let request = options.requestedConnectionParameters {
             bus.close()
@@ -56,9 +56,9 @@ public struct PipeConnector: Sendable {
                 eattOff: BluetoothdConfiguration.turnsEATTOff()) {
                 options.note(.advice, note)
             }
-            return .bluezCentral(BlueZCentralLink(
+            return BlueZCentralLink(
                 bus: bus, adapter: adapter, confirmedWrites: confirmedWrites, mode: options.linkMode,
-                framed: options.format == .msgpipe, security: options.security))
+                framed: options.format == .msgpipe, security: options.security)
         } catch {
             bus.close()
             throw error
@@ -72,7 +72,7 @@ public struct PipeConnector: Sendable {
     /// phone keeps trying; anything else is thrown at once. `onBearer` sees the ATT bearer before GATT starts
     /// on it (msgpipe's own GATT only: a benchmark reads the PHY from it).
     @discardableResult
-    public func connect(_ link: PeerLink, onBearer: (ATTBearer) -> Void = { _ in }) async throws -> String {
+    public func connect(_ link: any PipeLink, onBearer: (ATTBearer) -> Void = { _ in }) async throws -> String {
         let deadline = ContinuousClock.now + options.connectTimeout
         var failures = 0
         while true {
@@ -99,22 +99,22 @@ public struct PipeConnector: Sendable {
     }
 
     private func connectOnce(
-        _ link: PeerLink, until deadline: ContinuousClock.Instant, onBearer: (ATTBearer) -> Void
+        _ link: any PipeLink, until deadline: ContinuousClock.Instant, onBearer: (ATTBearer) -> Void
     ) async throws -> String {
         switch (link, address) {
-        case let (.gatt(gattLink), .unix(path)):
+        case let (gattLink as GATTLink, .unix(path)):
             let bearer = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
             onBearer(bearer)
             try await gattLink.connect(bearer)
             return "unix:\(path)"
-        case let (.gatt(gattLink), .bluetooth(target)):
+        case let (gattLink as GATTLink, .bluetooth(target)):
             let (socket, _) = try await connectedSocket(to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
             observation?.connected(bearer)
             onBearer(bearer)
             try await gattLink.connect(bearer)
             return "\(socket.peer)"
-        case let (.channel(channelLink), .bluetooth(target)):
+        case let (channelLink as ChannelCentralLink, .bluetooth(target)):
             let (socket, adapter) = try await connectedSocket(
                 to: CentralTarget(target), within: ContinuousClock.now.duration(to: deadline))
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
@@ -125,23 +125,25 @@ public struct PipeConnector: Sendable {
                 timeout: max(.seconds(2), ContinuousClock.now.duration(to: deadline)))
             options.note(.detail, "\(socket.peer): data over \(carrier)")
             return "\(socket.peer)"
-        case (.channel, .unix), (.stream, _):
+        case (is ChannelCentralLink, .unix), (is StreamLink, _):
             throw LinkError.io("an L2CAP channel link connects only over Bluetooth, and an accepted one cannot reconnect")
-        case let (.bluezCentral(central), .bluetooth(target)):
+        case let (central as BlueZCentralLink, .bluetooth(target)):
             let (peer, carrier) = try await central.connect(
                 CentralTarget(target), profile: options.profile, timeout: options.connectTimeout)
             options.note(.detail, "\(peer): data over \(carrier)")
             return peer
-        case (.bluezCentral, .unix):
+        case (is BlueZCentralLink, .unix):
             throw LinkError.io("a link through bluetoothd cannot connect to a UNIX socket")
-        case (.acquired, _):
+        case (is AcquiredLink, _):
             throw LinkError.io("a link acquired from bluetoothd carries one connection and cannot reconnect")
+        default:
+            throw LinkError.io("a \(type(of: link)) cannot be connected by PipeConnector")
         }
     }
 
     /// Brings a dropped link back: after ``settleAfterDrop``, then with the backoff of
     /// ``MessagePipe/Options/reconnect``; false after `attempts` failures in a row (nil: until cancelled).
-    public func reconnect(_ link: PeerLink, attempts: Int?, onReconnected: (String) -> Void = { _ in }) async -> Bool {
+    public func reconnect(_ link: any PipeLink, attempts: Int?, onReconnected: (String) -> Void = { _ in }) async -> Bool {
         var failures = 0
         do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return false }
         while attempts.map({ failures < $0 }) ?? true {

@@ -1,4 +1,4 @@
-import Backpressure
+public import Backpressure
 public import BLELink
 public import GATT
 import Synchronization
@@ -13,9 +13,9 @@ public import Transport
 /// ```swift
 /// let link = BlueZCentralLink(bus: bus, adapter: "/org/bluez/hci0", mode: .auto)
 /// let summary = try await link.connect(.name("kiosk"), profile: .msgpipe, timeout: .seconds(30))
-/// let transport = Transport(link: link.relay)
+/// let transport = Transport(link: link)
 /// ```
-public final class BlueZCentralLink: Sendable {
+public final class BlueZCentralLink: PipeLink {
     public let relay = RelayLink()
     public let mode: LinkMode
     private let bus: DBusConnection
@@ -47,8 +47,29 @@ public final class BlueZCentralLink: Sendable {
         self.security = security
     }
 
-    /// True while the connection carried now (or the last one) is the channel.
-    public var usesChannel: Bool { state.withLock { $0.channel != nil } }
+    public var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
+
+    /// Sends on the connection carried now (``Transport/RelayLink/send(_:)``).
+    public func send(_ packet: [UInt8]) async throws {
+        try await relay.send(packet)
+    }
+
+    public func renewIncoming() async {
+        await relay.renewIncoming()
+    }
+
+    /// Drops the connection carried now; ``PipeConnector`` may connect the link again.
+    public func disconnect() async {
+        await relay.dropConnection()
+    }
+
+    /// `.l2cap` while the connection carried now (or the last one) is the channel, `.gatt` otherwise.
+    public var carrier: Carrier { state.withLock { $0.channel != nil } ? .l2cap : .gatt }
+    /// nil: bluetoothd reads the peer's characteristics, this side does not read the info characteristic.
+    public var peerInfo: MsgPipeServiceInfo? { nil }
+    /// True on a channel (its drain confirms); on GATT a plain format's every packet is a Write Request
+    /// already, so nothing more confirms one.
+    public var canConfirm: Bool { carrier == .l2cap }
 
     /// Sends `packet` on the channel carried now and waits until the channel handed it to the controller
     /// (`StreamLink.sendConfirmed(_:stall:)`); call it after the packets before it were sent. On GATT every
@@ -66,7 +87,7 @@ public final class BlueZCentralLink: Sendable {
     /// GATT, until it drops. Returns the peer's description and what carries the data ("gatt" or the channel,
     /// and why). Throws what the connect throws, and in ``LinkMode/l2cap``
     /// ``MessagePipeError/channelUnavailable(_:)``.
-    public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws -> (peer: String, carrier: String) {
+    public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws -> (peer: String, summary: String) {
         let deadline = ContinuousClock.now + timeout
         let connection = try await BlueZCentral.connect(
             bus: bus, adapter: adapter, target: target, profile: profile, timeout: timeout,

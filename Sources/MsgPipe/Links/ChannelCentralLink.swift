@@ -1,4 +1,4 @@
-import Backpressure
+public import Backpressure
 public import BLELink
 public import GATT
 import Synchronization
@@ -8,7 +8,7 @@ public import Transport
 /// connection after connection, the LE credit-based channel the peripheral's service publishes, or GATT where
 /// there is none (``LinkMode``). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
 /// either and Transport resumes over the relay all the same.
-public final class ChannelCentralLink: Sendable {
+public final class ChannelCentralLink: PipeLink {
     public let relay = RelayLink()
     public let profile: GATTServiceProfile
     public let mode: LinkMode
@@ -16,7 +16,7 @@ public final class ChannelCentralLink: Sendable {
     public let framed: Bool
     private struct State {
         var carrying: Task<Void, Never>?
-        var usesChannel = false
+        var carrier = Carrier.gatt
         var peerInfo: MsgPipeServiceInfo?
         /// Sends a packet confirmed on the connection carried now (nil where it cannot confirm).
         var confirm: (@Sendable ([UInt8]) async throws -> Void)?
@@ -30,17 +30,33 @@ public final class ChannelCentralLink: Sendable {
         self.framed = framed
     }
 
-    /// True while the connection carried now (or the last one) is the channel.
-    public var usesChannel: Bool { state.withLock { $0.usesChannel } }
+    public var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
+
+    /// Sends on the connection carried now (``Transport/RelayLink/send(_:)``).
+    public func send(_ packet: [UInt8]) async throws {
+        try await relay.send(packet)
+    }
+
+    public func renewIncoming() async {
+        await relay.renewIncoming()
+    }
+
+    /// Drops the connection carried now; ``PipeConnector`` may connect the link again.
+    public func disconnect() async {
+        await relay.dropConnection()
+    }
+
+    /// `.l2cap` while the connection carried now (or the last one) is the channel, `.gatt` otherwise.
+    public var carrier: Carrier { state.withLock { $0.carrier } }
     /// True when ``sendConfirmed(_:)`` confirms on the connection carried now: the channel's drain, or a
     /// GATT Write Request where the peer's RX takes one.
     public var canConfirm: Bool { state.withLock { $0.confirm != nil } }
 
     /// Sends `packet` on the connection carried now and waits until it was confirmed
     /// (`StreamLink.sendConfirmed(_:stall:)`, `GATTLink.sendConfirmed(_:)`); call it after the packets
-    /// before it were sent. Throws `LinkError.notConnected` where nothing can confirm.
+    /// before it were sent. Where nothing can confirm (``canConfirm``) it is ``send(_:)``.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
-        guard let confirm = state.withLock({ $0.confirm }) else { throw LinkError.notConnected }
+        guard let confirm = state.withLock({ $0.confirm }) else { return try await relay.send(packet) }
         try await confirm(packet)
     }
 
@@ -111,16 +127,16 @@ public final class ChannelCentralLink: Sendable {
                 summary = mode == .gatt ? "gatt" : "gatt (no channel published)"
             }
         }
-        let usesChannel = channel != nil
+        let carrier: Carrier = channel != nil ? .l2cap : .gatt
         state.withLock { state in
             let previous = state.carrying
-            state.usesChannel = usesChannel
+            state.carrier = carrier
             state.peerInfo = info
             state.confirm = confirm
             state.carrying = Task { [relay] in
                 await previous?.value
                 await relay.carry(carried)
-                if usesChannel {
+                if carrier == .l2cap {
                     await gatt.disconnect()
                     await gatt.close()
                 }

@@ -170,9 +170,9 @@ final class LinkObservation: Sendable {
     /// Stops watching (the pipe closed); a reason the watch ended with stays. Idempotent.
     func stop() { state.withLock { $0.watch }?.stop() }
 
-    /// The parameters as known now. `usesChannel`: the data goes over an L2CAP channel (whose unit is the
-    /// packet size) rather than GATT (MTU - 3).
-    func parameters(preferredPHY: LEPHY?, usesChannel: Bool) -> LinkParameters {
+    /// The parameters as known now. `carrier`: on an L2CAP channel the MTU is the packet size, on GATT the
+    /// packet size + 3.
+    func parameters(preferredPHY: LEPHY?, carrier: Carrier) -> LinkParameters {
         let (bearer, size, requested, accepted, watching, watch) = state.withLock {
             ($0.bearer, $0.packetSize, $0.requested, $0.accepted, $0.watching, $0.watch)
         }
@@ -180,7 +180,7 @@ final class LinkObservation: Sendable {
         let sees = watching && watchEnded == nil
         var parameters = LinkParameters(
             requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: sees, preferredPHY: preferredPHY, phy: bearer?.phy,
-            mtu: size.map { usesChannel ? $0 : $0 + 3 })
+            mtu: size.map { carrier == .l2cap ? $0 : $0 + 3 })
         if parameters.phy == nil {
             parameters.unknown.append(bearer == nil
                 ? "the PHY (only the kernel backend reads it)" : "the PHY (the kernel did not say: before Linux 5.10, or the link is down)")

@@ -33,11 +33,10 @@ extension MessagePipe {
         }
         let transport: Transport?
         if options.format == .msgpipe {
-            let observed = ObservedLink(link, onEvent: { event in
+            transport = observedTransport(over: link, options: options) { event in
                 options.onLinkEvent(event, link)
                 if case let .disconnected(reason) = event { reconnector.dropped(reason) }
-            }, onSent: options.onPacketSent)
-            transport = Transport(link: observed, options: options.transportOptions(), logger: options.logger)
+            }
             transportBox.withLock { $0 = transport }
         } else {
             transport = nil
@@ -87,6 +86,15 @@ extension MessagePipe {
             peer: description, format: options.format, link: link, events: link.events, packetSize: packetSize,
             reconnector: reconnector, options: options, connections: { connections.load(ordering: .relaxed) },
             observation: connector.observation)
+    }
+
+    /// A Transport over `link` that shows `onEvent` each event and the options' `onPacketSent` each packet sent.
+    private static func observedTransport(
+        over link: some PipeLink, options: Options, onEvent: @escaping @Sendable (LinkEvent) -> Void
+    ) -> Transport {
+        Transport(
+            link: ObservedLink(link, onEvent: onEvent, onSent: options.onPacketSent), options: options.transportOptions(),
+            logger: options.logger)
     }
 
     /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to

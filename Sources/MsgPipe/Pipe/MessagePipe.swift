@@ -26,7 +26,7 @@ public final class MessagePipe: Sendable {
     /// What the peer's info characteristic said (msgpipe's own GATT, as central), if anything.
     public let peerInfo: MsgPipeServiceInfo?
 
-    private let link: PeerLink?
+    private let link: (any PipeLink)?
     private let reconnector: Reconnector?
     /// With end-to-end keys: the session's secure channel.
     let secured: Secured?
@@ -53,12 +53,9 @@ public final class MessagePipe: Sendable {
     /// replayed, malformed, or the peer's alert). ``messages`` ended there; nothing after it was delivered.
     public var rejection: SecureError? { secured?.rejection.error }
 
-    /// What carries the data on the latest connection: "l2cap" (an LE credit-based channel) or "gatt"; nil
-    /// where this side does not know (a peripheral's msgpipe session outlives its connections).
-    public var linkKind: String? {
-        guard let link else { return nil }
-        return link.usesChannel ? "l2cap" : "gatt"
-    }
+    /// What carries the data on the latest connection: an LE credit-based channel or GATT; nil where this
+    /// side does not know (a peripheral's msgpipe session outlives its connections).
+    public var carrier: Carrier? { link?.carrier }
 
     /// What the latest connection runs on, as far as this side knows: as a Bluetooth central the parameters it
     /// requested, the peer's accepted update (``Options/onPeerParameterUpdate``), the PHY (read from the kernel
@@ -69,7 +66,7 @@ public final class MessagePipe: Sendable {
                 "the link's parameters (known to a Bluetooth central only; a peripheral's adapter defaults are in its notes)",
             ])
         }
-        return observation.parameters(preferredPHY: preferredPHY, usesChannel: link?.usesChannel ?? false)
+        return observation.parameters(preferredPHY: preferredPHY, carrier: link?.carrier ?? .gatt)
     }
 
     /// The connections this pipe has had so far: 1, then one more after each reconnect (its peer's, as
@@ -146,7 +143,7 @@ public final class MessagePipe: Sendable {
 
     /// A pipe over `transport` (msgpipe format).
     init(
-        peer: String, transport: Transport, link: PeerLink?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
+        peer: String, transport: Transport, link: (any PipeLink)?, reconnector: Reconnector?, peerInfo: MsgPipeServiceInfo?,
         secured: Secured? = nil, connections: @escaping @Sendable () -> Int,
         isConnected: @escaping @Sendable () -> Bool = { true }, observation: LinkObservation? = nil,
         preferredPHY: LEPHY? = nil
@@ -181,7 +178,7 @@ public final class MessagePipe: Sendable {
     /// the next `.connected`, as for a peripheral's central that wrote before it subscribed); `events` are the
     /// link's events from here on.
     init<Events: AsyncSequence<LinkEvent, Never> & Sendable>(
-        peer: String, format: FrameFormat, link: PeerLink, events: Events, packetSize: Int?, reconnector: Reconnector?,
+        peer: String, format: FrameFormat, link: any PipeLink, events: Events, packetSize: Int?, reconnector: Reconnector?,
         options: MessagePipe.Options, connections: @escaping @Sendable () -> Int, observation: LinkObservation? = nil
     ) {
         connectionCount = connections

@@ -134,7 +134,7 @@ extension MessagePipe {
         public var onPacketSent: @Sendable (Int) -> Void = { _ in }
         /// Sees every event of a pipe's link with the link (connections, drops, packets), before the pipe acts
         /// on it: for diagnostics and fault injection. Called on the receiving task; must not block.
-        public var onLinkEvent: @Sendable (LinkEvent, PeerLink) -> Void = { _, _ in }
+        public var onLinkEvent: @Sendable (LinkEvent, any PipeLink) -> Void = { _, _ in }
         /// As a Bluetooth central on the kernel backend with CAP_NET_ADMIN: told the peer and the interval range,
         /// latency and timeout each time it asks for new ones mid-connection and this side's kernel accepts
         /// (``MessagePipe/linkParameters`` reports them from then on). Called on a thread of its own; must not block.

@@ -142,9 +142,7 @@ public final class PipeServer: Sendable {
                     defer { server.connectionEnded(central) }
                     options.note(.detail, "connection from \(peer)")
                     if let listener {
-                        let observed = ObservedLink(
-                            link, onEvent: { options.onLinkEvent($0, link) }, onSent: options.onPacketSent)
-                        await listener.accept(observed, peer: peer)
+                        await Self.accept(link, peer: peer, into: listener, options: options)
                     } else {
                         let number = plainConnections.add(1, ordering: .relaxed).newValue
                         await Self.servePlain(link, peer: peer, number: number, options: options, into: centrals)
@@ -237,6 +235,15 @@ public final class PipeServer: Sendable {
         }
     }
 
+    /// Gives `link` to `listener`, its events shown to ``MessagePipe/Options/onLinkEvent`` and its packets to
+    /// ``MessagePipe/Options/onPacketSent``; returns once the listener is done with it.
+    private static func accept(
+        _ link: some PipeLink, peer: String, into listener: TransportListener, options: MessagePipe.Options
+    ) async {
+        let observed = ObservedLink(link, onEvent: { options.onLinkEvent($0, link) }, onSent: options.onPacketSent)
+        await listener.accept(observed, peer: peer)
+    }
+
     /// Counts a refused handshake and tells ``MessagePipe/Options/onRefusedHandshake``.
     private func refused(_ peer: String, _ reason: any Error, options: MessagePipe.Options) {
         state.withLock { $0.refusedHandshakes += 1 }
@@ -247,7 +254,7 @@ public final class PipeServer: Sendable {
     /// that only writes, as a phone sending does), served until its link's events end. A central that only
     /// looks at the services and leaves gets none.
     private static func servePlain(
-        _ link: PeerLink, peer: String, number: Int, options: MessagePipe.Options,
+        _ link: any PipeLink, peer: String, number: Int, options: MessagePipe.Options,
         into centrals: BoundedAsyncQueue<MessagePipe, Never>
     ) async {
         var events = link.events.makeAsyncIterator()

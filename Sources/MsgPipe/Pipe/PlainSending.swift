@@ -10,7 +10,7 @@ public enum PlainSending {
     /// a return means the last packet was handed to the link. `onSent` counts the bytes of each packet.
     /// Throws `FramingError` when the body cannot be carried (a newline in `lines`), or the link's error.
     public static func send(
-        _ body: [UInt8], format: FrameFormat, packetSize: Int, over link: PeerLink, confirmLast: Bool = true,
+        _ body: [UInt8], format: FrameFormat, packetSize: Int, over link: some PipeLink, confirmLast: Bool = true,
         onSent: (Int) -> Void = { _ in }
     ) async throws {
         var encoder = try format.makeEncoder(payload: body, packetSize: packetSize)

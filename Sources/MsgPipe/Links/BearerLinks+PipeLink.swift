@@ -1,0 +1,37 @@
+public import BLELink
+public import GATT
+
+/// msgpipe's own GATT, client or server, over one ATT bearer after another.
+extension GATTLink: PipeLink {
+    public var carrier: Carrier { .gatt }
+}
+
+/// A characteristic pair bluetoothd acquired for one central: one connection, never confirmed (bluetoothd
+/// answers the writes and notifies on its own).
+extension AcquiredLink: PipeLink {
+    public var carrier: Carrier { .gatt }
+    public var peerInfo: MsgPipeServiceInfo? { nil }
+    public var canConfirm: Bool { false }
+
+    /// As ``Link/send(_:)``: nothing confirms a packet through bluetoothd's acquired descriptors.
+    public func sendConfirmed(_ packet: [UInt8]) async throws {
+        try await send(packet)
+    }
+
+    /// Ends the connection (`disconnect(reason:)` with "dropped locally").
+    public func disconnect() async {
+        disconnect(reason: "dropped locally")
+    }
+}
+
+/// A central's LE credit-based channel accepted by the peripheral: one connection.
+extension StreamLink: PipeLink {
+    public var carrier: Carrier { .l2cap }
+    public var peerInfo: MsgPipeServiceInfo? { nil }
+    public var canConfirm: Bool { true }
+
+    /// Closes the channel: a channel carries one connection.
+    public func disconnect() async {
+        await close()
+    }
+}

@@ -1,0 +1,47 @@
+public import Backpressure
+public import GATT
+public import Transport
+
+/// The link to one peer as a pipe needs it, whichever backend carries it: msgpipe's own GATT over an ATT
+/// bearer (`GATTLink`), the descriptors bluetoothd hands out (`AcquiredLink`), an LE credit-based channel
+/// (`StreamLink`), or a central's relay of one connection after another (``ChannelCentralLink``,
+/// ``BlueZCentralLink``). Transport, Secure and Exchange run over it without knowing the backend; a new backend
+/// adds a type that conforms.
+///
+/// Events come in Backpressure's one bounded queue, so a pipe reads any link's events the same way.
+///
+/// ```swift
+/// let link: any PipeLink = try await connector.makeLink()
+/// try await connector.connect(link)
+/// print(link.carrier.rawValue)            // "gatt" or "l2cap"
+/// let transport = Transport(link: link)
+/// ```
+public protocol PipeLink: Link where Events == BoundedAsyncQueue<LinkEvent, Never> {
+    /// What carries the data on the current connection (or the last one).
+    var carrier: Carrier { get }
+
+    /// What the peer's info characteristic said at the last connect; nil where this side did not read it
+    /// (a peripheral, a central through bluetoothd).
+    var peerInfo: MsgPipeServiceInfo? { get }
+
+    /// True when ``sendConfirmed(_:)`` confirms on the current connection: the peer's ATT layer answered (a
+    /// GATT Write Request or indication), or an L2CAP channel handed every byte to the controller.
+    var canConfirm: Bool { get }
+
+    /// Sends `packet` and, where the link can (``canConfirm``), returns only once it was confirmed; elsewhere
+    /// it is ``Link/send(_:)``. Call it after the packets before it were sent. Throws what `send` throws, and
+    /// `LinkError.io` when a channel's queue stopped draining.
+    func sendConfirmed(_ packet: [UInt8]) async throws
+
+    /// Drops the current connection: the peer sees a disconnect. A central's link may connect again; a
+    /// peripheral's link of one connection ends.
+    func disconnect() async
+}
+
+/// What carries a pipe's data now: GATT (writes and notifications) or an LE credit-based L2CAP channel
+/// (PROTOCOL.md 5.9). The user's choice between them is ``LinkMode``; `Carrier` is what a connection ended up
+/// on. Its raw value is what the CLI prints and `--json` reports.
+public enum Carrier: String, Sendable, CaseIterable {
+    case gatt
+    case l2cap
+}

@@ -3,7 +3,7 @@ public import GATT
 import Transport
 
 /// What a backend offers a pipe: a central's link that connects (and reconnects) itself, and the
-/// peripheral's accept loop. The kernel (``KernelStack``), bluetoothd (``BluetoothdStack``) and UNIX-socket
+/// peripheral's accept loop; a stack that can scan is also a ``ScanningStack``. The kernel (``KernelStack``), bluetoothd (``BluetoothdStack``) and UNIX-socket
 /// (``SocketStack``) backends implement it; ``PipeStacks/resolve(_:options:)`` picks one for an address and
 /// ``MessagePipe/Options/backend``. A new backend is a type that conforms, handed to
 /// ``MessagePipe/connect(to:over:options:)`` and ``MessagePipe/serve(at:over:options:)``.

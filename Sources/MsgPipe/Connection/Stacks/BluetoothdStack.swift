@@ -11,7 +11,8 @@ import GATT
 /// ```
 public struct BluetoothdStack: PipeStack {
     /// The system-bus connection bluetoothd was found on. The central link made from it owns it (and closes
-    /// it when it closes): make one stack per central link, as ``PipeStacks/resolve(_:options:)`` does.
+    /// it when it closes): make one stack per central link, as ``PipeStacks/resolve(_:options:)`` does. A
+    /// scan uses it and leaves it open.
     public let bus: DBusConnection
 
     public init(bus: DBusConnection) {

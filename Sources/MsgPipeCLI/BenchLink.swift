@@ -191,20 +191,20 @@ struct BenchLink {
         let connectFailure = { (error: any Error) in
             peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[index]): \(cli: error)"
         }
-        let peerLink: any PipeLink
+        let peerLink: any CentralLink
         let connector: PipeConnector
+        let bearer = Locked<ATTBearer?>(nil)
         do {
             let options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
             connector = peers.isEmpty ? try link.connector(options) : PipeConnector(to: PipeAddress(peers[index]), options: options)
-            peerLink = try await connector.makeLink()
+            peerLink = try await connector.makeLink(onBearer: { found in bearer.withLock { $0 = found } })
         } catch {
             result.error = connectFailure(error)
             return result
         }
         let packetSize = Locked<Int?>(nil)
-        var bearer: ATTBearer?
         do {
-            result.peer = try await connector.connect(peerLink, onBearer: { bearer = $0 })
+            result.peer = try await connector.connect(peerLink)
         } catch {
             result.error = connectFailure(error)
             return result
@@ -221,7 +221,7 @@ struct BenchLink {
         await send(over: transport, scenario: scenario(central: index), into: &result)
         result.mtu = Self.mtu(packetSize: packetSize.withLock { $0 })
         // After the transfer: a controller may move the link to 2M once it is up.
-        result.phy = bearer?.phy
+        result.phy = bearer.withLock { $0 }?.phy
         await transport.close()
         await peerLink.close()
         return result

@@ -15,7 +15,7 @@ struct ReconnectTests {
         options.onNote = { note in notes.withLock { $0.append((note.description, ContinuousClock.now)) } }
         let connector = PipeConnector(to: .unix(path: "/nonexistent/msgpipe-reconnect-test"), options: options)
         let started = ContinuousClock.now
-        let back = await connector.reconnect(GATTLink(profile: .msgpipe), attempts: 1)
+        let back = await connector.reconnect(try await connector.makeLink(), attempts: 1)
         #expect(!back)
         let failures = notes.withLock { $0 }
         try #require(failures.count == 1, "\(failures.map(\.0))")
@@ -31,7 +31,7 @@ struct ReconnectTests {
         options.onNote = { _ in times.withLock { $0.append(.now) } }
         let connector = PipeConnector(to: .unix(path: "/nonexistent/msgpipe-reconnect-test"), options: options)
         let started = ContinuousClock.now
-        #expect(await connector.reconnect(GATTLink(profile: .msgpipe), attempts: 3) == false)
+        #expect(await connector.reconnect(try await connector.makeLink(), attempts: 3) == false)
         let seen = times.withLock { $0 }
         try #require(seen.count == 3)
         // settle 250 ms, then 0, 100 ms, 200 ms between failures.
@@ -64,8 +64,8 @@ struct FirstConnectRetryTests {
         options.connectTimeout = .seconds(5)
         let started = ContinuousClock.now
         await #expect(throws: ATTError.self) {
-            _ = try await PipeConnector(to: .unix(path: "/nonexistent/mp.sock"), options: options)
-                .connect(GATTLink(profile: .msgpipe))
+            let connector = PipeConnector(to: .unix(path: "/nonexistent/mp.sock"), options: options)
+            _ = try await connector.connect(try await connector.makeLink())
         }
         #expect(ContinuousClock.now - started < .seconds(1))
     }

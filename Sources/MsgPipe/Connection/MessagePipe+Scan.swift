@@ -27,21 +27,15 @@ extension MessagePipe {
         busAddress: String? = nil, onStart: @escaping @Sendable (ScanStart) -> Void = { _ in },
         onMatch: @escaping @Sendable (DiscoveredPeer) -> Void = { _ in }
     ) async throws -> [DiscoveredPeer] {
-        let selector = try AdapterSelector(adapter)
-        let resolved = try await ResolvedBackend.resolve(backend, busAddress: busAddress)
-        switch resolved {
+        _ = try AdapterSelector(adapter)
+        switch try await ResolvedBackend.resolve(backend, busAddress: busAddress) {
         case let .bluez(bus):
             defer { bus.close() }
-            let path = try await BlueZAdapter.path(for: selector, bus: bus)
-            onStart(ScanStart(adapter: BlueZAdapter.name(path: path), backend: resolved.summary, throughBluetoothd: true))
-            return try await BlueZDiscovery.scan(bus: bus, adapter: path, duration: duration, filter: filter, onMatch: onMatch)
+            return try await BluetoothdStack(bus: bus).scan(
+                adapter: adapter, for: duration, filter: filter, onStart: onStart, onMatch: onMatch)
         case .kernel:
-            return try await BlockingCall.run { () throws(BluetoothError) in
-                let management = try ManagementSocket()
-                let adapter = try BluetoothAdapter.resolve(selector, using: management)
-                onStart(ScanStart(adapter: adapter.description, backend: resolved.summary, throughBluetoothd: false))
-                return try Scanner.scan(adapter: adapter, using: management, duration: duration, filter: filter, onMatch: onMatch)
-            }
+            return try await KernelStack().scan(
+                adapter: adapter, for: duration, filter: filter, onStart: onStart, onMatch: onMatch)
         }
     }
 }

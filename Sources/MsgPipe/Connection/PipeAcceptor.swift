@@ -10,7 +10,7 @@ import Transport
 ///
 /// ```swift
 /// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)
-/// try await acceptor.acceptLinks(info: options.serviceInfo()) { link, peer in
+/// try await acceptor.acceptLinks(info: options.serviceInfo(), onBearer: { _, _ in }) { link, peer in
 ///     await TransportListener().accept(link, peer: peer)
 /// }
 /// ```
@@ -58,7 +58,7 @@ public final class PipeAcceptor: Sendable {
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
-        onBearer: @escaping @Sendable (ATTBearer, String) -> Void = { _, _ in },
+        onBearer: @escaping @Sendable (ATTBearer, String) -> Void,
         handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         var backend = ResolvedBackend.kernel
@@ -458,5 +458,23 @@ public final class PipeAcceptor: Sendable {
                 }
             }
         }
+    }
+}
+
+extension PipeAcceptor: LinkAcceptor {
+    /// True on a UNIX socket, whose accept ends on cancellation; a kernel accept blocks on a thread of its own.
+    public var endsOnCancellation: Bool {
+        if case .unix = address { true } else { false }
+    }
+
+    /// ``acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:onBearer:handle:)``
+    /// without a look at the bearers.
+    public func acceptLinks(
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int, unnumbered: Bool,
+        onReady: (String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
+    ) async throws {
+        try await acceptLinks(
+            info: info, connections: connections, maximumConcurrent: maximumConcurrent, centralsAtOnce: centralsAtOnce,
+            unnumbered: unnumbered, onReady: onReady, onBearer: { _, _ in }, handle: handle)
     }
 }

@@ -15,7 +15,7 @@ public final class Reconnector: Sendable {
     public let attempts: Int?
 
     public init(
-        _ connector: PipeConnector, link: any PipeLink, attempts: Int?,
+        _ connector: PipeConnector, link: any CentralLink, attempts: Int?,
         onReconnected: @escaping @Sendable (String) -> Void = { _ in }, onGiveUp: @escaping @Sendable () async -> Void
     ) {
         self.attempts = attempts

@@ -13,7 +13,7 @@ extension AcquiredLink: PipeLink {
     public var peerInfo: MsgPipeServiceInfo? { nil }
     public var canConfirm: Bool { false }
 
-    /// As ``Link/send(_:)``: nothing confirms a packet through bluetoothd's acquired descriptors.
+    /// As `send(_:)`: nothing confirms a packet through bluetoothd's acquired descriptors.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
         try await send(packet)
     }

@@ -49,7 +49,7 @@ public final class BlueZCentralLink: PipeLink {
 
     public var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
 
-    /// Sends on the connection carried now (``Transport/RelayLink/send(_:)``).
+    /// Sends on the connection carried now (`RelayLink.send(_:)`).
     public func send(_ packet: [UInt8]) async throws {
         try await relay.send(packet)
     }

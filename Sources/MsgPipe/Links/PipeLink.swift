@@ -29,7 +29,7 @@ public protocol PipeLink: Link where Events == BoundedAsyncQueue<LinkEvent, Neve
     var canConfirm: Bool { get }
 
     /// Sends `packet` and, where the link can (``canConfirm``), returns only once it was confirmed; elsewhere
-    /// it is ``Link/send(_:)``. Call it after the packets before it were sent. Throws what `send` throws, and
+    /// it is `send(_:)`. Call it after the packets before it were sent. Throws what `send` throws, and
     /// `LinkError.io` when a channel's queue stopped draining.
     func sendConfirmed(_ packet: [UInt8]) async throws
 

@@ -15,14 +15,24 @@ extension MessagePipe {
     /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats, and
     /// ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key or holds another one.
     public static func connect(to peer: String, options given: Options = Options()) async throws -> MessagePipe {
+        try await connect(to: peer, over: nil, options: given)
+    }
+
+    /// ``connect(to:options:)`` over `stack`: the backend's central link, connected and reconnected as there
+    /// (nil: the stack ``PipeStacks/resolve(_:options:)`` picks).
+    ///
+    /// ```swift
+    /// let pipe = try await MessagePipe.connect(to: "kiosk", over: KernelStack(), options: options)
+    /// ```
+    public static func connect(to peer: String, over stack: (any PipeStack)?, options given: Options = Options()) async throws -> MessagePipe {
         if given.keys != nil, given.format != .msgpipe {
             throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
         }
         let observation = LinkObservation(onPeerUpdate: given.onPeerParameterUpdate)
         let options = given.observingPacketSizes(observation)
-        var connector = PipeConnector(to: PipeAddress(peer), options: options)
+        var connector = PipeConnector(to: PipeAddress(peer), over: stack, options: options)
         if case .bluetooth = PipeAddress(peer) { connector.observation = observation }
-        let link = try await connector.makeLink(receivesUnnumbered: options.format != .msgpipe)
+        let link = try await connector.makeLink()
         let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
         let transportBox = Mutex<Transport?>(nil)
         let connections = Atomic<Int>(0)
@@ -118,6 +128,17 @@ extension MessagePipe {
         case let .unix(path): try await listen(path: path, options: options)
         case let .bluetooth(name): try await advertise(name: name, options: options)
         }
+    }
+
+    /// Serves at `place` over `stack`: its accept loop hands each central's link to the returned server, as
+    /// ``serve(at:options:)`` does over the stack the address picks.
+    ///
+    /// ```swift
+    /// let server = try await MessagePipe.serve(at: "kiosk", over: KernelStack(), options: options)
+    /// for await central in server.centrals { print(central.peer) }
+    /// ```
+    public static func serve(at place: String, over stack: any PipeStack, options: Options = Options()) async throws -> PipeServer {
+        try await PipeServer.serve(stack.acceptor(at: PipeAddress(place), options: options))
     }
 
     /// Listens on a UNIX SEQPACKET socket at `path` (the same GATT without a radio), as

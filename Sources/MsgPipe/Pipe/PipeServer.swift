@@ -25,7 +25,7 @@ public final class PipeServer: Sendable {
     /// naming the central; nothing it sent was delivered.
     public var refusedHandshakes: Int { state.withLock { $0.refusedHandshakes } }
 
-    private let acceptor: PipeAcceptor
+    private let acceptor: any LinkAcceptor
     private struct State {
         var description = ""
         var failure: (any Error)?
@@ -40,7 +40,7 @@ public final class PipeServer: Sendable {
 
     private let state = Mutex(State())
 
-    private init(acceptor: PipeAcceptor, centrals: BoundedAsyncQueue<MessagePipe, Never>) {
+    private init(acceptor: any LinkAcceptor, centrals: BoundedAsyncQueue<MessagePipe, Never>) {
         self.acceptor = acceptor
         self.centrals = centrals
     }
@@ -54,7 +54,7 @@ public final class PipeServer: Sendable {
         centrals.finish()
         task?.cancel()
         // A kernel accept blocks on a thread of its own until the process ends; a socket's ends on cancellation.
-        if case .unix = acceptor.address { await task?.value }
+        if acceptor.endsOnCancellation { await task?.value }
     }
 
     /// Returns once no central is connected, or after `timeout`.
@@ -120,7 +120,7 @@ public final class PipeServer: Sendable {
     /// (before 5.76) that fails at once, with the remedy. After `connections` centrals were served (nil: never)
     /// it stops accepting, and ``centrals`` ends once their messages were delivered.
     public static func serve(
-        _ acceptor: PipeAcceptor, waitingFor centralsAtOnce: Int = 1, connections: Int? = nil
+        _ acceptor: any LinkAcceptor, waitingFor centralsAtOnce: Int = 1, connections: Int? = nil
     ) async throws -> PipeServer {
         let options = acceptor.options
         if options.keys != nil, options.format != .msgpipe {

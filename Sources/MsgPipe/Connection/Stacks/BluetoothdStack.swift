@@ -1,0 +1,67 @@
+public import BLELink
+import GATT
+
+/// The bluetoothd backend: beside bluetoothd, through its D-Bus API (no root; the adapter stays
+/// bluetoothd's). A central's link is a ``BlueZCentralLink``, which takes the LE credit-based channel the
+/// peripheral publishes where ``MessagePipe/Options/linkMode`` allows it.
+///
+/// ```swift
+/// let stack = try await PipeStacks.resolve(PipeAddress("kiosk"), options: options)  // bluetoothd when it runs
+/// let pipe = try await MessagePipe.connect(to: "kiosk", over: stack, options: options)
+/// ```
+public struct BluetoothdStack: PipeStack {
+    /// The system-bus connection bluetoothd was found on. The central link made from it owns it (and closes
+    /// it when it closes): make one stack per central link, as ``PipeStacks/resolve(_:options:)`` does. A
+    /// scan uses it and leaves it open.
+    public let bus: DBusConnection
+
+    public init(bus: DBusConnection) {
+        self.bus = bus
+    }
+
+    /// A ``BlueZCentralLink`` to `address`. With a plain format every packet is a Write Request (bluetoothd
+    /// would queue Write Commands without bound and hide a loss). Throws
+    /// ``MessagePipeError/connectionParametersThroughBluetoothd(_:)`` when the options ask for connection
+    /// parameters, and `BlueZError` when the adapter is missing. A `unix:` address is ``SocketStack``'s.
+    public func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
+        guard case let .bluetooth(text) = address else {
+            bus.close()
+            return try await SocketStack().centralLink(to: address, options: options)
+        }
+        if let request = options.requestedConnectionParameters {
+            bus.close()
+            throw MessagePipeError.connectionParametersThroughBluetoothd(request)
+        }
+        let central: BlueZCentralLink
+        do {
+            let adapter = try await BlueZAdapter.path(for: try AdapterSelector(options.adapter), bus: bus)
+            let confirmedWrites = options.format != .msgpipe
+            // Confirmed writes go one at a time: EATT neither slows nor reorders them.
+            if !confirmedWrites, let note = BluetoothdConfiguration.eattNote(
+                version: await BlueZVersion.running(bus: bus), unnumbered: options.format != .msgpipe,
+                eattOff: BluetoothdConfiguration.turnsEATTOff()) {
+                options.note(.advice, note)
+            }
+            central = BlueZCentralLink(
+                bus: bus, adapter: adapter, confirmedWrites: confirmedWrites, mode: options.linkMode,
+                framed: options.format == .msgpipe, security: options.security)
+        } catch {
+            bus.close()
+            throw error
+        }
+        let target = CentralTarget(text)
+        return ConnectingLink(base: central) { _ in
+            let (peer, summary) = try await central.connect(target, profile: options.profile, timeout: options.connectTimeout)
+            options.note(.detail, "\(peer): data over \(summary)")
+            return peer
+        }
+    }
+
+    /// Registers the application and advertises `address`'s name through bluetoothd (or listens on a `unix:`
+    /// socket). The accept loop opens a bus connection of its own.
+    public func acceptor(at address: PipeAddress, options: MessagePipe.Options) -> any LinkAcceptor {
+        var options = options
+        options.backend = .bluez
+        return PipeAcceptor(at: address, options: options)
+    }
+}

@@ -172,7 +172,7 @@ public final class AcquiredLink: Link, Sendable {
 
     /// A central's renewal: closes the receiving descriptor (bluetoothd then unsubscribes at the peer), gets a
     /// new one from `resubscribe` (it subscribes again) and receives on it. The connection ends if that fails,
-    /// or instead of a renewal when the last one brought no packet (``RenewalWatch``). Nothing happens without
+    /// or instead of a renewal when the last one brought no packet (`RenewalWatch`). Nothing happens without
     /// `resubscribe`, on an ended link, or while a renewal runs.
     public func renewIncoming() async {
         guard let resubscribe else { return }

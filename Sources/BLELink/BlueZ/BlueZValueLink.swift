@@ -109,7 +109,7 @@ public final class BlueZValueLink: Link, Sendable {
     /// Subscribes again (`StopNotify`, then `StartNotify`): bluetoothd writes the peer's CCCD off and on, so a
     /// peripheral that lost this central's subscription while it stayed connected (BlueZ issue #1452) has it
     /// back. Transport asks for it when the peer is silent. A refused `StartNotify` ends the connection, and so
-    /// does a request after a renewal that brought no notification (``RenewalWatch``); nothing happens on an
+    /// does a request after a renewal that brought no notification (`RenewalWatch`); nothing happens on an
     /// ended link or while a renewal runs.
     public func renewIncoming() async {
         if renewals.lastRenewalWasFruitless, !state.withLock({ $0.ended }) {

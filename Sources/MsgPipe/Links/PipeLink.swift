@@ -24,13 +24,13 @@ public protocol PipeLink: Link where Events == BoundedAsyncQueue<LinkEvent, Neve
     /// (a peripheral, a central through bluetoothd).
     var peerInfo: MsgPipeServiceInfo? { get }
 
-    /// True when ``sendConfirmed(_:)`` confirms on the current connection: the peer's ATT layer answered (a
-    /// GATT Write Request or indication), or an L2CAP channel handed every byte to the controller.
+    /// True when ``PipeLink/sendConfirmed(_:)`` confirms on the current connection: the peer's ATT layer
+    /// answered (a GATT Write Request or indication), or an L2CAP channel handed every byte to the controller.
     var canConfirm: Bool { get }
 
-    /// Sends `packet` and, where the link can (``canConfirm``), returns only once it was confirmed; elsewhere
-    /// it is `send(_:)`. Call it after the packets before it were sent. Throws what `send` throws, and
-    /// `LinkError.io` when a channel's queue stopped draining.
+    /// Sends `packet` and, where the link can (``PipeLink/canConfirm``), returns only once it was confirmed;
+    /// elsewhere it is `send(_:)`. Call it after the packets before it were sent. Throws what `send` throws,
+    /// and `LinkError.io` when a channel's queue stopped draining.
     func sendConfirmed(_ packet: [UInt8]) async throws
 
     /// Drops the current connection: the peer sees a disconnect. A central's link may connect again; a

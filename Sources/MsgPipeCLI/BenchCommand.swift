@@ -212,9 +212,10 @@ struct BenchCommand: AsyncParsableCommand {
         let bench = BenchLink(
             link: options, role: role, size: size, messages: messages, centrals: peers.isEmpty ? centralCount : peers.count,
             seed: seed, connection: try connectionParameters(), peers: peers)
-        guard let (results, wallSeconds) = await bench.run() else { throw ExitCode(2) }
-        for result in results where !result.succeeded {
-            printError("central \(result.index): \(result.error ?? "failed")")
+        guard let (report, failures) = await bench.run() else { throw ExitCode(2) }
+        let (results, wallSeconds) = (report.results, report.seconds)
+        for (index, failure) in failures.sorted(by: { $0.key < $1.key }) {
+            printError("central \(index): \(failure)")
         }
         // The limit assumes the slowest interval asked for (a controller picks one in the range).
         let requested = try connectionParameters()?.request()?.interval?.maximum

@@ -107,7 +107,7 @@ enum BenchReportFormat {
     /// address), then with several centrals the aggregate (`central`: "all") over `wallSeconds`. `direction`
     /// is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     static func real(
-        _ results: [BenchLink.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int,
+        _ results: [PipeBenchmark.Result], wallSeconds: Double, link: String, role: LinkRole, size: Int, messages: Int,
         requestedIntervalUnits: UInt16? = nil
     ) -> [[(String, Value)]] {
         let interval = requestedIntervalUnits.map { ConnectionParameters.intervalUnit * Int($0) } ?? bestLink.interval
@@ -152,7 +152,7 @@ enum BenchReportFormat {
                 sent: result.messagesDelivered + (result.succeeded ? 0 : 1), delivered: result.messagesDelivered,
                 bytes: result.payloadBytes, seconds: result.seconds,
                 completed: result.succeeded && result.messagesDelivered == messages)
-                + (result.carrier.map { [("carrier", Value.text($0))] } ?? [])
+                + (result.carrier.map { [("carrier", Value.text($0.rawValue))] } ?? [])
         }
         if results.count > 1 {
             let mtus = Set(results.compactMap(\.mtu))

@@ -69,7 +69,8 @@ struct LinkParameterFieldsTests {
 @Suite struct BenchRealLimitTests {
     @Test func theLimitTakesTheLargestRequestedIntervalAndSaysSo() {
         let start = ContinuousClock.now
-        var result = BenchLink.Result(index: 0, peer: "kiosk", mtu: 247)
+        var result = PipeBenchmark.Result(index: 0)
+        (result.peer, result.mtu) = ("kiosk", 247)
         result.messagesDelivered = 1
         result.payloadBytes = 100_000
         result.span = start ..< start + .seconds(1)

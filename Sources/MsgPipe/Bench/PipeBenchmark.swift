@@ -5,7 +5,7 @@ import Transport
 
 /// Measures msgpipe on a real link, either way round: centrals that each send their messages to a listener
 /// (``sendAsCentrals(_:)``), or a peripheral that sends them to several subscribed centrals at once, as
-/// `send --name` does (``sendAsPeripheral(_:centrals:)``). A message counts once the receiver acknowledged it
+/// `send --name` does (``sendAsPeripheral(_:centrals:onReady:)``). A message counts once the receiver acknowledged it
 /// through Transport (its checks and reassembly passed). `msgpipe bench` over a real link is built on it.
 ///
 /// ```swift

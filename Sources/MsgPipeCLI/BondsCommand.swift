@@ -1,6 +1,5 @@
 import ArgumentParser
 import BLELink
-import Glibc
 
 /// `msgpipe bonds list|remove`: the bonds a kernel-backend peripheral keeps with `--bonds DIR`.
 struct BondsCommand: ParsableCommand {
@@ -20,36 +19,18 @@ struct BondsCommand: ParsableCommand {
         @Option(help: "Only this adapter's bonds: hciN (needs the kernel) or its address (default: every adapter's file).")
         var adapter: String?
 
-        /// The bond stores to look at: the adapter's, or every `*.bonds` file in the directory.
-        func stores() throws -> [BondStore] {
-            if let adapter {
-                if let address = BluetoothAddress(adapter) { return [BondStore(directory: directory, adapter: address)] }
-                let selector = try AdapterSelector(adapter)
-                let management = try ManagementSocket()
-                let resolved = try BluetoothAdapter.resolve(selector, using: management)
-                return [BondStore(directory: directory, adapter: resolved.address)]
-            }
-            guard let handle = opendir(directory) else {
-                if errno == ENOENT { return [] }
-                printError("cannot read the bond directory \(directory): \(String(cString: strerror(errno)))")
-                throw ExitCode(2)
-            }
-            defer { closedir(handle) }
-            var stores: [BondStore] = []
-            while let entry = readdir(handle) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-                guard name.hasSuffix(".bonds"), let address = BluetoothAddress(name.dropLast(6)) else { continue }
-                stores.append(BondStore(directory: directory, adapter: address))
-            }
-            return stores.sorted { $0.adapter < $1.adapter }
-        }
+        /// The directory, as the library reads it.
+        var bondDirectory: BondDirectory { BondDirectory(directory) }
     }
 
-    /// Loads a store, or exits 2 with the error (the file is left as it is).
-    static func load(_ store: BondStore) throws -> BondFile {
+    /// Runs `body`; a directory or bond file that cannot be read exits 2 with the error (nothing changed).
+    static func reading<T>(_ body: () throws -> T) throws -> T {
         do {
-            return try store.load()
-        } catch {
+            return try body()
+        } catch let error as BondDirectory.ReadError {
+            printError(error.description)
+            throw ExitCode(2)
+        } catch let error as BondStoreError {
             printError(error.description)
             throw ExitCode(2)
         }
@@ -72,21 +53,12 @@ struct BondsCommand: ParsableCommand {
         }
 
         func run() throws {
-            for store in try options.stores() {
-                let bonds = try BondsCommand.load(store)
-                for peer in bonds.peers {
-                    var keys: [String] = []
-                    for key in bonds.longTermKeys where key.peer == peer {
-                        keys.append("ltk(\(key.keyType)\(key.central ? ", central" : ""))")
-                    }
-                    if bonds.identityResolvingKeys.contains(where: { $0.peer == peer }) { keys.append("irk") }
-                    if bonds.signatureResolvingKeys.contains(where: { $0.peer == peer }) { keys.append("csrk") }
-                    if json {
-                        BluetoothDiagnostics.emit(JSONLine.text(Line(
-                            adapter: "\(store.adapter)", address: "\(peer.address)", type: "\(peer.type)", keys: keys)))
-                    } else {
-                        BluetoothDiagnostics.emit("\(store.adapter)  \(peer.address) \(peer.type)  \(keys.joined(separator: " "))")
-                    }
+            for bond in try BondsCommand.reading({ try options.bondDirectory.bonds(adapter: options.adapter) }) {
+                if json {
+                    BluetoothDiagnostics.emit(JSONLine.text(Line(
+                        adapter: "\(bond.adapter)", address: "\(bond.peer.address)", type: "\(bond.peer.type)", keys: bond.keys)))
+                } else {
+                    BluetoothDiagnostics.emit("\(bond.adapter)  \(bond.peer.address) \(bond.peer.type)  \(bond.keys.joined(separator: " "))")
                 }
             }
         }
@@ -107,41 +79,16 @@ struct BondsCommand: ParsableCommand {
 
         func run() throws {
             guard let peerAddress = BluetoothAddress(address) else { throw ExitCode(1) }
-            var removed = false
-            for store in try options.stores() {
-                var bonds = try BondsCommand.load(store)
-                let peers = bonds.peers.filter { $0.address == peerAddress }
-                guard bonds.remove(peerAddress) else { continue }
-                do {
-                    try store.save(bonds)
-                } catch {
-                    printError(error.description)
-                    throw ExitCode(2)
+            let removals = try BondsCommand.reading { try options.bondDirectory.remove(peerAddress, adapter: options.adapter) }
+            for removal in removals {
+                BluetoothDiagnostics.print("msgpipe: removed the bond of \(peerAddress) from \(removal.file)")
+                if let failure = removal.kernelFailure {
+                    BluetoothDiagnostics.print("msgpipe: the kernel still holds the key until it restarts: \(cli: failure)")
                 }
-                removed = true
-                BluetoothDiagnostics.print("msgpipe: removed the bond of \(peerAddress) from \(store.path)")
-                Self.unpair(peers, on: store.adapter)
             }
-            guard removed else {
+            guard !removals.isEmpty else {
                 printError("no bond for \(peerAddress) in \(options.directory)")
                 throw ExitCode(1)
-            }
-        }
-
-        /// Unpair Device on the adapter with that address, when the kernel has it; otherwise says why not.
-        static func unpair(_ peers: [BluetoothPeer], on adapterAddress: BluetoothAddress) {
-            do {
-                let management = try ManagementSocket()
-                let adapter = try BluetoothAdapter.resolve(.address(adapterAddress), using: management)
-                for peer in peers {
-                    do {
-                        try management.execute(UnpairDevice(peer: peer, disconnect: true).command(adapter.index))
-                    } catch .commandFailed(_, let status) where status == .notPaired {
-                        continue  // the kernel had no key for it (it restarted since)
-                    }
-                }
-            } catch {
-                BluetoothDiagnostics.print("msgpipe: the kernel still holds the key until it restarts: \(cli: error)")
             }
         }
     }

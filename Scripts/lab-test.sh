@@ -190,8 +190,9 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
-# LAB_ONLY=coc runs only checks 19e-19i (msgpipe over an LE credit-based channel, Scripts/lab-coc.sh).
+# LAB_ONLY=coc runs only the channel section (msgpipe over an LE credit-based channel, Tests/LabTests/Coc).
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
+# LAB_ONLY=check runs only the Swift lab tests matching LAB_CHECK (Scripts/lab.sh --check FILTER).
 # LAB_ONLY=kills runs only the kills over Bluetooth (Scripts/lab-kills.sh).
 if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
@@ -650,11 +651,13 @@ fi
 
 fi  # LAB_ONLY (checks 1-20)
 
-# msgpipe over an LE credit-based channel (checks 19e-19i, Scripts/lab-coc.sh): LAB_ONLY=coc runs only it;
+# msgpipe over an LE credit-based channel: LAB_ONLY=coc runs only it;
 # LAB_COC=0 leaves it (and check 19d) out of the full run.
+# Tests/LabTests/Coc; its test beside bluetoothd last and only with LAB_ONLY=coc (later sections need bluetoothd gone).
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_COC:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = coc ]; then
 section coc
-. "$PWD/Scripts/lab-coc.sh"
+lab_tests 'Lab/Coc/' 'besideBluetoothd'
+[ "${LAB_ONLY:-}" = coc ] && lab_tests 'Lab/Coc/besideBluetoothd'
 fi  # LAB_ONLY (coc)
 
 # LAB_ONLY=check (Scripts/lab.sh --check FILTER): only the Swift lab tests matching LAB_CHECK.

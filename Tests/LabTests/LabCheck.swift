@@ -90,9 +90,20 @@ final class LabCheck {
         return url
     }
 
+    /// `count` random bytes (from the system's generator, 8 at a time).
     static func randomBytes(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { buffer in
+            var offset = 0
+            while offset < count {
+                var word = generator.next()
+                let piece = min(8, count - offset)
+                withUnsafeBytes(of: &word) { buffer.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: piece) }
+                offset += piece
+            }
+        }
+        return bytes
     }
 
     // MARK: Links, advertising, btmon
@@ -182,6 +193,8 @@ final class LabCheck {
     // MARK: The end of a test
 
     private func finish(sourceLocation: SourceLocation) {
+        // The air during the test itself, before the checks below add their own commands to it.
+        let btmon = Self.read(environment.outDirectory.appendingPathComponent("btmon.txt"), from: btmonStart)
         for process in processes where process.isRunning {
             fail("\(process.label) still running at the end of the test: killed", sourceLocation: sourceLocation)
             process.stop(signal: SIGKILL, seconds: 10)
@@ -202,7 +215,7 @@ final class LabCheck {
         }
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         let failed = !failures.isEmpty
-        if failed { report() }
+        if failed { report(btmon: btmon) }
         try? notes.map { $0 + "\n" }.joined().write(to: directory.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
         if let results = environment.resultsFile, let handle = FileHandle(forWritingAtPath: results) {
             _ = try? handle.seekToEnd()
@@ -213,7 +226,7 @@ final class LabCheck {
 
     /// Prints (and writes to failure.txt) what failed, each program's command, exit and output tails, and the
     /// tail of what btmon saw during the test.
-    private func report() {
+    private func report(btmon: String) {
         var text = failures.map { "failed: \($0)\n" }.joined()
         for process in processes {
             text += "$ \(process.commandLine)\n  \(process.exit.map(String.init(describing:)) ?? "running")\n"
@@ -225,7 +238,6 @@ final class LabCheck {
                 text += "  out| (\(out.count) bytes in \(process.stdoutFile.path))\n"
             }
         }
-        let btmon = Self.read(environment.outDirectory.appendingPathComponent("btmon.txt"), from: btmonStart)
         text += Self.tail(btmon, lines: 40).map { "  btmon| \($0)\n" }.joined()
         print(text)
         try? text.write(to: directory.appendingPathComponent("failure.txt"), atomically: true, encoding: .utf8)

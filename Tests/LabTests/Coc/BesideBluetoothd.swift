@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Testing
 
 extension Lab.Coc {
@@ -16,10 +15,12 @@ extension Lab.Coc {
             if ((try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)) ?? "").isEmpty {
                 labShell(["dbus-uuidgen", "--ensure=/etc/machine-id"])
             }
-            let dbus = labShell(["dbus-daemon", "--system", "--fork", "--print-pid"])
-            let dbusPID = dbus.output.split(separator: "\n").first.flatMap { Int32($0) }
-            lab.expect(dbusPID != nil, "dbus-daemon did not start: \(dbus.output)")
-            defer { if let dbusPID { kill(dbusPID, SIGTERM) } }
+            // In the foreground (a forked daemon would escape the fixture); it prints its pid once it listens.
+            let dbus = try lab.start("dbus-daemon", "/usr/bin/dbus-daemon", ["--system", "--nofork", "--print-pid"])
+            defer { dbus.stop() }
+            let listening = Date(timeIntervalSinceNow: 30)
+            while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
+            lab.expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
             let bluetoothd = try lab.start("bluetoothd", "/usr/libexec/bluetooth/bluetoothd", ["-n", "-d"])
             defer { bluetoothd.stop() }
             let powered = Date(timeIntervalSinceNow: 30)

@@ -252,6 +252,9 @@ let package = Package(
             dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
             swiftSettings: strict),
 
+        // The lab's checks, run inside the lab VM by Scripts/lab-test.sh (skipped everywhere else).
+        .testTarget(name: "LabTests", dependencies: ["Framing"], swiftSettings: strict),
+
         // The Swift snippets of README.md, docs/ and the DocC catalogs, compiled as written (CLITests.DocsTests
         // checks that each ```swift block there matches one of these files).
         .target(

@@ -23,8 +23,8 @@ fi
 CHECK_T0=$(up)
 # took: DT = seconds since the previous check ended (each result line carries it: the lab's time per check)
 took() { local t; t=$(up); DT=$(awk "BEGIN{printf \"%.0f\", $t-$CHECK_T0}"); CHECK_T0=$t; }
-result() {  # result NAME STATUS
-	took
+result() {  # result NAME STATUS [SECONDS]: SECONDS, when given, is the check's own time
+	took; DT=${3:-$DT}
 	if [ "$2" = 0 ]; then PASSED=$((PASSED + 1)); echo "ok - $1 [$DT s]" | tee -a "$OUT/results.txt"
 	else FAILED=$((FAILED + 1)); echo "not ok - $1 [$DT s]" | tee -a "$OUT/results.txt"; fi
 }
@@ -46,6 +46,30 @@ expect() {
 	# A log starts with what its check found (exit codes, times), then what the programs printed.
 	[ $ok = 0 ] || { sed 's/^/   | /' "$file" | head -12; [ "$(wc -l < "$file")" -le 12 ] || { echo "   | ..."; sed 's/^/   | /' "$file" | tail -12; }; }
 	result "$name" $ok
+}
+# The Swift lab tests (Tests/LabTests) run from the debug test bundle, which sees the host's build over 9p.
+TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
+# lab_tests FILTER [SKIP]: runs the Swift lab tests whose names match the regular expression FILTER (and not
+# SKIP), one at a time. Each test appends "STATUS SECONDS LOGDIR NAME" to $OUT/labtests.results; each becomes a
+# result line here, a failing one with its own report (LOGDIR/failure.txt), its notes after it. The bundle's
+# whole output goes to $OUT/labtests.log. A bundle that fails without a failing test (a crash) fails too.
+lab_tests() {
+	local results=$OUT/labtests.results status seconds dir name rc n=0 bad=0
+	if [ -z "$TESTBIN" ]; then skip "the Swift lab tests matching $1" "no test build (swift build --build-tests)"; return; fi
+	: > "$results"
+	echo "== [$(up)] Swift lab tests: --filter '$1'${2:+ --skip '$2'}" | tee -a "$OUT/labtests.log"
+	LAB_RESULTS=$results LAB_MSGPIPE=$MSGPIPE LAB_MSGPIPE_LAB=$MSGPIPE_LAB timeout 1800 "$TESTBIN" \
+		--testing-library swift-testing --filter "$1" ${2:+--skip "$2"} >> "$OUT/labtests.log" 2>&1; rc=$?
+	while read -r status seconds dir name; do
+		n=$((n + 1)); [ "$status" = 0 ] || bad=$((bad + 1))
+		result "$name" "$status" "$seconds"
+		[ "$status" = 0 ] || sed 's/^/   | /' "$dir/failure.txt" 2>/dev/null | head -60
+		sed 's/^/   /' "$dir/notes.txt" 2>/dev/null | tee -a "$OUT/results.txt"
+	done < "$results"
+	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && [ "$bad" = 0 ]; }; then
+		tail -20 "$OUT/labtests.log" | sed 's/^/   | /'
+		result "the Swift lab tests matching $1 ran ($n tests, bundle exit $rc)" 1
+	fi
 }
 # no_links: waits until no controller has an LE link (an idle link lingers ~2 s after its last socket). After
 # 20 s it names the links and ends them (Disconnect, then a power cycle of the controller if that did not do it):
@@ -166,8 +190,9 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
-# LAB_ONLY=coc runs only checks 19e-19i (msgpipe over an LE credit-based channel, Scripts/lab-coc.sh).
+# LAB_ONLY=coc runs only the channel section (msgpipe over an LE credit-based channel, Tests/LabTests/Coc).
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
+# LAB_ONLY=check runs only the Swift lab tests matching LAB_CHECK (Scripts/lab.sh --check FILTER).
 # LAB_ONLY=kills runs only the kills over Bluetooth (Scripts/lab-kills.sh).
 if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
@@ -626,12 +651,20 @@ fi
 
 fi  # LAB_ONLY (checks 1-20)
 
-# msgpipe over an LE credit-based channel (checks 19e-19i, Scripts/lab-coc.sh): LAB_ONLY=coc runs only it;
+# msgpipe over an LE credit-based channel: LAB_ONLY=coc runs only it;
 # LAB_COC=0 leaves it (and check 19d) out of the full run.
+# Tests/LabTests/Coc; its test beside bluetoothd last and only with LAB_ONLY=coc (later sections need bluetoothd gone).
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_COC:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = coc ]; then
 section coc
-. "$PWD/Scripts/lab-coc.sh"
+lab_tests 'Lab/Coc/' 'besideBluetoothd'
+[ "${LAB_ONLY:-}" = coc ] && lab_tests 'Lab/Coc/besideBluetoothd'
 fi  # LAB_ONLY (coc)
+
+# LAB_ONLY=check (Scripts/lab.sh --check FILTER): only the Swift lab tests matching LAB_CHECK.
+if [ "${LAB_ONLY:-}" = check ]; then
+section check
+lab_tests "$LAB_CHECK"
+fi  # LAB_ONLY (check)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
 section roles

@@ -2,7 +2,10 @@
 # lab.sh - msgpipe's lab run on the host: builds msgpipe and the C test peers, sets the VM lab up on first
 # use (Scripts/blelab.sh --setup: apt packages, Debian kernel, initramfs), runs the guest suite
 # Scripts/lab-test.sh in the VM, and ends with the line "N passed, N failed" (exit 0 only if none failed).
-# `Scripts/lab.sh --setup-only` sets the lab up and stops there.
+# `Scripts/lab.sh --setup-only` sets the lab up and stops there. `Scripts/lab.sh --check FILTER` boots the VM
+# and runs only the Swift lab tests (Tests/LabTests) whose name matches FILTER, a regular expression over
+# test ids such as `Lab/Coc/` (a section) or `linesFormat` (one test), from the debug test bundle as built
+# (`swift build --build-tests` first).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=core (only checks 1-20: the kernel backend, no bluetoothd), stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez,
 # bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
@@ -26,6 +29,11 @@ now() { date +%s.%N; }
 secs() { awk "BEGIN{printf \"%.1f\", $2-$1}"; }
 fail() { echo "lab: $*" >&2; echo "0 passed, 1 failed"; exit 1; }
 
+if [ "${1:-}" = --check ]; then
+	[ -n "${2:-}" ] || fail "usage: Scripts/lab.sh --check FILTER"
+	export LAB_ONLY=check LAB_CHECK=$2
+	ls -d .build/debug/*PackageTests.xctest > /dev/null 2>&1 || fail "no test build: swift build --build-tests"
+fi
 t0=$(now)
 if [ -z "$(ls "$LAB"/kernel/boot/vmlinuz-* 2>/dev/null)" ] || ! [ -e "$LAB/initramfs.cpio.gz" ] ||
 	! command -v qemu-system-x86_64 > /dev/null || ! command -v btmgmt > /dev/null; then
@@ -61,7 +69,7 @@ for product in "${products[@]}"; do
 done
 rm -f "$buildlog"
 mkdir -p .build/lab
-[ "${LAB_ONLY:-}" = powercut ] || for peer in att_server att_client att_hostile att_blast; do
+[ "${LAB_ONLY:-}" = powercut ] || [ "${LAB_ONLY:-}" = check ] || for peer in att_server att_client att_hostile att_blast; do
 	gcc -O2 -Wall -o ".build/lab/$peer" "Tests/lab/$peer.c" -lbluetooth || fail "cannot build Tests/lab/$peer.c"
 done
 t2=$(now)
@@ -69,7 +77,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 rc=0; : > .build/lab/console.log
 if [ "${LAB_ONLY:-}" != powercut ]; then   # the guest suite (the power cut boots its own VMs, below)
 BLELAB_AUTOCONFIRM=${BLELAB_AUTOCONFIRM:-1} Scripts/blelab.sh -o "$OUT" -t "${LAB_TIMEOUT:-3000}" -- \
-	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_KILLS="${LAB_KILLS:-1}" LAB_KILLS_N="${LAB_KILLS_N:-}" LAB_KILLS5="${LAB_KILLS5:-}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" \
+	env LAB_ONLY="${LAB_ONLY:-}" LAB_BUMBLE="${LAB_BUMBLE:-}" LAB_BONDING="${LAB_BONDING:-1}" LAB_COC="${LAB_COC:-1}" LAB_KILLS="${LAB_KILLS:-1}" LAB_KILLS_N="${LAB_KILLS_N:-}" LAB_KILLS5="${LAB_KILLS5:-}" LAB_BONDING_LOST="${LAB_BONDING_LOST:-}" LAB_STOCKBOX_KILL="${LAB_STOCKBOX_KILL:-1}" LAB_GATT_CHANNELS="${LAB_GATT_CHANNELS:-}" LAB_TRACE="${LAB_TRACE:-}" LAB_CHECK="${LAB_CHECK:-}" \
 	MSGPIPE="$MSGPIPE_BIN" MSGPIPE_LAB="$MSGPIPE_LAB_BIN" Scripts/lab-test.sh \
 	2>&1 | tee .build/lab/console.log
 rc=${PIPESTATUS[0]}

@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// The lab's checks: each runs inside the lab VM (Scripts/lab.sh boots it; Scripts/lab-test.sh runs this test
+/// bundle there) against the real kernel Bluetooth stack, and is skipped everywhere else. One suite, run one test
+/// at a time: the tests share four controllers on one virtual air. A section is a nested suite and a tag.
+@Suite(.serialized, .enabled(if: LabEnvironment.current != nil, "only inside the lab VM (Scripts/lab.sh)"))
+struct Lab {}
+
+extension Tag {
+    // Sections of the lab (Scripts/lab.sh's section table).
+    @Tag static var kernel: Self
+    @Tag static var bluetoothd: Self
+    @Tag static var coc: Self
+    @Tag static var bumble: Self
+    @Tag static var bonding: Self
+    @Tag static var stockBox: Self
+    @Tag static var newerBluetoothd: Self
+    // The controllers a test uses.
+    @Tag static var hci0: Self
+    @Tag static var hci1: Self
+    @Tag static var hci2: Self
+    @Tag static var hci3: Self
+}
+
+/// What the lab VM tells a test: the controllers' addresses, where logs go, the programs under test.
+struct LabEnvironment: Sendable {
+    /// hci0's and hci1's public addresses.
+    let addressA: String
+    let addressB: String
+    /// The run's log directory (shared with the host); btmon writes `btmon.txt` there.
+    let outDirectory: URL
+    /// The msgpipe and msgpipe-lab executables the checks run.
+    let msgpipe: String
+    let msgpipeLab: String
+    /// Where each test appends its verdict line ("0|1 SECONDS LOGDIR NAME"), for lab-test.sh's results.txt.
+    let resultsFile: String?
+
+    /// Set only inside the VM: BLELAB_ADDR_A, BLELAB_ADDR_B and BLELAB_OUT (blelab.sh), LAB_MSGPIPE and
+    /// LAB_MSGPIPE_LAB (lab-test.sh).
+    static let current: LabEnvironment? = {
+        let env = ProcessInfo.processInfo.environment
+        guard let a = env["BLELAB_ADDR_A"], a.count == 17, let b = env["BLELAB_ADDR_B"], let out = env["BLELAB_OUT"],
+            let msgpipe = env["LAB_MSGPIPE"], let msgpipeLab = env["LAB_MSGPIPE_LAB"]
+        else { return nil }
+        return LabEnvironment(
+            addressA: a, addressB: b, outDirectory: URL(fileURLWithPath: out), msgpipe: msgpipe,
+            msgpipeLab: msgpipeLab, resultsFile: env["LAB_RESULTS"])
+    }()
+}

@@ -1,0 +1,28 @@
+import Foundation
+import Framing
+
+/// One `msgpipe send --json` line (the fields the lab judges).
+struct SendLine: Decodable {
+    let index: Int
+    let bytes: Int
+    let seconds: Double
+    let link: String?
+}
+
+/// One `msgpipe listen --json` line (the fields the lab judges).
+struct ListenLine: Decodable {
+    let index: Int
+    let bytes: Int
+    let crc32: String
+    let data: String
+    let link: String?
+
+    /// The message's bytes (nil when `data` is not base64).
+    var body: [UInt8]? { Data(base64Encoded: data).map { [UInt8]($0) } }
+}
+
+/// CRC-32 as `listen --json` prints it: 8 lowercase hex digits.
+func crc32Hex(_ bytes: [UInt8]) -> String {
+    let digits = String(CRC32.checksum(bytes), radix: 16)
+    return String(repeating: "0", count: 8 - digits.count) + digits
+}

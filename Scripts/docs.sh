@@ -5,6 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
+# docc run by a user who does not own the toolchain's HTML template skips the template's index.html and then
+# fails on every page ("The file doesn't exist", Swift 6.3.1); a copy of the template owned by this user works.
+render=$(dirname "$(readlink -f "$(command -v swift)")")/../share/docc/render
+if [ -z "${DOCC_HTML_DIR:-}" ] && [ -d "$render" ] && [ "$(stat -c %u "$render")" != "$(id -u)" ]; then
+  DOCC_HTML_DIR=$(mktemp -d); export DOCC_HTML_DIR
+  cp -r "$render/." "$DOCC_HTML_DIR"
+  trap 'rm -rf "$DOCC_HTML_DIR"' EXIT
+fi
 if ! swift package generate-documentation --target MsgPipe --target MsgPipeMQTT --target MsgPipeStore --target Transport --target Framing \
   >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -E "(warning|error):" "$log"; then

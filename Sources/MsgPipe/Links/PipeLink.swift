@@ -2,18 +2,12 @@ public import Backpressure
 public import GATT
 public import Transport
 
-/// The link to one peer as a pipe needs it, whichever backend carries it: msgpipe's own GATT over an ATT
-/// bearer (`GATTLink`), the descriptors bluetoothd hands out (`AcquiredLink`), an LE credit-based channel
-/// (`StreamLink`), or a central's relay of one connection after another (``ChannelCentralLink``,
-/// ``BlueZCentralLink``). Transport, Secure and Exchange run over it without knowing the backend; a new backend
-/// adds a type that conforms.
-///
-/// Events come in Backpressure's one bounded queue, so a pipe reads any link's events the same way.
+/// The link to one peer, whichever backend carries it; Transport, Secure and Exchange run over it unchanged.
+/// A new backend adds a type that conforms. Events come in Backpressure's one bounded queue.
 ///
 /// ```swift
-/// let link: any PipeLink = try await connector.makeLink()
+/// let link = try await connector.makeLink()
 /// try await connector.connect(link)
-/// print(link.carrier.rawValue)            // "gatt" or "l2cap"
 /// let transport = Transport(link: link)
 /// ```
 public protocol PipeLink: Link where Events == BoundedAsyncQueue<LinkEvent, Never> {

@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "Backpressure", targets: ["Backpressure"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "BLELink", targets: ["BLELink"]),
         .library(name: "MemoryLinks", targets: ["MemoryLinks"]),
         .library(name: "Simulator", targets: ["Simulator"]),
@@ -111,12 +112,16 @@ let package = Package(
             dependencies: ["Transport", "Backpressure"],
             swiftSettings: strict),
 
+        // The Bluetooth values every backend and the connection library speak in (addresses, peers, PHYs,
+        // security levels, the reconnect policy): pure Swift, no OS API. BLELink re-exports it.
+        .target(name: "BluetoothCore", dependencies: ["GATT"], swiftSettings: strict),
+
         // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user), and the BlueZ
         // D-Bus backend over sd-bus (the only libsystemd user).
         .target(
             name: "BLELink",
             dependencies: [
-                "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
+                "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

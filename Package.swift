@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
+        .library(name: "MsgPipeCore", targets: ["MsgPipeCore"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
         .library(name: "MsgPipeStore", targets: ["MsgPipeStore"]),
@@ -127,12 +128,22 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // The connection library a Swift program uses: backend choice, advertising and accepting, connecting by
-        // name with retries, reconnect and resume, several centrals, plain formats. The CLI is a thin layer on it.
+        // The connection library a Swift program uses, without a backend: pipes and servers, the stack protocol a
+        // backend implements, connecting with retries, reconnect and resume, several centrals, plain formats.
+        // Pure: no Glibc, no Foundation, no BLELink.
+        .target(
+            name: "MsgPipeCore",
+            dependencies: [
+                "Framing", "Backpressure", "Transport", "GATT", "BluetoothCore", "Secure", "Exchange",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
+        // that picks one, the accept loop, scanning and the benchmark: `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
-                "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
+                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -203,7 +214,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
-            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
+            dependencies: [
+                "MsgPipe", "MsgPipeCore", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeStoreTests",

@@ -1,11 +1,11 @@
 import MemoryLinks
-import MsgPipe
+import MsgPipeCore
 import Synchronization
 import TestSupport
 import Testing
 import Transport
 
-/// A backend over in-memory links, written against MsgPipe's public `PipeStack` alone: the library's pipes,
+/// A backend over in-memory links, written against MsgPipeCore's public `PipeStack` alone (no Linux backend): the library's pipes,
 /// accept loop, reconnect and resume run on it as on the kernel's or bluetoothd's. Each central connection is a
 /// `MemoryLink` pair; the peripheral's end arrives at the acceptor serving the address's name.
 final class MemoryStack: PipeStack {

@@ -4,14 +4,14 @@
 extension MessagePipe {
     /// Connects as the central to `peer`, an advertised name (found by scanning), `AA:BB:CC:DD:EE:FF`
     /// (`/random` for a random address), or `unix:PATH`; discovers the profile and subscribes. Transient
-    /// failures are retried within ``Options/connectTimeout``. After a drop the pipe reconnects with
-    /// ``Options/reconnect``'s backoff and Transport resumes where it stopped.
+    /// failures are retried within `Options.connectTimeout`. After a drop the pipe reconnects with
+    /// `Options.reconnect`'s backoff and Transport resumes where it stopped.
     ///
-    /// With ``Options/keys`` the end-to-end handshake runs before this returns.
+    /// With `Options.keys` the end-to-end handshake runs before this returns.
     ///
     /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made,
-    /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats, and
-    /// ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key or holds another one.
+    /// `MessagePipeError.formatMismatch(_:)` when the peer's info characteristic names other formats, and
+    /// `MessagePipeError.notAuthenticated(_:)` when the peer refused our key or holds another one.
     public static func connect(to peer: String, options given: Options = Options()) async throws -> MessagePipe {
         try await connect(to: peer, over: nil, options: given)
     }
@@ -22,8 +22,8 @@ extension MessagePipe {
     }
 
     /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to
-    /// ``Options/maximumCentrals`` at once. Returns once advertising; each central comes out of
-    /// ``PipeServer/centrals`` as a pipe of its own.
+    /// `Options.maximumCentrals` at once. Returns once advertising; each central comes out of
+    /// `PipeServer.centrals` as a pipe of its own.
     ///
     /// ```swift
     /// let server = try await MessagePipe.advertise(name: "kiosk")

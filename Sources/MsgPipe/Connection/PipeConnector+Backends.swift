@@ -2,7 +2,7 @@ public import BLELink
 
 extension PipeConnector {
     /// A connector to `address` over `stack` (nil: the stack ``PipeStacks/resolve(_:options:)`` picks for the
-    /// address and ``MessagePipe/Options/backend`` when the link is made).
+    /// address and `MessagePipe.Options.backend` when the link is made).
     ///
     /// ```swift
     /// let connector = PipeConnector(to: PipeAddress("kiosk"), options: options)
@@ -18,7 +18,7 @@ extension PipeConnector {
         }
     }
 
-    /// A new central link, as ``makeLink()`` makes it; `onBearer` sees each connection's ATT bearer before GATT
+    /// A new central link, as `makeLink()` makes it; `onBearer` sees each connection's ATT bearer before GATT
     /// starts on it, where the stack ``PipeStacks/resolve(_:options:)`` picks has one (the kernel's and a UNIX
     /// socket's: a benchmark reads the PHY from it). A stack given at `init` is used as it is.
     public func makeLink(onBearer: @escaping @Sendable (ATTBearer) -> Void) async throws -> any CentralLink {

@@ -1,6 +1,6 @@
 public import BLELink
 
-/// The Bluetooth stack a pipe runs on, once ``PipeBackend`` was resolved.
+/// The Bluetooth stack a pipe runs on, once `PipeBackend` was resolved.
 public enum ResolvedBackend: Sendable {
     case kernel
     /// bluetoothd, reached over this system-bus connection (owned by whoever resolved it).

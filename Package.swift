@@ -217,6 +217,12 @@ let package = Package(
             dependencies: [
                 "MsgPipe", "MsgPipeCore", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
             swiftSettings: strict),
+        // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
+        // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.
+        .testTarget(
+            name: "MsgPipeCoreTests",
+            dependencies: ["MsgPipeCore", "MemoryLinks", "Transport", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "MsgPipeStoreTests",
             dependencies: ["MsgPipeStore", "MsgPipe", "Transport", "Secure", "MemoryLinks", "TestSupport",

@@ -18,11 +18,13 @@ let package = Package(
         .library(name: "Backpressure", targets: ["Backpressure"]),
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "GATT", targets: ["GATT"]),
+        .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "BLELink", targets: ["BLELink"]),
         .library(name: "MemoryLinks", targets: ["MemoryLinks"]),
         .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
+        .library(name: "MsgPipeCore", targets: ["MsgPipeCore"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
         .library(name: "MsgPipeStore", targets: ["MsgPipeStore"]),
@@ -111,23 +113,37 @@ let package = Package(
             dependencies: ["Transport", "Backpressure"],
             swiftSettings: strict),
 
+        // The Bluetooth values every backend and the connection library speak in (addresses, peers, PHYs,
+        // security levels, the reconnect policy): pure Swift, no OS API. BLELink re-exports it.
+        .target(name: "BluetoothCore", dependencies: ["GATT"], swiftSettings: strict),
+
         // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user), and the BlueZ
         // D-Bus backend over sd-bus (the only libsystemd user).
         .target(
             name: "BLELink",
             dependencies: [
-                "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
+                "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict),
 
-        // The connection library a Swift program uses: backend choice, advertising and accepting, connecting by
-        // name with retries, reconnect and resume, several centrals, plain formats. The CLI is a thin layer on it.
+        // The connection library a Swift program uses, without a backend: pipes and servers, the stack protocol a
+        // backend implements, connecting with retries, reconnect and resume, several centrals, plain formats.
+        // Pure: no Glibc, no Foundation, no BLELink.
+        .target(
+            name: "MsgPipeCore",
+            dependencies: [
+                "Framing", "Backpressure", "Transport", "GATT", "BluetoothCore", "Secure", "Exchange",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
+        // that picks one, the accept loop, scanning and the benchmark: `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
-                "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
+                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -198,7 +214,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeTests",
-            dependencies: ["MsgPipe", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
+            dependencies: [
+                "MsgPipe", "MsgPipeCore", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
+            swiftSettings: strict),
+        // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
+        // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.
+        .testTarget(
+            name: "MsgPipeCoreTests",
+            dependencies: ["MsgPipeCore", "MemoryLinks", "Transport", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "MsgPipeStoreTests",

@@ -1,8 +1,5 @@
-// `import MsgPipe` is all a program that moves messages needs: the types MsgPipe's API speaks in come with it
-// (formats, GATT profiles, Transport's errors and receipts, end-to-end keys and key files, request serving).
-// The Bluetooth backends stay behind MsgPipe's own types.
-@_exported import Exchange
-@_exported import Framing
-@_exported import GATT
-@_exported import Secure
-@_exported import Transport
+// `import MsgPipe` is all a program that moves messages needs: the connection library (MsgPipeCore, with the
+// types its API speaks in: formats, GATT profiles, Transport's errors and receipts, end-to-end keys and key
+// files, request serving, the Bluetooth values) and msgpipe's own backends with the entry points that pick
+// one. The backends' OS bindings (BLELink) stay behind MsgPipe's own types.
+@_exported public import MsgPipeCore

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The CLI only parses, calls the library and prints: Sources/MsgPipeCLI imports no module of this package but
@@ -25,13 +26,8 @@ import Testing
         var found: [String: Set<String>] = [:]
         for name in try FileManager.default.contentsOfDirectory(atPath: cli.path) where name.hasSuffix(".swift") {
             let text = try String(contentsOf: cli.appendingPathComponent(name), encoding: .utf8)
-            for line in text.split(separator: "\n") {
-                let words = line.split(separator: " ")
-                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
-                      words[..<index].allSatisfy({ ["public", "package", "internal", "private", "fileprivate", "@_exported", "@preconcurrency"].contains($0) })
-                else { continue }
-                let module = String(words[index + 1])
-                if ours.contains(module), !Self.allowed.contains(module) { found[name, default: []].insert(module) }
+            for module in importedModules(in: text) where ours.contains(module) && !Self.allowed.contains(module) {
+                found[name, default: []].insert(module)
             }
         }
         for (file, modules) in found.sorted(by: { $0.key < $1.key }) {

@@ -1,5 +1,6 @@
 import MemoryLinks
 @testable import MsgPipe
+@testable import MsgPipeCore
 import Synchronization
 import Testing
 import Transport

@@ -1,5 +1,6 @@
 import BLELink
 @testable import MsgPipe
+@testable import MsgPipeCore
 import Testing
 
 /// A central that keeps failing the end-to-end handshake waits longer each time; a success forgets it; the

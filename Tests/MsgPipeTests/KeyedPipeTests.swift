@@ -150,7 +150,7 @@ struct KeyedPipeTests {
             options.keys = centralKeys
             let phone = try await MessagePipe.connect(to: "unix:\(path)", options: options)
             // Larger than Secure's own default limit (1 MiB): a pipe seals what its maximum message size allows.
-            let big = MessagePipeTests.bytes(1_200_000, seed: 3)
+            let big = seededBytes(1_200_000, seed: 3)
             try await phone.send(big, timeout: Self.guardTime)
             var centrals = listening.centrals.makeAsyncIterator()
             let central = try #require(await centrals.next())

@@ -3,8 +3,10 @@ import GATT
 import Synchronization
 import Testing
 @testable import MsgPipe
+@testable import MsgPipeCore
 
-/// A central's bookkeeping of a peer's accepted parameter updates, fed by a fake event source (no kernel).
+/// A central's bookkeeping of a peer's accepted parameter updates, fed by a fake event source through the
+/// kernel stack's translation of mgmt events (no kernel).
 struct LinkObservationTests {
     /// Stands in for the mgmt socket: hands out the observation's callback, records stop, and fails on demand.
     final class FakeSource: PeerUpdateSource {
@@ -41,7 +43,7 @@ struct LinkObservationTests {
         }
         observation.connecting(controller: 1) { controller, deliver in
             #expect(controller == 1)
-            recorder.deliver.withLock { $0 = deliver }
+            recorder.deliver.withLock { $0 = KernelStack.acceptedParameters(deliver) }
             return source
         }
         return (observation, recorder, source)

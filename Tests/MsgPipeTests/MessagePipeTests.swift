@@ -14,22 +14,13 @@ struct MessagePipeTests {
         "/tmp/msgpipe-test-\(getpid())-\(name)-\(UInt32.random(in: 0 ... .max)).sock"
     }
 
-    static func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
-        var state = seed | 1
-        return (0 ..< count).map { _ in
-            state ^= state << 13
-            state ^= state >> 7
-            state ^= state << 17
-            return UInt8(truncatingIfNeeded: state)
-        }
-    }
 
     @Test func aCentralSendsAndReceivesWholeMessagesBothWays() async throws {
         let path = Self.socketPath("both")
         let server = try await MessagePipe.listen(path: path)
         #expect(server.description == "listening on unix:\(path)")
         let central = try await MessagePipe.connect(to: "unix:\(path)")
-        let big = Self.bytes(300_000, seed: 7)
+        let big = seededBytes(300_000, seed: 7)
         try await central.send(big)
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())
@@ -50,7 +41,7 @@ struct MessagePipeTests {
             for index in 0 ..< 3 {
                 group.addTask {
                     let pipe = try await MessagePipe.connect(to: "unix:\(path)")
-                    try await pipe.send(Self.bytes(20_000 + index, seed: UInt64(index)))
+                    try await pipe.send(seededBytes(20_000 + index, seed: UInt64(index)))
                     return pipe
                 }
             }
@@ -61,7 +52,7 @@ struct MessagePipeTests {
         for await central in server.centrals {
             var iterator = central.messages.makeAsyncIterator()
             let message = try #require(await iterator.next())
-            #expect(message.bytes == Self.bytes(message.bytes.count, seed: UInt64(message.bytes.count - 20_000)))
+            #expect(message.bytes == seededBytes(message.bytes.count, seed: UInt64(message.bytes.count - 20_000)))
             sizes.append(message.bytes.count)
             peers.insert(central.peer)
             if sizes.count == 3 { break }
@@ -116,7 +107,7 @@ struct MessagePipeTests {
         let server = try await MessagePipe.listen(path: path, options: small)
         let central = try await MessagePipe.connect(to: "unix:\(path)")
         await #expect(throws: MessagePipeError.messageTooLarge(size: 1001, limit: 1000)) {
-            try await central.send(Self.bytes(1001, seed: 1))
+            try await central.send(seededBytes(1001, seed: 1))
         }
         await central.close()
         await server.close()
@@ -140,7 +131,7 @@ struct MessagePipeTests {
         var options = MessagePipe.Options()
         options.onNote = { note in notes.withLock { $0.append(note.description) } }
         let central = try await MessagePipe.connect(to: "unix:\(path)", options: options)
-        let body = Self.bytes(200_000, seed: 3)
+        let body = seededBytes(200_000, seed: 3)
         try await central.send(body, timeout: hangGuard)
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())
@@ -159,12 +150,6 @@ struct MessagePipeTests {
             _ = try await MessagePipe.connect(to: "unix:/nonexistent/msgpipe.sock")
         }
     }
-}
-
-/// What the drop test's peripheral counted.
-final class DropCounters: Sendable {
-    let dropped = Atomic<Bool>(false)
-    let received = Atomic<Int>(0)
 }
 
 /// Phones as centrals do not always subscribe: one that only writes (sending to the box) is served too.

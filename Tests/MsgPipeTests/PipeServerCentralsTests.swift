@@ -1,4 +1,5 @@
 @testable import MsgPipe
+@testable import MsgPipeCore
 import Testing
 
 /// A central counts once in ``PipeServer/connectedCentrals`` whether its data rides GATT, an L2CAP channel, or

@@ -1,6 +1,7 @@
 import BLELink
 import GATT
 @testable import MsgPipe
+@testable import MsgPipeCore
 import Synchronization
 import Testing
 

@@ -12,7 +12,7 @@ extension MessagePipe {
     }
 
     /// Lists advertising LE peers for `duration`, on `adapter` (nil: the first powered LE adapter) through
-    /// `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel, `auto` as ``PipeBackend`` says).
+    /// `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel, `auto` as `PipeBackend` says).
     /// `onMatch` hears each peer that `filter` keeps the first time it is seen; the result is every such peer,
     /// strongest first. Throws `BluetoothError` or `BlueZError` (no adapter, powered off, bluetoothd missing
     /// for bluez, no permission), with the remedy in its description. `busAddress`: where bluetoothd runs (nil:

@@ -6,7 +6,7 @@ import Transport
 
 /// The peripheral's side of the connection layer: listens on a UNIX socket, or advertises the profile's
 /// service over Bluetooth (through bluetoothd with the bluez backend), and hands each central's link to a
-/// handler, several at once. ``MessagePipe/advertise(name:options:)`` is built on it.
+/// handler, several at once. `MessagePipe.advertise(name:options:)` is built on it.
 ///
 /// ```swift
 /// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)

@@ -6,7 +6,7 @@ public import Transport
 
 /// The central's link through bluetoothd: a `RelayLink` that carries one `BlueZCentral` connection after
 /// another, so a reconnect resumes Transport over the same link as on msgpipe's own GATT. Where the peer's
-/// service publishes an LE credit-based channel (and the mode allows it, ``LinkMode``), a connection carries
+/// service publishes an LE credit-based channel (and the mode allows it, `LinkMode`), a connection carries
 /// that channel instead: a kernel socket opened beside bluetoothd's connection, as a normal user (dynamic PSMs
 /// need no privilege). Owns the bus connection.
 ///
@@ -58,7 +58,7 @@ public final class BlueZCentralLink: PipeLink {
         await relay.renewIncoming()
     }
 
-    /// Drops the connection carried now; ``PipeConnector`` may connect the link again.
+    /// Drops the connection carried now; `PipeConnector` may connect the link again.
     public func disconnect() async {
         await relay.dropConnection()
     }
@@ -83,10 +83,10 @@ public final class BlueZCentralLink: PipeLink {
     }
 
     /// Connects `target` (discovery, Device1.Connect with retries, the profile's characteristics) within
-    /// `timeout`, opens the published channel unless the mode is ``LinkMode/gatt``, and carries the channel, or
+    /// `timeout`, opens the published channel unless the mode is `LinkMode.gatt`, and carries the channel, or
     /// GATT, until it drops. Returns the peer's description and what carries the data ("gatt" or the channel,
-    /// and why). Throws what the connect throws, and in ``LinkMode/l2cap``
-    /// ``MessagePipeError/channelUnavailable(_:)``.
+    /// and why). Throws what the connect throws, and in `LinkMode.l2cap`
+    /// `MessagePipeError.channelUnavailable(_:)`.
     public func connect(_ target: CentralTarget, profile: GATTServiceProfile, timeout: Duration) async throws -> (peer: String, summary: String) {
         let deadline = ContinuousClock.now + timeout
         let connection = try await BlueZCentral.connect(

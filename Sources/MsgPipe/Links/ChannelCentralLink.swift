@@ -6,7 +6,7 @@ public import Transport
 
 /// The central's link on the kernel backend when a channel may carry the data: a `RelayLink` that carries,
 /// connection after connection, the LE credit-based channel the peripheral's service publishes, or GATT where
-/// there is none (``LinkMode``). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
+/// there is none (`LinkMode`). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
 /// either and Transport resumes over the relay all the same.
 public final class ChannelCentralLink: PipeLink {
     public let relay = RelayLink()
@@ -41,7 +41,7 @@ public final class ChannelCentralLink: PipeLink {
         await relay.renewIncoming()
     }
 
-    /// Drops the connection carried now; ``PipeConnector`` may connect the link again.
+    /// Drops the connection carried now; `PipeConnector` may connect the link again.
     public func disconnect() async {
         await relay.dropConnection()
     }
@@ -64,9 +64,9 @@ public final class ChannelCentralLink: PipeLink {
     public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
 
     /// Sets up GATT on `bearer` (connected to `peer` from `local`), opens the published channel at `security`
-    /// within `timeout` unless the mode is ``LinkMode/gatt``, and carries the channel, or GATT, until it drops.
-    /// Returns "channel" or "GATT" and why. Throws what GATT throws, and in ``LinkMode/l2cap``
-    /// ``MessagePipeError/channelUnavailable(_:)``.
+    /// within `timeout` unless the mode is `LinkMode.gatt`, and carries the channel, or GATT, until it drops.
+    /// Returns "channel" or "GATT" and why. Throws what GATT throws, and in `LinkMode.l2cap`
+    /// `MessagePipeError.channelUnavailable(_:)`.
     public func connect(
         _ bearer: ATTBearer, peer: BluetoothPeer, local: BluetoothAdapter, security: L2CAPSecurityLevel,
         timeout: Duration

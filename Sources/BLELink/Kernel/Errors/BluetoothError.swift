@@ -92,3 +92,15 @@ public enum BluetoothError: Error, Sendable, Equatable, CustomStringConvertible 
         }
     }
 }
+
+extension BluetoothError: TransientError {
+    /// True for failures that another attempt may fix (timeouts, a peer not yet advertising, a busy link);
+    /// false for configuration errors that only the user can fix.
+    public var isTransient: Bool {
+        switch self {
+        case .connectTimedOut, .peerNotFound, .commandTimedOut, .system: true
+        case let .commandFailed(_, status): status == .busy
+        default: false
+        }
+    }
+}

@@ -1,5 +1,5 @@
 public import CBluetooth
-public import GATT
+import GATT
 import Glibc
 
 /// Builds `sockaddr_l2` values for the LE ATT fixed channel.
@@ -30,20 +30,7 @@ public enum L2CAPSocketAddress {
     }
 }
 
-/// The link security an L2CAP socket asks for (BT_SECURITY): `low` is plain, `medium` pairs (Just Works,
-/// encrypted), `high` requires an authenticated (MITM-protected) key.
-public enum L2CAPSecurityLevel: String, Sendable, CaseIterable {
-    case low, medium, high
-
-    /// What a GATT server must see on the link before it lets a client at its values.
-    public var requiredLinkSecurity: ATTLinkSecurity {
-        switch self {
-        case .low: .open
-        case .medium: .encrypted
-        case .high: .authenticated
-        }
-    }
-
+extension L2CAPSecurityLevel {
     var kernelValue: UInt8 {
         switch self {
         case .low: UInt8(BT_SECURITY_LOW)

@@ -3,7 +3,7 @@ import GATT
 
 /// The bluetoothd backend: beside bluetoothd, through its D-Bus API (no root; the adapter stays
 /// bluetoothd's). A central's link is a ``BlueZCentralLink``, which takes the LE credit-based channel the
-/// peripheral publishes where ``MessagePipe/Options/linkMode`` allows it.
+/// peripheral publishes where `MessagePipe.Options.linkMode` allows it.
 ///
 /// ```swift
 /// let stack = try await PipeStacks.resolve(PipeAddress("kiosk"), options: options)  // bluetoothd when it runs
@@ -21,7 +21,7 @@ public struct BluetoothdStack: PipeStack {
 
     /// A ``BlueZCentralLink`` to `address`. With a plain format every packet is a Write Request (bluetoothd
     /// would queue Write Commands without bound and hide a loss). Throws
-    /// ``MessagePipeError/connectionParametersThroughBluetoothd(_:)`` when the options ask for connection
+    /// `MessagePipeError.connectionParametersThroughBluetoothd(_:)` when the options ask for connection
     /// parameters, and `BlueZError` when the adapter is missing. A `unix:` address is ``SocketStack``'s.
     public func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
         guard case let .bluetooth(text) = address else {

@@ -3,8 +3,8 @@ import GATT
 import Transport
 
 /// The kernel backend: the kernel's L2CAP ATT channel and mgmt socket directly, bluetoothd must not hold the
-/// adapter. Applies ``MessagePipe/Options/connectionParameters`` before each connect, and carries the data
-/// over the peripheral's LE credit-based channel where ``MessagePipe/Options/linkMode`` allows it.
+/// adapter. Applies `MessagePipe.Options.connectionParameters` before each connect, and carries the data
+/// over the peripheral's LE credit-based channel where `MessagePipe.Options.linkMode` allows it.
 ///
 /// ```swift
 /// let pipe = try await MessagePipe.connect(to: "kiosk", over: KernelStack(), options: options)
@@ -38,7 +38,7 @@ public struct KernelStack: PipeStack {
                 let (socket, _) = try await Self.connectedSocket(
                     to: target, within: ContinuousClock.now.duration(to: deadline), options: options, observation: observation)
                 let bearer = try ATTBearer(adopting: socket.fileDescriptor)
-                observation?.connected(bearer)
+                observation?.connected(phy: { bearer.phy })
                 onBearer(bearer)
                 try await gatt.connect(bearer)
                 return "\(socket.peer)"
@@ -49,7 +49,7 @@ public struct KernelStack: PipeStack {
             let (socket, adapter) = try await Self.connectedSocket(
                 to: target, within: ContinuousClock.now.duration(to: deadline), options: options, observation: observation)
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
-            observation?.connected(bearer)
+            observation?.connected(phy: { bearer.phy })
             onBearer(bearer)
             let carrier = try await channelLink.connect(
                 bearer, peer: socket.peer, local: adapter, security: options.security,
@@ -87,7 +87,7 @@ public struct KernelStack: PipeStack {
                     adapter: .index(adapter.index), security: options.security,
                     connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
                 var target = target
-                observation?.connecting(controller: central.adapter.index)
+                observation?.connecting(controller: central.adapter.index, makeWatch: Self.parameterWatch)
                 if let request = options.requestedConnectionParameters {
                     // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
                     let peer = try central.resolve(target, service: service)
@@ -106,4 +106,24 @@ public struct KernelStack: PipeStack {
         guard let connected else { throw CancellationError() }  // cancelled while it waited for the turn
         return connected
     }
+
+    /// The kernel's New Connection Parameter events of `controller`, each passed to `onAccepted` as the peer and
+    /// its parameters (events whose values break a rule are dropped); nil when the mgmt socket cannot be opened.
+    static func parameterWatch(
+        controller: UInt16, onAccepted: @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void
+    ) -> (any PeerUpdateSource)? {
+        try? ConnectionParameterWatch(controller: controller, onEvent: acceptedParameters(onAccepted))
+    }
+
+    /// Passes each New Connection Parameter event to `onAccepted` as the peer and its parameters; drops an
+    /// event whose values break a rule.
+    static func acceptedParameters(
+        _ onAccepted: @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void
+    ) -> @Sendable (NewConnectionParameter) -> Void {
+        { event in
+            if let parameters = try? event.connectionParameters() { onAccepted(event.peer, parameters) }
+        }
+    }
 }
+
+extension ConnectionParameterWatch: PeerUpdateSource {}

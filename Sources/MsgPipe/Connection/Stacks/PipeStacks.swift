@@ -3,7 +3,7 @@ import BLELink
 /// The one factory that picks a backend.
 public enum PipeStacks {
     /// The stack for `address`: ``SocketStack`` for `unix:PATH`; over Bluetooth
-    /// ``MessagePipe/Options/backend`` resolved (auto: ``BluetoothdStack`` when bluetoothd owns org.bluez on
+    /// `MessagePipe.Options.backend` resolved (auto: ``BluetoothdStack`` when bluetoothd owns org.bluez on
     /// the bus, ``KernelStack`` otherwise). Notes the choice as detail. Throws `BlueZError` when bluez was
     /// asked for and bluetoothd cannot be reached.
     public static func resolve(_ address: PipeAddress, options: MessagePipe.Options) async throws -> any PipeStack {

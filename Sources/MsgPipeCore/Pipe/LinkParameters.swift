@@ -1,4 +1,3 @@
-public import BLELink
 public import GATT
 import Synchronization
 
@@ -79,13 +78,14 @@ public struct LinkParameters: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// What a central's connector learns of each connection as it makes it (the ATT bearer, for the PHY, the
+/// What a central's connector learns of each connection as it makes it (how to read the link's PHY, the
 /// parameters loaded for the peer, the peer's accepted parameter updates) and the pipe of its link events
-/// (the packet size). A connection attempt starts with ``connecting(controller:)`` and its peer is named by
-/// ``connected(to:)``; updates that come before it are kept by address (16 peers at most).
-final class LinkObservation: Sendable {
+/// (the packet size). A connection attempt starts with ``connecting(controller:makeWatch:)`` and its peer is
+/// named by ``connected(to:)``; updates that come before it are kept by address (16 peers at most). A backend
+/// that learns nothing of this leaves it untouched.
+package final class LinkObservation: Sendable {
     private struct State {
-        var bearer: ATTBearer?
+        var phy: (@Sendable () -> LinkPHY?)?
         var packetSize: Int?
         var requested: ConnectionParameters?
         var watch: (any PeerUpdateSource)?
@@ -97,27 +97,27 @@ final class LinkObservation: Sendable {
         var pending: [BluetoothAddress: ConnectionParameters] = [:]
     }
 
-    static let pendingLimit = 16
+    package static let pendingLimit = 16
     private let state = Mutex(State())
     private let onPeerUpdate: @Sendable (BluetoothPeer, ConnectionParameters) -> Void
 
-    init(onPeerUpdate: @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void = { _, _ in }) {
+    package init(onPeerUpdate: @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void = { _, _ in }) {
         self.onPeerUpdate = onPeerUpdate
     }
 
     deinit { state.withLock { $0.watch }?.stop() }
 
-    func connected(_ bearer: ATTBearer) { state.withLock { $0.bearer = bearer } }
-    func requested(_ parameters: ConnectionParameters?) { state.withLock { $0.requested = parameters } }
-    func packetSize(_ size: Int) { state.withLock { $0.packetSize = size } }
+    /// The connection is made; `phy` reads its PHYs now (nil where the backend does not say).
+    package func connected(phy: @escaping @Sendable () -> LinkPHY?) { state.withLock { $0.phy = phy } }
+    package func requested(_ parameters: ConnectionParameters?) { state.withLock { $0.requested = parameters } }
+    package func packetSize(_ size: Int) { state.withLock { $0.packetSize = size } }
 
     /// A new connection to be made on `controller`: forgets the last one's peer updates and, the first time,
-    /// watches the controller's updates (`makeWatch`: nil when it cannot; a watch that is not trusted is stopped).
-    func connecting(
+    /// watches the controller's updates (`makeWatch` starts a watch that reports each peer's accepted
+    /// parameters: nil when it cannot; a watch that is not trusted is stopped).
+    package func connecting(
         controller: UInt16,
-        makeWatch: (UInt16, @escaping @Sendable (NewConnectionParameter) -> Void) -> (any PeerUpdateSource)? = {
-            try? ConnectionParameterWatch(controller: $0, onEvent: $1)
-        }
+        makeWatch: (UInt16, @escaping @Sendable (BluetoothPeer, ConnectionParameters) -> Void) -> (any PeerUpdateSource)?
     ) {
         let tryWatch = state.withLock { state -> Bool in
             state.peer = nil
@@ -127,7 +127,7 @@ final class LinkObservation: Sendable {
             return state.watchedController == nil
         }
         guard tryWatch else { return }
-        let watch = makeWatch(controller) { [weak self] event in self?.peerAccepted(event) }
+        let watch = makeWatch(controller) { [weak self] peer, parameters in self?.peerAccepted(peer, parameters) }
         guard let watch, watch.isTrusted else {
             watch?.stop()
             return
@@ -139,7 +139,7 @@ final class LinkObservation: Sendable {
     }
 
     /// The connection is up to `peer`: an update it already sent counts from here.
-    func connected(to peer: BluetoothPeer) {
+    package func connected(to peer: BluetoothPeer) {
         let accepted = state.withLock { state -> ConnectionParameters? in
             state.peer = peer.address
             state.accepted = state.pending[peer.address]
@@ -149,40 +149,39 @@ final class LinkObservation: Sendable {
         if let accepted { onPeerUpdate(peer, accepted) }
     }
 
-    /// One New Connection Parameter event of the watched controller: kept when it is the connection's peer (or
-    /// the peer is not known yet); values that break a rule are ignored.
-    func peerAccepted(_ event: NewConnectionParameter) {
-        guard let parameters = try? event.connectionParameters() else { return }
+    /// The watched controller accepted `parameters` from `peer`: kept when it is the connection's peer (or the
+    /// peer is not known yet).
+    package func peerAccepted(_ peer: BluetoothPeer, _ parameters: ConnectionParameters) {
         let told = state.withLock { state -> Bool in
-            guard let peer = state.peer else {
-                if state.pending.count < Self.pendingLimit || state.pending[event.peer.address] != nil {
-                    state.pending[event.peer.address] = parameters
+            guard let connected = state.peer else {
+                if state.pending.count < Self.pendingLimit || state.pending[peer.address] != nil {
+                    state.pending[peer.address] = parameters
                 }
                 return false
             }
-            guard peer == event.peer.address else { return false }
+            guard connected == peer.address else { return false }
             state.accepted = parameters
             return true
         }
-        if told { onPeerUpdate(event.peer, parameters) }
+        if told { onPeerUpdate(peer, parameters) }
     }
 
     /// Stops watching (the pipe closed); a reason the watch ended with stays. Idempotent.
-    func stop() { state.withLock { $0.watch }?.stop() }
+    package func stop() { state.withLock { $0.watch }?.stop() }
 
     /// The parameters as known now. `carrier`: on an L2CAP channel the MTU is the packet size, on GATT the
     /// packet size + 3.
-    func parameters(preferredPHY: LEPHY?, carrier: Carrier) -> LinkParameters {
-        let (bearer, size, requested, accepted, watching, watch) = state.withLock {
-            ($0.bearer, $0.packetSize, $0.requested, $0.accepted, $0.watching, $0.watch)
+    package func parameters(preferredPHY: LEPHY?, carrier: Carrier) -> LinkParameters {
+        let (readPHY, size, requested, accepted, watching, watch) = state.withLock {
+            ($0.phy, $0.packetSize, $0.requested, $0.accepted, $0.watching, $0.watch)
         }
         let watchEnded = watch?.stopReason
         let sees = watching && watchEnded == nil
         var parameters = LinkParameters(
-            requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: sees, preferredPHY: preferredPHY, phy: bearer?.phy,
+            requested: requested, acceptedPeerRequest: accepted, seesPeerUpdates: sees, preferredPHY: preferredPHY, phy: readPHY?(),
             mtu: size.map { carrier == .l2cap ? $0 : $0 + 3 })
         if parameters.phy == nil {
-            parameters.unknown.append(bearer == nil
+            parameters.unknown.append(readPHY == nil
                 ? "the PHY (only the kernel backend reads it)" : "the PHY (the kernel did not say: before Linux 5.10, or the link is down)")
         }
         parameters.unknown.append(LinkParameters.liveParametersUnknown)
@@ -193,12 +192,10 @@ final class LinkObservation: Sendable {
 
 /// Where a ``LinkObservation`` hears of a peer's accepted parameter updates (the kernel's mgmt socket, or a
 /// test's fake).
-protocol PeerUpdateSource: Sendable {
+package protocol PeerUpdateSource: Sendable {
     /// The updates can arrive (the kernel sends them only to a socket bound with CAP_NET_ADMIN).
     var isTrusted: Bool { get }
     /// Why it ended on its own (its socket failed); once set it stays. nil while it runs or when ``stop()`` ended it.
     var stopReason: String? { get }
     func stop()
 }
-
-extension ConnectionParameterWatch: PeerUpdateSource {}

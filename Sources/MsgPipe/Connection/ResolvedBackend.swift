@@ -1,16 +1,6 @@
 public import BLELink
 
-/// Which Bluetooth stack a pipe uses.
-public enum PipeBackend: String, Sendable, CaseIterable {
-    /// `bluez` when bluetoothd owns org.bluez on the system bus, `kernel` otherwise.
-    case auto
-    /// Beside bluetoothd, through its D-Bus API: no root, the adapter stays bluetoothd's (the stock box).
-    case bluez
-    /// The kernel's L2CAP ATT channel and mgmt socket directly: bluetoothd must not hold the adapter.
-    case kernel
-}
-
-/// The Bluetooth stack a pipe runs on, once ``PipeBackend`` was resolved.
+/// The Bluetooth stack a pipe runs on, once `PipeBackend` was resolved.
 public enum ResolvedBackend: Sendable {
     case kernel
     /// bluetoothd, reached over this system-bus connection (owned by whoever resolved it).
@@ -56,6 +46,3 @@ public enum ResolvedBackend: Sendable {
         }
     }
 }
-
-/// The backoff between connection attempts, the one policy every backend and the CLI use.
-public typealias ReconnectPolicy = ReconnectBackoff

@@ -1,21 +1,7 @@
 import CBluetooth
-public import GATT
 import Glibc
 
-/// The LE PHYs a connection transmits and receives on, as the kernel tells them for an L2CAP socket
-/// (`getsockopt(BT_PHY)`, Linux 5.10 and later): 1M at connection, 2M or Coded after a PHY update.
-public struct LinkPHY: Sendable, Equatable, CustomStringConvertible {
-    /// One LE PHY.
-    public typealias Kind = LEPHY
-
-    public let transmit: Kind
-    public let receive: Kind
-
-    public init(transmit: Kind, receive: Kind) {
-        self.transmit = transmit
-        self.receive = receive
-    }
-
+extension LinkPHY {
     /// From BT_PHY's bit mask; nil when it names no LE PHY for a direction (a BR/EDR link, or a kernel that
     /// has not learnt it).
     public init?(bits: UInt32) {
@@ -37,10 +23,5 @@ public struct LinkPHY: Sendable, Equatable, CustomStringConvertible {
         var length = socklen_t(MemoryLayout<UInt32>.size)
         guard getsockopt(fd, SOL_BLUETOOTH, BT_PHY, &bits, &length) == 0 else { return nil }
         self.init(bits: bits)
-    }
-
-    /// "2m", or "tx 2m / rx 1m" when the directions differ.
-    public var description: String {
-        transmit == receive ? transmit.rawValue : "tx \(transmit.rawValue) / rx \(receive.rawValue)"
     }
 }

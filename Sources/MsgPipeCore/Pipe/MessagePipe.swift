@@ -1,5 +1,4 @@
 import Backpressure
-import BLELink
 public import Framing
 public import GATT
 import Logging
@@ -9,7 +8,7 @@ public import Transport
 
 /// A two-way channel of whole messages with one peer over BLE (or a UNIX socket), in order: acknowledged and
 /// resumed with the msgpipe format, framed for other apps with a plain one. A central gets its pipe from
-/// ``connect(to:options:)``, a peripheral one per central from ``PipeServer/centrals``.
+/// `connect(to:options:)` (MsgPipe), a peripheral one per central from ``PipeServer/centrals``.
 /// ```swift
 /// let pipe = try await MessagePipe.connect(to: "kiosk")   // scans, connects, subscribes; reconnects
 /// try await pipe.send(Array(json.utf8))                     // returns once acknowledged
@@ -424,11 +423,13 @@ public struct PipeMessages: AsyncSequence, Sendable {
 }
 
 /// A flag set once by one task and read by another.
-final class OnceFlag: Sendable {
+package final class OnceFlag: Sendable {
     private let value = Atomic<Bool>(false)
 
-    func set() { value.store(true, ordering: .relaxed) }
-    var isSet: Bool { value.load(ordering: .relaxed) }
+    package init() {}
+
+    package func set() { value.store(true, ordering: .relaxed) }
+    package var isSet: Bool { value.load(ordering: .relaxed) }
     /// Sets the flag; true for the one caller that set it first.
-    func claim() -> Bool { !value.exchange(true, ordering: .acquiringAndReleasing) }
+    package func claim() -> Bool { !value.exchange(true, ordering: .acquiringAndReleasing) }
 }

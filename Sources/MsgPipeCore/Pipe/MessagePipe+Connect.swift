@@ -1,36 +1,34 @@
-import BLELink
 import GATT
 import Synchronization
 import Transport
 
 extension MessagePipe {
-    /// Connects as the central to `peer`, an advertised name (found by scanning), `AA:BB:CC:DD:EE:FF`
-    /// (`/random` for a random address), or `unix:PATH`; discovers the profile and subscribes. Transient
-    /// failures are retried within ``Options/connectTimeout``. After a drop the pipe reconnects with
-    /// ``Options/reconnect``'s backoff and Transport resumes where it stopped.
-    ///
-    /// With ``Options/keys`` the end-to-end handshake runs before this returns.
-    ///
-    /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made,
-    /// ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic names other formats, and
-    /// ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key or holds another one.
-    public static func connect(to peer: String, options given: Options = Options()) async throws -> MessagePipe {
-        try await connect(to: peer, over: nil, options: given)
-    }
-
-    /// ``connect(to:options:)`` over `stack`: the backend's central link, connected and reconnected as there
-    /// (nil: the stack ``PipeStacks/resolve(_:options:)`` picks).
+    /// Connects as the central to `peer` over `stack`: the backend's central link, connected and reconnected
+    /// as `MessagePipe.connect(to:options:)` (MsgPipe) does over the stack MsgPipe picks (`PipeStacks.resolve`).
+    /// Discovers the profile and subscribes; transient failures are retried within ``Options/connectTimeout``;
+    /// after a drop the pipe reconnects with ``Options/reconnect``'s backoff and Transport resumes. With
+    /// ``Options/keys`` the end-to-end handshake runs before this returns. Throws the backend's error when no
+    /// connection could be made, ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic
+    /// names other formats, and ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key.
     ///
     /// ```swift
-    /// let pipe = try await MessagePipe.connect(to: "kiosk", over: KernelStack(), options: options)
+    /// let pipe = try await MessagePipe.connect(to: "kiosk", over: stack, options: options)
     /// ```
-    public static func connect(to peer: String, over stack: (any PipeStack)?, options given: Options = Options()) async throws -> MessagePipe {
+    public static func connect(to peer: String, over stack: any PipeStack, options given: Options = Options()) async throws -> MessagePipe {
+        try await connect(to: peer, options: given) { address, options in PipeConnector(to: address, over: stack, options: options) }
+    }
+
+    /// Connects as ``connect(to:over:options:)`` does, through the connector `makeConnector` makes for the
+    /// peer's address and the pipe's options.
+    package static func connect(
+        to peer: String, options given: Options, makeConnector: (PipeAddress, Options) -> PipeConnector
+    ) async throws -> MessagePipe {
         if given.keys != nil, given.format != .msgpipe {
             throw MessagePipeError.keysUnusable("end-to-end keys need the msgpipe format")
         }
         let observation = LinkObservation(onPeerUpdate: given.onPeerParameterUpdate)
         let options = given.observingPacketSizes(observation)
-        var connector = PipeConnector(to: PipeAddress(peer), over: stack, options: options)
+        var connector = makeConnector(PipeAddress(peer), options)
         if case .bluetooth = PipeAddress(peer) { connector.observation = observation }
         let link = try await connector.makeLink()
         let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
@@ -107,31 +105,8 @@ extension MessagePipe {
             logger: options.logger)
     }
 
-    /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to
-    /// ``Options/maximumCentrals`` at once. Returns once advertising; each central comes out of
-    /// ``PipeServer/centrals`` as a pipe of its own.
-    ///
-    /// ```swift
-    /// let server = try await MessagePipe.advertise(name: "kiosk")
-    /// for await central in server.centrals {
-    ///     Task { for await message in central.messages { print(central.peer, message.bytes.count) } }
-    /// }
-    /// ```
-    public static func advertise(name: String, options: Options = Options()) async throws -> PipeServer {
-        try await PipeServer.serve(PipeAcceptor(at: .bluetooth(name), options: options))
-    }
-
-    /// Serves at `place`: `unix:PATH` listens on that socket, anything else is the name to advertise over
-    /// Bluetooth (``advertise(name:options:)``).
-    public static func serve(at place: String, options: Options = Options()) async throws -> PipeServer {
-        switch PipeAddress(place) {
-        case let .unix(path): try await listen(path: path, options: options)
-        case let .bluetooth(name): try await advertise(name: name, options: options)
-        }
-    }
-
     /// Serves at `place` over `stack`: its accept loop hands each central's link to the returned server, as
-    /// ``serve(at:options:)`` does over the stack the address picks.
+    /// `serve(at:options:)` (MsgPipe) does over the stack the address picks.
     ///
     /// ```swift
     /// let server = try await MessagePipe.serve(at: "kiosk", over: KernelStack(), options: options)
@@ -139,12 +114,6 @@ extension MessagePipe {
     /// ```
     public static func serve(at place: String, over stack: any PipeStack, options: Options = Options()) async throws -> PipeServer {
         try await PipeServer.serve(stack.acceptor(at: PipeAddress(place), options: options))
-    }
-
-    /// Listens on a UNIX SEQPACKET socket at `path` (the same GATT without a radio), as
-    /// ``advertise(name:options:)`` does over Bluetooth.
-    public static func listen(path: String, options: Options = Options()) async throws -> PipeServer {
-        try await PipeServer.serve(PipeAcceptor(at: .unix(path: path), options: options))
     }
 }
 

@@ -23,14 +23,10 @@ public struct ReconnectBackoff: Sendable, Equatable {
     }
 }
 
-extension BluetoothError {
-    /// True for failures that another attempt may fix (timeouts, a peer not yet advertising, a busy link);
-    /// false for configuration errors that only the user can fix.
-    public var isTransient: Bool {
-        switch self {
-        case .connectTimedOut, .peerNotFound, .commandTimedOut, .system: true
-        case let .commandFailed(_, status): status == .busy
-        default: false
-        }
-    }
+/// An error that says whether another attempt may fix it: a backend's error conforms so that a connector
+/// retries its transient failures without knowing the backend.
+public protocol TransientError: Error {
+    /// True for failures that another attempt may fix (a timeout, a peer not yet advertising, a busy link);
+    /// false for what only the user can fix.
+    var isTransient: Bool { get }
 }

@@ -1,5 +1,4 @@
 public import Backpressure
-import BLELink
 import GATT
 import Synchronization
 import Transport
@@ -7,7 +6,7 @@ import Secure
 
 /// The peripheral's side: advertises (or listens on a socket) and hands out one ``MessagePipe`` per central.
 /// With the msgpipe format a central that reconnects gets its pipe back (Transport resumes), not a new one.
-/// Made by ``MessagePipe/advertise(name:options:)`` and ``MessagePipe/listen(path:options:)``.
+/// Made by `MessagePipe.advertise(name:options:)` and `MessagePipe.listen(path:options:)`.
 public final class PipeServer: Sendable {
     /// Where it serves: "advertising 'kiosk' on hci0 (...)" or "listening on unix:PATH".
     public var description: String { state.withLock { $0.description } }

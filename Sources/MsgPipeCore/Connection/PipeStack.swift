@@ -1,16 +1,16 @@
-import Backpressure
+package import Backpressure
 public import GATT
-import Transport
+package import Transport
 
 /// What a backend offers a pipe: a central's link that connects (and reconnects) itself, and the
-/// peripheral's accept loop; a stack that can scan is also a ``ScanningStack``. The kernel (``KernelStack``), bluetoothd (``BluetoothdStack``) and UNIX-socket
-/// (``SocketStack``) backends implement it; ``PipeStacks/resolve(_:options:)`` picks one for an address and
-/// ``MessagePipe/Options/backend``. A new backend is a type that conforms, handed to
-/// ``MessagePipe/connect(to:over:options:)`` and ``MessagePipe/serve(at:over:options:)``.
+/// peripheral's accept loop. A backend is a module that depends on MsgPipeCore and has a type that conforms,
+/// handed to ``MessagePipe/connect(to:over:options:)`` and ``MessagePipe/serve(at:over:options:)``. MsgPipe's
+/// own (`KernelStack`, `BluetoothdStack`, `SocketStack`) are picked by `PipeStacks.resolve(_:options:)` for an
+/// address and ``MessagePipe/Options/backend``; a stack that can scan is also MsgPipe's `ScanningStack`.
 ///
 /// ```swift
-/// let stack = try await PipeStacks.resolve(PipeAddress("kiosk"), options: options)
 /// let pipe = try await MessagePipe.connect(to: "kiosk", over: stack, options: options)
+/// let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: options)
 /// ```
 public protocol PipeStack: Sendable {
     /// A new central link to `address`, not yet connected: ``PipeConnector`` connects it, and again after
@@ -55,18 +55,23 @@ public protocol LinkAcceptor: Sendable {
 }
 
 /// A stack's central link made of a link and how to connect it once.
-struct ConnectingLink: CentralLink {
-    let base: any PipeLink
-    let attempt: @Sendable (ContinuousClock.Instant) async throws -> String
+package struct ConnectingLink: CentralLink {
+    package let base: any PipeLink
+    package let attempt: @Sendable (ContinuousClock.Instant) async throws -> String
 
-    var events: BoundedAsyncQueue<LinkEvent, Never> { base.events }
-    func send(_ packet: [UInt8]) async throws { try await base.send(packet) }
-    func close() async { await base.close() }
-    func renewIncoming() async { await base.renewIncoming() }
-    var carrier: Carrier { base.carrier }
-    var peerInfo: MsgPipeServiceInfo? { base.peerInfo }
-    var canConfirm: Bool { base.canConfirm }
-    func sendConfirmed(_ packet: [UInt8]) async throws { try await base.sendConfirmed(packet) }
-    func disconnect() async { await base.disconnect() }
-    func connect(until deadline: ContinuousClock.Instant) async throws -> String { try await attempt(deadline) }
+    package init(base: any PipeLink, attempt: @escaping @Sendable (ContinuousClock.Instant) async throws -> String) {
+        self.base = base
+        self.attempt = attempt
+    }
+
+    package var events: BoundedAsyncQueue<LinkEvent, Never> { base.events }
+    package func send(_ packet: [UInt8]) async throws { try await base.send(packet) }
+    package func close() async { await base.close() }
+    package func renewIncoming() async { await base.renewIncoming() }
+    package var carrier: Carrier { base.carrier }
+    package var peerInfo: MsgPipeServiceInfo? { base.peerInfo }
+    package var canConfirm: Bool { base.canConfirm }
+    package func sendConfirmed(_ packet: [UInt8]) async throws { try await base.sendConfirmed(packet) }
+    package func disconnect() async { await base.disconnect() }
+    package func connect(until deadline: ContinuousClock.Instant) async throws -> String { try await attempt(deadline) }
 }

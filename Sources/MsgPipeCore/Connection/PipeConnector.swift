@@ -1,11 +1,10 @@
-public import BLELink
-import Framing
 import GATT
 import Transport
 
 /// The central's side of the connection layer: makes the link for the chosen backend, connects it (scanning
 /// for a name, retrying transient failures within the connect timeout) and brings it back after a drop.
-/// ``MessagePipe/connect(to:options:)`` is built on it; use it directly to drive a ``CentralLink`` yourself.
+/// ``MessagePipe/connect(to:over:options:)`` is built on it; use it directly to drive a ``CentralLink``
+/// yourself. MsgPipe adds `init(to:options:)`, which picks the stack (`PipeStacks.resolve`) when the link is made.
 ///
 /// ```swift
 /// let connector = PipeConnector(to: PipeAddress("kiosk"), options: options)
@@ -16,38 +15,54 @@ import Transport
 public struct PipeConnector: Sendable {
     public let address: PipeAddress
     public let options: MessagePipe.Options
-    /// Told each Bluetooth connection's ATT bearer, the parameters loaded for it and the peer's accepted
+    /// Told each Bluetooth connection's PHY reader, the parameters loaded for it and the peer's accepted
     /// updates (a pipe's ``MessagePipe/linkParameters``).
-    var observation: LinkObservation?
+    package var observation: LinkObservation?
 
     /// How long a central waits after a drop before its first reconnect attempt: a Linux peripheral re-arms
     /// its advertising right after the disconnect, and a Create Connection in that moment can fail
     /// (docs/LAB.md). Small next to Transport's resume window.
     public static let settleAfterDrop: Duration = .milliseconds(250)
 
-    /// The stack that makes the link (nil: ``PipeStacks/resolve(_:options:)`` picks one).
+    /// The stack that makes the link (nil: it is picked when the link is made, by the resolver MsgPipe gives).
     public let stack: (any PipeStack)?
+    /// Picks the stack for the address, options and observation when none was given.
+    package let resolve: (@Sendable (PipeAddress, MessagePipe.Options, LinkObservation?) async throws -> any PipeStack)?
 
-    /// A connector to `address` over `stack` (nil: the stack ``PipeStacks/resolve(_:options:)`` picks for
-    /// the address and ``MessagePipe/Options/backend``).
-    public init(to address: PipeAddress, over stack: (any PipeStack)? = nil, options: MessagePipe.Options) {
+    /// A connector to `address` over `stack`.
+    ///
+    /// ```swift
+    /// let connector = PipeConnector(to: PipeAddress("kiosk"), over: myStack, options: options)
+    /// ```
+    public init(to address: PipeAddress, over stack: any PipeStack, options: MessagePipe.Options) {
         self.address = address
         self.stack = stack
         self.options = options
+        resolve = nil
     }
 
-    /// A new central link, not yet connected, from the stack given at `init`, or else the one
-    /// ``PipeStacks/resolve(_:options:)`` picks for the address and options. `onBearer` sees each connection's
-    /// ATT bearer before GATT starts on it, where the stack has one (the kernel's and a UNIX socket's: a
-    /// benchmark reads the PHY from it).
-    public func makeLink(onBearer: @escaping @Sendable (ATTBearer) -> Void = { _ in }) async throws -> any CentralLink {
-        let stack: any PipeStack
-        if let given = self.stack {
-            stack = given
-        } else {
-            stack = try await PipeStacks.resolve(address, options: options, onBearer: onBearer, observation: observation)
-        }
-        return try await stack.centralLink(to: address, options: options)
+    /// A connector to `address` whose stack `resolve` picks when the link is made.
+    package init(
+        to address: PipeAddress, options: MessagePipe.Options,
+        resolve: @escaping @Sendable (PipeAddress, MessagePipe.Options, LinkObservation?) async throws -> any PipeStack
+    ) {
+        self.address = address
+        stack = nil
+        self.options = options
+        self.resolve = resolve
+    }
+
+    /// A new central link, not yet connected, from the stack given at `init`, or else the one its resolver
+    /// picks for the address and options.
+    public func makeLink() async throws -> any CentralLink {
+        try await resolvedStack().centralLink(to: address, options: options)
+    }
+
+    /// The stack given at `init`, or the one the resolver picks now.
+    package func resolvedStack() async throws -> any PipeStack {
+        if let stack { return stack }
+        guard let resolve else { throw MessagePipeError.closed }
+        return try await resolve(address, options, observation)
     }
 
     /// Connects (or reconnects) `link` to the peer: MTU exchange, discovery of the profile, subscription.
@@ -73,10 +88,11 @@ public struct PipeConnector: Sendable {
         }
     }
 
-    /// True for a failure another attempt may fix.
+    /// True for a failure another attempt may fix: a backend's ``TransientError`` that says so, or GATT's
+    /// timeout or disconnect.
     static func isTransient(_ error: any Error) -> Bool {
         switch error {
-        case let error as BluetoothError: error.isTransient
+        case let error as any TransientError: error.isTransient
         case ATTError.transactionTimeout, ATTError.disconnected: true
         default: false
         }

@@ -1,4 +1,3 @@
-import GATT
 /// A 48-bit Bluetooth device address, written most significant byte first ("00:AA:01:00:00:00") and sent
 /// least significant byte first on the wire (mgmt, HCI, `bdaddr_t`).
 public struct BluetoothAddress: Hashable, Sendable, CustomStringConvertible, Comparable {

@@ -1,4 +1,3 @@
-public import BLELink
 public import Framing
 public import GATT
 public import Logging
@@ -108,7 +107,7 @@ extension MessagePipe {
         ///   it goes (MsgPipeStore's `MessageInbox` does, after `fsync`); a message never accepted is sent
         ///   again to the next receiver. An application that never calls `accept()` stalls its senders.
         public var holdsAcknowledgements = false
-        /// msgpipe format, ``MessagePipe/connect(to:options:)``: the pipe's Transport goes on with this sender
+        /// msgpipe format, `MessagePipe.connect(to:options:)` (MsgPipe): the pipe's Transport goes on with this sender
         /// session (the same session, ids from its next id) instead of a new random one, so a receiver's journal
         /// recognises messages sent again after this process restarted. MsgPipeStore's `MessageOutbox` sets it.
         public var senderSession: SenderSession?
@@ -174,7 +173,7 @@ extension MessagePipe {
         }
 
         /// ``connectionParameters`` when it asks for anything.
-        var requestedConnectionParameters: ConnectionParameterRequest? {
+        package var requestedConnectionParameters: ConnectionParameterRequest? {
             connectionParameters.flatMap { $0.isEmpty ? nil : $0 }
         }
 

@@ -1,4 +1,3 @@
-import BLELink
 import Synchronization
 
 /// Slows down a central that keeps failing the end-to-end handshake: after each failure from an address, its

@@ -1,11 +1,11 @@
 import MemoryLinks
-import MsgPipe
+import MsgPipeCore
 import Synchronization
 import TestSupport
 import Testing
 import Transport
 
-/// A backend over in-memory links, written against MsgPipe's public `PipeStack` alone: the library's pipes,
+/// A backend over in-memory links, written against MsgPipeCore's public `PipeStack` alone (no Linux backend): the library's pipes,
 /// accept loop, reconnect and resume run on it as on the kernel's or bluetoothd's. Each central connection is a
 /// `MemoryLink` pair; the peripheral's end arrives at the acceptor serving the address's name.
 final class MemoryStack: PipeStack {
@@ -122,7 +122,7 @@ struct MemoryStackTests {
         let central = try await MessagePipe.connect(to: "kiosk", over: stack)
         #expect(central.peer == "memory:kiosk")
         #expect(central.carrier == .gatt)
-        let big = MessagePipeTests.bytes(300_000, seed: 11)
+        let big = seededBytes(300_000, seed: 11)
         try await central.send(big, timeout: hangGuard)
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())
@@ -153,7 +153,7 @@ struct MemoryStackTests {
         var options = MessagePipe.Options()
         options.onNote = { note in notes.withLock { $0.append(note.description) } }
         let central = try await MessagePipe.connect(to: "kiosk", over: stack, options: options)
-        let body = MessagePipeTests.bytes(200_000, seed: 5)
+        let body = seededBytes(200_000, seed: 5)
         try await central.send(body, timeout: hangGuard)
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())

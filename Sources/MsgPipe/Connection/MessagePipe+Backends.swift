@@ -1,0 +1,77 @@
+
+// The entry points that pick msgpipe's own backends: connecting through the stack `PipeStacks.resolve` picks,
+// advertising and listening through `PipeAcceptor`.
+extension MessagePipe {
+    /// Connects as the central to `peer`, an advertised name (found by scanning), `AA:BB:CC:DD:EE:FF`
+    /// (`/random` for a random address), or `unix:PATH`; discovers the profile and subscribes. Transient
+    /// failures are retried within `Options.connectTimeout`. After a drop the pipe reconnects with
+    /// `Options.reconnect`'s backoff and Transport resumes where it stopped.
+    ///
+    /// With `Options.keys` the end-to-end handshake runs before this returns.
+    ///
+    /// Throws `BluetoothError`/`BlueZError`/`ATTError` when no connection could be made,
+    /// `MessagePipeError.formatMismatch(_:)` when the peer's info characteristic names other formats, and
+    /// `MessagePipeError.notAuthenticated(_:)` when the peer refused our key or holds another one.
+    public static func connect(to peer: String, options given: Options = Options()) async throws -> MessagePipe {
+        try await connect(to: peer, over: nil, options: given)
+    }
+
+    /// ``connect(to:options:)`` over `stack` (nil: the stack ``PipeStacks/resolve(_:options:)`` picks).
+    public static func connect(to peer: String, over stack: (any PipeStack)?, options given: Options = Options()) async throws -> MessagePipe {
+        try await connect(to: peer, options: given) { address, options in PipeConnector(to: address, over: stack, options: options) }
+    }
+
+    /// Advertises `name` over Bluetooth with the profile's service and serves centrals, up to
+    /// `Options.maximumCentrals` at once. Returns once advertising; each central comes out of
+    /// `PipeServer.centrals` as a pipe of its own.
+    ///
+    /// ```swift
+    /// let server = try await MessagePipe.advertise(name: "kiosk")
+    /// for await central in server.centrals {
+    ///     Task { for await message in central.messages { print(central.peer, message.bytes.count) } }
+    /// }
+    /// ```
+    public static func advertise(name: String, options: Options = Options()) async throws -> PipeServer {
+        try await PipeServer.serve(PipeAcceptor(at: .bluetooth(name), options: options))
+    }
+
+    /// Serves at `place`: `unix:PATH` listens on that socket, anything else is the name to advertise over
+    /// Bluetooth (``advertise(name:options:)``).
+    public static func serve(at place: String, options: Options = Options()) async throws -> PipeServer {
+        switch PipeAddress(place) {
+        case let .unix(path): try await listen(path: path, options: options)
+        case let .bluetooth(name): try await advertise(name: name, options: options)
+        }
+    }
+
+    /// Listens on a UNIX SEQPACKET socket at `path` (the same GATT without a radio), as
+    /// ``advertise(name:options:)`` does over Bluetooth.
+    public static func listen(path: String, options: Options = Options()) async throws -> PipeServer {
+        try await PipeServer.serve(PipeAcceptor(at: .unix(path: path), options: options))
+    }
+
+    /// Connects to every peer at once, each as ``connect(to:options:)`` does on its own: a pipe per peer that
+    /// reconnects and resumes by itself. Returns one result per peer, in `peers`' order. A peer that cannot be
+    /// reached fails alone and never holds the others back: over Bluetooth the connects take turns on the
+    /// adapter (`ConnectQueue`, one LE connection creation at a time), each for its own attempt only.
+    ///
+    /// ```swift
+    /// let pipes = await MessagePipe.connect(toEach: ["door", "hall", "lobby"]).compactMap { try? $0.get() }
+    /// let results = await MessagePipe.send(Array("open".utf8), to: pipes)   // one Result per pipe
+    /// for (pipe, result) in zip(pipes, results) { print(pipe.peer, result) }
+    /// ```
+    public static func connect(toEach peers: [String], options: Options = Options()) async -> [Result<MessagePipe, any Error>] {
+        await withTaskGroup(of: (Int, Result<MessagePipe, any Error>).self) { group in
+            for (index, peer) in peers.enumerated() {
+                group.addTask {
+                    do {
+                        return (index, .success(try await connect(to: peer, options: options)))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+}

@@ -61,13 +61,17 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         try Self.validatePeers(peers)
     }
 
-    /// The rules of a repeated `--to` (the library's ``PipeAddress/checkPeers(_:)``), and no empty `unix:` path.
+    /// The rules of a repeated `--to` (the library's ``PipeAddress/checkPeers(_:)``), and no empty `unix:` path:
+    /// that one fails where the rules meet it in order (after a peer named twice before it, before a mix).
     static func validatePeers(_ peers: [PipeAddress]) throws(ValidationError) {
-        if peers.count <= PipeAddress.maximumPeers, peers.contains(.bluetooth("unix:")) {
-            throw ValidationError("--to unix:PATH needs a PATH")
-        }
+        var bare = false
         do throws(PipeAddress.PeersError) {
-            try PipeAddress.checkPeers(peers)
+            if peers.count <= PipeAddress.maximumPeers, let index = peers.firstIndex(of: .bluetooth("unix:")) {
+                do throws(PipeAddress.PeersError) { try PipeAddress.checkPeers(Array(peers[..<index])) } catch .mixed {}
+                bare = true
+            } else {
+                try PipeAddress.checkPeers(peers)
+            }
         } catch let .tooMany(count, limit) {
             throw ValidationError("--to takes at most \(limit) peers (one central's links), not \(count)")
         } catch let .duplicate(earlier, peer) {
@@ -75,6 +79,7 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         } catch {
             throw ValidationError("--to unix:PATH and Bluetooth peers exclude each other")
         }
+        if bare { throw ValidationError("--to unix:PATH needs a PATH") }
     }
 
     public func securityLevel() throws(ValidationError) -> L2CAPSecurityLevel {

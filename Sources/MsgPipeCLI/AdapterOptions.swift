@@ -1,7 +1,6 @@
 public import ArgumentParser
-public import BLELink
-import Glibc
 public import MsgPipe
+import Glibc
 
 /// The Bluetooth options of every command that uses a local controller (`scan`, and `listen`/`send` over BLE).
 public struct AdapterOptions: ParsableArguments, Sendable {
@@ -15,13 +14,10 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         Be the central and connect to this peer: ADDRESS, ADDRESS/random, an advertised NAME, or unix:PATH. \
         send and listen take it up to 7 times: one central on several peers at once.
         """)
-    public var peers: [String] = []
+    public var peers: [PipeAddress] = []
 
-    /// The peer of a single `--to` (the first of several).
-    public var to: String? { peers.first }
-
-    /// The most peers one central holds at once (`--to` given that often).
-    public static let maximumPeers = 7
+    /// The peer of a single `--to` (the first of several), as written.
+    public var to: String? { peers.first?.description }
 
     /// The local name a peripheral advertises.
     public var localName: String { name ?? "msgpipe" }
@@ -54,45 +50,36 @@ public struct AdapterOptions: ParsableArguments, Sendable {
 
     /// True when the user asked for Bluetooth (an adapter or a peer), not another link.
     var usesBluetooth: Bool {
-        adapter != nil || peers.contains { !Self.isSocket($0) } || backend != .auto || linkMode != .auto
+        adapter != nil || peers.contains { !$0.isSocket } || backend != .auto || linkMode != .auto
     }
 
-    /// True for a `--to unix:PATH` peer (a UNIX socket, no radio).
-    static func isSocket(_ peer: String) -> Bool { peer.hasPrefix("unix:") }
-
     public func validate() throws {
-        _ = try selector()
+        try MessagePipe.Options.checkAdapter(adapter)
         _ = try securityLevel()
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
         try Self.validatePeers(peers)
     }
 
-    /// The rules of a repeated `--to`: at most ``maximumPeers``, no peer twice (an address compares without its
-    /// case or `/random`), no empty `unix:` path, and sockets and Bluetooth peers not mixed.
-    static func validatePeers(_ peers: [String]) throws(ValidationError) {
-        guard peers.count <= maximumPeers else {
-            throw ValidationError("--to takes at most \(maximumPeers) peers (one central's links), not \(peers.count)")
-        }
-        var seen: [String: String] = [:]
-        for peer in peers {
-            if isSocket(peer), peer.count <= 5 { throw ValidationError("--to unix:PATH needs a PATH") }
-            if let earlier = seen[identity(of: peer)] {
-                throw ValidationError("--to names the same peer twice: '\(earlier)' and '\(peer)'")
+    /// The rules of a repeated `--to` (the library's ``PipeAddress/checkPeers(_:)``), and no empty `unix:` path:
+    /// that one fails where the rules meet it in order (after a peer named twice before it, before a mix).
+    static func validatePeers(_ peers: [PipeAddress]) throws(ValidationError) {
+        var bare = false
+        do throws(PipeAddress.PeersError) {
+            if peers.count <= PipeAddress.maximumPeers, let index = peers.firstIndex(of: .bluetooth("unix:")) {
+                do throws(PipeAddress.PeersError) { try PipeAddress.checkPeers(Array(peers[..<index])) } catch .mixed {}
+                bare = true
+            } else {
+                try PipeAddress.checkPeers(peers)
             }
-            seen[identity(of: peer)] = peer
-        }
-        if peers.contains(where: isSocket), peers.contains(where: { !isSocket($0) }) {
+        } catch let .tooMany(count, limit) {
+            throw ValidationError("--to takes at most \(limit) peers (one central's links), not \(count)")
+        } catch let .duplicate(earlier, peer) {
+            throw ValidationError("--to names the same peer twice: '\(earlier)' and '\(peer)'")
+        } catch {
             throw ValidationError("--to unix:PATH and Bluetooth peers exclude each other")
         }
+        if bare { throw ValidationError("--to unix:PATH needs a PATH") }
     }
-
-    /// What makes two `--to` values the same peer: an address without case or type, else the text itself.
-    private static func identity(of peer: String) -> String {
-        guard !isSocket(peer), case let .peer(device) = CentralTarget(peer) else { return peer }
-        return device.address.description
-    }
-
-    public func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
 
     public func securityLevel() throws(ValidationError) -> L2CAPSecurityLevel {
         guard let level = L2CAPSecurityLevel(rawValue: security) else {
@@ -117,4 +104,7 @@ public enum BluetoothDiagnostics {
 }
 
 extension PipeBackend: ExpressibleByArgument {}
+extension PipeAddress: ExpressibleByArgument {
+    public init?(argument: String) { self.init(argument) }
+}
 extension LinkMode: ExpressibleByArgument {}

@@ -1,5 +1,4 @@
 import MsgPipe
-import BLELink
 import Simulator
 import ArgumentParser
 
@@ -53,7 +52,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Simulator: gatt (ATT values, default) or channel (an LE credit-based L2CAP channel).")
     var bearer = "gatt"
     @Option(name: .customLong("channel-mtu"), help: "Simulator, --bearer channel: the SDU size (a packet carries 2 bytes less).")
-    var channelMTU = StreamLink.preferredUnit
+    var channelMTU = LinkMode.channelSDU
     @Option(name: .customLong("channel-mps"), help: "Simulator, --bearer channel: the K-frame payload (MPS).")
     var channelMPS = 247
     @Option(name: .customLong("interval-ms"), help: "Connection interval in milliseconds, 7.5 to 4000.")

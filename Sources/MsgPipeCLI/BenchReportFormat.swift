@@ -1,5 +1,4 @@
 import MsgPipe
-import BLELink
 import Simulator
 
 /// How `msgpipe bench` prints a ``TransferReport``: a table for people, one JSON object for machines.

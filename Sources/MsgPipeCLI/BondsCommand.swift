@@ -1,5 +1,5 @@
 import ArgumentParser
-import BLELink
+import MsgPipe
 
 /// `msgpipe bonds list|remove`: the bonds a kernel-backend peripheral keeps with `--bonds DIR`.
 struct BondsCommand: ParsableCommand {
@@ -20,17 +20,14 @@ struct BondsCommand: ParsableCommand {
         var adapter: String?
 
         /// The directory, as the library reads it.
-        var bondDirectory: BondDirectory { BondDirectory(directory) }
+        var bonds: PipeBonds { PipeBonds(directory) }
     }
 
     /// Runs `body`; a directory or bond file that cannot be read exits 2 with the error (nothing changed).
     static func reading<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
-        } catch let error as BondDirectory.ReadError {
-            printError(error.description)
-            throw ExitCode(2)
-        } catch let error as BondStoreError {
+        } catch let error as PipeBonds.Unreadable {
             printError(error.description)
             throw ExitCode(2)
         }
@@ -53,7 +50,7 @@ struct BondsCommand: ParsableCommand {
         }
 
         func run() throws {
-            for bond in try BondsCommand.reading({ try options.bondDirectory.bonds(adapter: options.adapter) }) {
+            for bond in try BondsCommand.reading({ try options.bonds.list(adapter: options.adapter) }) {
                 if json {
                     BluetoothDiagnostics.emit(JSONLine.text(Line(
                         adapter: "\(bond.adapter)", address: "\(bond.peer.address)", type: "\(bond.peer.type)", keys: bond.keys)))
@@ -79,7 +76,7 @@ struct BondsCommand: ParsableCommand {
 
         func run() throws {
             guard let peerAddress = BluetoothAddress(address) else { throw ExitCode(1) }
-            let removals = try BondsCommand.reading { try options.bondDirectory.remove(peerAddress, adapter: options.adapter) }
+            let removals = try BondsCommand.reading { try options.bonds.remove(peerAddress, adapter: options.adapter) }
             for removal in removals {
                 BluetoothDiagnostics.print("msgpipe: removed the bond of \(peerAddress) from \(removal.file)")
                 if let failure = removal.kernelFailure {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BLELink
 import MsgPipe
 
 /// Where the link of `listen`, `send`, `request`, `serve` and `bench` goes (`--link unix:PATH`, or Bluetooth
@@ -28,24 +27,22 @@ struct LinkOptions: ParsableArguments {
     /// `--link unix:PATH`, or `--to unix:PATH` (the first, when given several), is a socket; else Bluetooth.
     func endpoint() throws(ValidationError) -> Endpoint {
         guard let link else {
-            if let first = bluetooth.peers.first, AdapterOptions.isSocket(first), !bluetooth.usesBluetooth {
-                return .unix(path: String(first.dropFirst(5)))
-            }
+            if case let .unix(path)? = bluetooth.peers.first, !bluetooth.usesBluetooth { return .unix(path: path) }
             return .bluetooth
         }
-        guard link.hasPrefix("unix:"), link.count > 5 else {
+        guard case let .unix(path) = PipeAddress(link) else {
             throw ValidationError("--link must be unix:PATH, not '\(link)' (for Bluetooth use --adapter/--to)")
         }
         if bluetooth.usesBluetooth || !bluetooth.peers.isEmpty {
             throw ValidationError("--link unix:PATH and --adapter/--to exclude each other")
         }
-        return .unix(path: String(link.dropFirst(5)))
+        return .unix(path: path)
     }
 
     /// The peers of a central, each as `MessagePipe.connect(to:)` takes it: `--link unix:PATH`, or every `--to`.
     func peerAddresses() throws -> [String] {
         if link != nil || bluetooth.peers.count <= 1 { return [try peerAddress()] }
-        return bluetooth.peers
+        return bluetooth.peers.map(\.description)
     }
 
     /// True when `--to` names several peers (one central on each at once).
@@ -61,7 +58,7 @@ struct LinkOptions: ParsableArguments {
 
     /// A short description of the link for diagnostics: "unix:PATH" or "hci0".
     var displayName: String {
-        link ?? bluetooth.peers.first(where: AdapterOptions.isSocket) ?? bluetooth.adapter ?? "the default adapter"
+        link ?? bluetooth.peers.first(where: \.isSocket)?.description ?? bluetooth.adapter ?? "the default adapter"
     }
 
     /// "cannot connect to LINK: why", without repeating what the error already says about the socket.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BLELink
 import Glibc
 import Logging
 import MsgPipe

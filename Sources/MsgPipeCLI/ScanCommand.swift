@@ -1,5 +1,4 @@
 import ArgumentParser
-import BLELink
 import MsgPipe
 
 /// `msgpipe scan`: lists advertising LE peers with name, address, RSSI, services and estimated distance.
@@ -45,51 +44,52 @@ struct ScanCommand: AsyncParsableCommand {
     var verbose = false
 
     func validate() throws {
-        if let service, AdvertisedServiceUUID(service) == nil {
-            throw ValidationError("--service '\(service)' is not a UUID (e.g. 180D or 12345678-1234-5678-1234-56789abcdef0)")
-        }
+        do throws(ScanCriteria.Failure) {
+            _ = try criteria()
+        } catch .notAServiceUUID {
+            throw ValidationError("--service \(ScanCriteria.Failure.notAServiceUUID(service ?? ""))")
+        } catch {}
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard attenuation > 0 else { throw ValidationError("--attenuation must be positive") }
     }
 
+    /// The library's criteria for `--service`, `--name`, `--reference-power` and `--attenuation`.
+    func criteria() throws(ScanCriteria.Failure) -> ScanCriteria {
+        try ScanCriteria(service: service, name: name, referencePower: referencePower, attenuation: attenuation)
+    }
+
     func run() async throws {
-        let estimate = DistanceEstimate(referencePower: referencePower, attenuation: attenuation)
-        let filter = ScanFilter(service: service.flatMap { AdvertisedServiceUUID($0) }, name: name)
-        let (json, timeout) = (json, timeout)
-        let onMatch: @Sendable (DiscoveredPeer) -> Void = { peer in
-            if !json { BluetoothDiagnostics.emit(ScanLine.text(peer, estimate: estimate)) }
-        }
-        let peers: [DiscoveredPeer]
-        let verbose = verbose
+        let (json, timeout, verbose) = (json, timeout, verbose)
+        let peers: [ScannedPeer]
         do {
             peers = try await MessagePipe.scan(
-                adapter: adapter, backend: backend, for: .milliseconds(Int64(timeout * 1000)), filter: filter,
+                adapter: adapter, backend: backend, for: .milliseconds(Int64(timeout * 1000)), matching: try criteria(),
                 onStart: { start in
                     if verbose { BluetoothDiagnostics.print(start.backend) }
                     BluetoothDiagnostics.print(
                         "scanning on \(start.adapter) for \(timeout) s\(start.throughBluetoothd ? " (through bluetoothd)" : "")")
                 },
-                onMatch: onMatch)
+                onFound: { peer in if !json { BluetoothDiagnostics.emit(ScanLine.text(peer)) } })
         } catch {
             BluetoothDiagnostics.print("msgpipe scan: \(cli: error)")
             throw ExitCode(2)
         }
-        if json { BluetoothDiagnostics.emit(ScanLine.json(peers, estimate: estimate)) }
+        if json { BluetoothDiagnostics.emit(ScanLine.json(peers)) }
         if peers.isEmpty { throw ExitCode(1) }
     }
 }
 
 /// Formats scan results for people (one line per peer) and machines (JSON).
 enum ScanLine {
-    static func text(_ peer: DiscoveredPeer, estimate: DistanceEstimate) -> String {
-        let distance = estimate.metres(rssi: peer.rssi).map { "~\(rounded($0)) m" } ?? "? m"
-        let services = peer.services.map(\.description).joined(separator: ",")
+    static func text(_ peer: ScannedPeer) -> String {
+        let distance = peer.distanceMetres.map { "~\(rounded($0)) m" } ?? "? m"
+        let services = peer.services.joined(separator: ",")
         return "\(peer.peer.address) \(peer.peer.type) rssi \(peer.rssi) dBm \(distance) "
             + "name \(peer.name.map { "\"\($0)\"" } ?? "-") services \(services.isEmpty ? "-" : services)"
     }
 
-    static func json(_ peers: [DiscoveredPeer], estimate: DistanceEstimate) -> String {
-        JSONLine.text(peers.map { PeerLine($0, estimate: estimate) })
+    static func json(_ peers: [ScannedPeer]) -> String {
+        JSONLine.text(peers.map(PeerLine.init))
     }
 
     /// One peer of `scan --json`; a missing name or distance is null.
@@ -101,13 +101,13 @@ enum ScanLine {
         let distanceMetres: OrNull<Double>
         let services: [String]
 
-        init(_ peer: DiscoveredPeer, estimate: DistanceEstimate) {
+        init(_ peer: ScannedPeer) {
             address = peer.peer.address.description
             addressType = peer.peer.type.description
             name = OrNull(peer.name)
             rssi = Int(peer.rssi)
-            distanceMetres = OrNull(estimate.metres(rssi: peer.rssi).flatMap { JSONLine.rounded($0, decimals: 2) })
-            services = peer.services.map(\.description)
+            distanceMetres = OrNull(peer.distanceMetres.flatMap { JSONLine.rounded($0, decimals: 2) })
+            services = peer.services
         }
     }
 

@@ -1,5 +1,4 @@
 import ArgumentParser
-import BLELink
 import MsgPipe
 import MsgPipeMQTT
 import UnixSignals

@@ -1,4 +1,3 @@
-import BLELink
 import MsgPipe
 import Synchronization
 
@@ -130,59 +129,25 @@ struct SendSession: Sendable {
         return codes.first { $0 != .success } ?? .success
     }
 
-    /// Sends `inputs` in order over `pipe` and returns this peer's exit code and how many it acknowledged.
-    /// One call per peer: several may share `inputs` (standard input is read once).
-    /// With end-to-end keys the pipe seals each message. Up to ``window`` messages (and ``windowBytes``) are in
-    /// flight at once, queued in order.
+    /// Sends `inputs` in order over `pipe` (the library's windowed send) and returns this peer's exit code and
+    /// how many it acknowledged. One call per peer: several may share `inputs` (standard input is read once).
     func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> Delivery {
-        var inFlight: [(index: Int, bytes: Int, started: ContinuousClock.Instant, receipt: SendReceipt)] = []
-        var inFlightBytes = 0
-        /// Waits for the oldest message in flight; its failure ends the delivery.
-        func settleOldest() async -> Delivery? {
-            let head = inFlight.removeFirst()
-            inFlightBytes -= head.bytes
-            do {
-                try await head.receipt.acknowledged()
-            } catch {
-                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[head.index])): \(cli: error)")
-                return Delivery(code: Self.exitCode(error), acknowledged: head.index)
-            }
+        let outcome = await pipe.send(count: inputs.paths.count, deadline: deadline, body: inputs.body) { index, bytes, elapsed in
             results.acknowledged(
-                head.index, bytes: head.bytes, since: head.started, link: carrier(pipe),
+                index, bytes: bytes, elapsed: elapsed, link: carrier(pipe),
                 parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
-            return nil
         }
-        for index in inputs.paths.indices {
-            let body: [UInt8]
-            do {
-                body = try inputs.body(index)
-            } catch {
-                while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
-                printError(error.description)
-                return Delivery(code: .ioError, acknowledged: index)
-            }
-            while !inFlight.isEmpty, inFlight.count >= Self.window || inFlightBytes + body.count > Self.windowBytes {
-                if let failure = await settleOldest() { return failure }
-            }
-            let started = ContinuousClock.now
-            do {
-                let receipt = try await pipe.submit(body, timeout: try remainingTime())
-                inFlight.append((index, body.count, started, receipt))
-                inFlightBytes += body.count
-            } catch {
-                while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
-                printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
-                return Delivery(code: Self.exitCode(error), acknowledged: index)
-            }
+        switch outcome.failure {
+        case nil:
+            return Delivery(code: .success, acknowledged: outcome.acknowledged)
+        case let .body(_, error)?:
+            printError("\(error)")
+            return Delivery(code: .ioError, acknowledged: outcome.acknowledged)
+        case let .send(index, error)?:
+            printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
+            return Delivery(code: Self.exitCode(error), acknowledged: outcome.acknowledged)
         }
-        while !inFlight.isEmpty { if let failure = await settleOldest() { return failure } }
-        return Delivery(code: .success, acknowledged: inputs.paths.count)
     }
-
-    /// The most messages, and bytes of messages, in flight at once to one peer (at least one message): enough to keep
-    /// a receiver's group commit busy (docs/LAB.md, "Pipelined sends"), few enough that memory stays bounded.
-    static let window = 32
-    static let windowBytes = 4 << 20
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
     func carrier(_ pipe: MessagePipe) -> String? {
@@ -207,14 +172,6 @@ struct SendSession: Sendable {
         }
     }
 
-    /// The time left until the deadline (nil: none); throws when it passed.
-    private func remainingTime() throws(TransportError) -> Duration? {
-        guard let deadline else { return nil }
-        let left = ContinuousClock.now.duration(to: deadline)
-        guard left > .zero else { throw .deadlineExceeded(messageID: nil) }
-        return left
-    }
-
     static func name(_ path: String) -> String { path == "-" ? "standard input" : path }
 }
 
@@ -228,11 +185,10 @@ struct SendResults {
 
     /// `link`: what carried the message ("gatt" or "l2cap"), if this side knows.
     func acknowledged(
-        _ index: Int, bytes: Int, since started: ContinuousClock.Instant, link: String?,
+        _ index: Int, bytes: Int, elapsed: Duration, link: String?,
         parameters: LinkParameterFields = LinkParameterFields(nil)
     ) {
         guard json else { return }
-        let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let line = Line(
             index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,

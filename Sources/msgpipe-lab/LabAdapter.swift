@@ -3,6 +3,9 @@ import MsgPipeCLI
 
 /// The kernel-level peripheral and central the lab probes use directly (below GATT and MsgPipe).
 extension AdapterOptions {
+    /// `--adapter` as the kernel-level probes select it.
+    private func selector() throws(BluetoothError) -> AdapterSelector { try AdapterSelector(adapter) }
+
     /// `--security`, already checked by `validate()`; typed as the probes' other errors.
     private func labSecurityLevel() throws(BluetoothError) -> L2CAPSecurityLevel {
         do { return try securityLevel() } catch { throw .invalidArgument(error.message) }

@@ -26,6 +26,25 @@ import Testing
         #expect(fake.record.stops.withLock { $0 } == 1, "the discovery session ends with the scan")
     }
 
+    @Test("scan by criteria: each peer as ScannedPeer, with its services and estimated distance")
+    func scanByCriteria() async throws {
+        let bus = try await PrivateBus.started()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZRemote(address: bus.address)
+        defer { fake.stop() }
+        fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
+        let found = Mutex<[ScannedPeer]>([])
+        let criteria = try ScanCriteria(name: "msgpipe-peer", referencePower: 50, attenuation: 2)
+        let peers = try await MessagePipe.scan(
+            adapter: "hci0", backend: .bluez, for: .milliseconds(500), matching: criteria, busAddress: bus.address,
+            onFound: { peer in found.withLock { $0.append(peer) } })
+        let peer = try #require(peers.first)
+        #expect(peers.count == 1 && found.withLock { $0 } == peers)
+        #expect(peer.peer.address.description == "C0:11:22:33:44:55" && peer.name == "msgpipe-peer" && peer.rssi == -50)
+        #expect(peer.distanceMetres == 1, "|RSSI| equal to A is 1 m")
+        #expect(peer.services.count == 1 && peer.services.first?.count == 36, "the 128-bit service UUID as text")
+    }
+
     @Test("a filter that matches nobody returns no peer")
     func nobodyMatches() async throws {
         let bus = try await PrivateBus.started()

@@ -43,15 +43,15 @@ extension Lab.NewBluez {
         return false
     }
 
-    /// Whether listen's "msgpipe: connection from ADDRESS (TYPE)" / "... ended" lines show `b` and `c` connected at once.
+    /// Whether listen's "msgpipe: connection from PEER" / "... PEER ended" lines show a connection of `b` and one
+    /// of `c` open at the same time. Through bluetoothd a central has two: "ADDRESS" (GATT, which ends before a
+    /// hello when the data goes over the channel) and "ADDRESS (public)" (the L2CAP channel); each is its own.
     static func servedAtOnce(_ log: String, _ b: String, _ c: String) -> Bool {
-        var connected: Set<String> = []
+        var open: Set<Substring> = []
         for line in log.split(separator: "\n") where line.hasPrefix("msgpipe: connection from ") {
-            // "ADDRESS (public)" or "ADDRESS (random)", then "ended" once it ended.
-            let words = line.dropFirst("msgpipe: connection from ".count).split(separator: " ").filter { !$0.hasPrefix("(") }
-            guard let peer = words.first.map(String.init) else { continue }
-            if words.count == 1 { connected.insert(peer) } else if words.count == 2 && words[1] == "ended" { connected.remove(peer) }
-            if connected.contains(b) && connected.contains(c) { return true }
+            let peer = line.dropFirst("msgpipe: connection from ".count)
+            if peer.hasSuffix(" ended") { open.remove(peer.dropLast(" ended".count)) } else { open.insert(peer) }
+            if open.contains(where: { $0.hasPrefix(b) }) && open.contains(where: { $0.hasPrefix(c) }) { return true }
         }
         return false
     }

@@ -229,7 +229,7 @@ build_btvirt() {
 # A newer bluetoothd beside Debian 12's 5.66: Debian 13's (trixie) bluez source, fetched like btvirt's (private
 # lists, nothing installed) and built without the parts that need more libraries (obex, udev, mesh, midi, cups,
 # the tools). $LAB/bluez-new/bluetoothd runs in the guest like the stock one (the host's glib and libdbus over 9p);
-# the lab's lab-newbluez.sh checks several centrals at once through it, which 5.66 cannot (one socket for all).
+# the lab's Lab.NewBluez tests check several centrals at once through it, which 5.66 cannot (one socket for all).
 # Its path ends in /bluetoothd: msgpipe reads the running version by running the owner of org.bluez.
 build_bluetoothd_new() {
 	local d=$LAB/bluez-new apt src v

@@ -188,9 +188,10 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=stockbox (Scripts/lab.sh passes it through) skips checks 1-20 and runs only the stock-box section at
 # the end: quicker while working on the D-Bus backend. (Checks 1-20 are deliberately not re-indented.)
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
-# and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd).
+# and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd, Tests/LabTests/NewBluez).
 # LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
 # LAB_ONLY=coc runs only the channel section (msgpipe over an LE credit-based channel, Tests/LabTests/Coc).
+# LAB_ONLY=bonding runs only the bonding section (a Bumble phone that pairs with bonding, Tests/LabTests/Bonding).
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
 # LAB_ONLY=check runs only the Swift lab tests matching LAB_CHECK (Scripts/lab.sh --check FILTER).
 # LAB_ONLY=kills runs only the kills over Bluetooth (Scripts/lab-kills.sh).
@@ -677,11 +678,22 @@ if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-
 section bumble
 . "$PWD/Scripts/lab-bumble.sh"
 fi  # LAB_ONLY (Bumble)
-# A phone that pairs with bonding (Scripts/lab-bonding.sh, kernel backend, Bumble as the phone): LAB_ONLY=bonding
-# runs only it; the full run includes it unless LAB_BONDING=0 (its bond 3 only with LAB_ONLY=bonding or LAB_BONDING_LOST=1).
+# A phone that pairs with bonding (Tests/LabTests/Bonding, kernel backend, Bumble as the phone): LAB_ONLY=bonding
+# runs only it; the full run includes it unless LAB_BONDING=0. Its lost bond (boxLostTheBond) last, and only with
+# LAB_ONLY=bonding or LAB_BONDING_LOST=1: the guest kernel oopses in it, which must not disturb the sections after it.
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BONDING:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bonding ]; then
 section bonding
-. "$PWD/Scripts/lab-bonding.sh"
+if ! "${BLELAB_DIR:-/tmp/blelab}/bumble/bin/python" -c 'import bumble' > /dev/null 2>&1; then
+	skip "bonding: a Bumble phone pairs with bonding" "no Bumble in ${BLELAB_DIR:-/tmp/blelab}/bumble (a venv of Debian's python3 with pip install bumble)"
+else
+	lab_tests 'Lab/Bonding/' 'boxLostTheBond'
+	BOND_LOST_DEFAULT=0; [ "${LAB_ONLY:-}" = bonding ] && BOND_LOST_DEFAULT=1
+	if [ "${LAB_BONDING_LOST:-$BOND_LOST_DEFAULT}" = 0 ]; then
+		skip "a phone whose bond the box lost (boxLostTheBond)" "not in the full run (the guest kernel oopses in it; LAB_ONLY=bonding or LAB_BONDING_LOST=1 runs it)"
+	else
+		lab_tests 'Lab/Bonding/boxLostTheBond'
+	fi
+fi
 fi  # LAB_ONLY (bonding)
 
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = stockbox ]; then
@@ -1352,16 +1364,23 @@ echo "   stock box: bluetoothd.log $(wc -l < "$OUT/bluetoothd.log") lines; the o
 
 fi  # LAB_ONLY (stock box)
 
+# A newer bluetoothd beside Debian's (Tests/LabTests/NewBluez: each test starts its own bus and bluetoothd), once
+# the stock box's bluetoothd and bus are gone. LAB_ONLY=newbluez runs only it.
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = newbluez ]; then
 [ -n "${DBUS_PID:-}" ] && for i in $(seq 1 50); do kill -0 "$DBUS_PID" 2> /dev/null || break; sleep 0.1; done
 section newbluez
-. "$PWD/Scripts/lab-newbluez.sh"
+if [ -z "$C" ]; then
+	skip "checks 34-36: a newer bluetoothd" "the lab has no third controller"
+elif ! [ -x "${BLELAB_DIR:-/tmp/blelab}/bluez-new/bluetoothd" ]; then
+	skip "checks 34-36: a newer bluetoothd" "no ${BLELAB_DIR:-/tmp/blelab}/bluez-new/bluetoothd (Scripts/blelab.sh build_bluetoothd_new could not fetch or build Debian trixie's bluez)"
+else
+	lab_tests 'Lab/NewBluez/'
+fi
 fi  # LAB_ONLY (checks 34-36)
 
 # Kills over Bluetooth (Scripts/lab-kills.sh: listen and send --spool killed mid-transfer, kernel backend and beside
 # bluetoothd): last, once every bluetoothd before it is gone. LAB_ONLY=kills runs only it; LAB_KILLS=0 leaves it out.
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_KILLS:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = kills ]; then
-[ -n "${NEW_DBUS:-}" ] && for i in $(seq 1 50); do kill -0 "$NEW_DBUS" 2> /dev/null || break; sleep 0.1; done
 section kills
 . "$PWD/Scripts/lab-kills.sh"
 fi  # LAB_ONLY (kills)

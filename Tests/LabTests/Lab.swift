@@ -28,6 +28,9 @@ struct LabEnvironment: Sendable {
     /// hci0's and hci1's public addresses.
     let addressA: String
     let addressB: String
+    /// hci2's and hci3's, when the lab has those controllers.
+    let addressC: String?
+    let addressD: String?
     /// The run's log directory (shared with the host); btmon writes `btmon.txt` there.
     let outDirectory: URL
     /// The msgpipe and msgpipe-lab executables the checks run.
@@ -36,7 +39,7 @@ struct LabEnvironment: Sendable {
     /// Where each test appends its verdict line ("0|1 SECONDS LOGDIR NAME"), for lab-test.sh's results.txt.
     let resultsFile: String?
 
-    /// Set only inside the VM: BLELAB_ADDR_A, BLELAB_ADDR_B and BLELAB_OUT (blelab.sh), LAB_MSGPIPE and
+    /// Set only inside the VM: BLELAB_ADDR_A to _D and BLELAB_OUT (blelab.sh), LAB_MSGPIPE and
     /// LAB_MSGPIPE_LAB (lab-test.sh).
     static let current: LabEnvironment? = {
         let env = ProcessInfo.processInfo.environment
@@ -44,7 +47,8 @@ struct LabEnvironment: Sendable {
             let msgpipe = env["LAB_MSGPIPE"], let msgpipeLab = env["LAB_MSGPIPE_LAB"]
         else { return nil }
         return LabEnvironment(
-            addressA: a, addressB: b, outDirectory: URL(fileURLWithPath: out), msgpipe: msgpipe,
+            addressA: a, addressB: b, addressC: env["BLELAB_ADDR_C"].flatMap { $0.isEmpty ? nil : $0 },
+            addressD: env["BLELAB_ADDR_D"].flatMap { $0.isEmpty ? nil : $0 }, outDirectory: URL(fileURLWithPath: out), msgpipe: msgpipe,
             msgpipeLab: msgpipeLab, resultsFile: env["LAB_RESULTS"])
     }()
 }

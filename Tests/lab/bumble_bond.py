@@ -9,7 +9,7 @@ the stored Long Term Key, without pairing; without keys it pairs with LE Secure 
 Nordic UART Service's RX (write with response, after subscribing to TX as a phone app does) and leaves.
 
     bumble_bond.py --transport hci-socket:3 --to NAME --keystore FILE [--address C0:...] [--mtu 185]
-                   --send FILE [--repair] [--write-first] [--timeout S]
+                   --send FILE [--repair] [--write-first] [--timeout S] [--json]
 
 --repair: when encryption with the stored key fails (the peripheral lost the bond: PIN or Key Missing), pair again
 on the same link, as Android does; without it the peer reports the failure, disconnects and exits 1.
@@ -28,10 +28,14 @@ Output, one line each (the lab parses it):
     keys: KIND...
     wrote V values, B bytes (lines)
     done: encrypted in S s (stored key|paired), B bytes
+With --json, last, one JSON object (what the lab judges): {"exit": N, "had_keys": bool, "stored_key_error": str|null,
+"write_before_pairing": ATT error code|0 (accepted)|null (no write), "how": "stored key"|"paired"|null,
+"keys": [KIND...], "encrypted_seconds": S|null, "bytes": B|null}.
 Exit status 0 when done, 1 on a failure to encrypt or a missing service, 2 on a Bumble or HCI error.
 """
 import argparse
 import asyncio
+import json
 import sys
 import time
 
@@ -49,6 +53,10 @@ except ImportError as error:  # the lab skips its bonding checks then; say why
 NUS_SERVICE = UUID("6E400001-B5A3-F393-E0A9-E50E24DCCA9E")
 NUS_RX = UUID("6E400002-B5A3-F393-E0A9-E50E24DCCA9E")
 NUS_TX = UUID("6E400003-B5A3-F393-E0A9-E50E24DCCA9E")
+
+# What happened, for --json (filled in as it happens, so a failed run reports how far it came).
+REPORT = {"exit": None, "had_keys": None, "stored_key_error": None, "write_before_pairing": None, "how": None,
+          "keys": [], "encrypted_seconds": None, "bytes": None}
 
 
 def say(line: str) -> None:
@@ -91,8 +99,10 @@ async def write_before_pairing(connection, data: bytes) -> bool:
     except ProtocolError as error:
         code = error.error_code if error.error_code is not None else -1
         say(f"write before pairing: ATT error 0x{code:02X} ({error.error_name})")
+        REPORT["write_before_pairing"] = code
         return True
     say("write before pairing: accepted")
+    REPORT["write_before_pairing"] = 0
     return False
 
 
@@ -117,6 +127,7 @@ async def run(args: argparse.Namespace) -> int:
         keys = await device.keystore.get(str(connection.peer_address))
         how = ""
         t1 = time.monotonic()
+        REPORT["had_keys"] = keys is not None
         if keys is not None and (keys.ltk is not None or keys.ltk_central is not None):
             say(f"stored keys for {connection.peer_address}: encrypting with the stored LTK")
             try:
@@ -125,6 +136,7 @@ async def run(args: argparse.Namespace) -> int:
                 say(f"encrypted with the stored key in {time.monotonic() - t1:.2f} s")
             except Exception as error:
                 say(f"encryption with the stored key failed: {type(error).__name__}: {error}")
+                REPORT["stored_key_error"] = f"{type(error).__name__}: {error}"
                 if not args.repair:
                     if connection.is_encrypted is False:
                         try:
@@ -143,9 +155,12 @@ async def run(args: argparse.Namespace) -> int:
             say(f"paired and bonded in {time.monotonic() - t1:.2f} s (encrypted: {connection.is_encrypted})")
             stored = await device.keystore.get(str(connection.peer_address))
             if stored is not None:
-                say("keys: " + " ".join(k for k in ("ltk", "ltk_central", "ltk_peripheral", "irk", "csrk")
-                                        if getattr(stored, k) is not None))
+                REPORT["keys"] = [k for k in ("ltk", "ltk_central", "ltk_peripheral", "irk", "csrk")
+                                  if getattr(stored, k) is not None]
+                say("keys: " + " ".join(REPORT["keys"]))
         secured = time.monotonic() - t1
+        REPORT["how"] = how
+        REPORT["encrypted_seconds"] = round(secured, 3)
         if not connection.is_encrypted:
             say("the link is not encrypted")
             return 1
@@ -169,6 +184,7 @@ async def run(args: argparse.Namespace) -> int:
             await rx[0].write_value(value, with_response=True)
         say(f"wrote {len(values)} values, {len(data) - 1} bytes (lines)")
         say(f"done: encrypted in {secured:.2f} s ({how}), {len(data) - 1} bytes")
+        REPORT["bytes"] = len(data) - 1
         await asyncio.sleep(args.linger)
         try:
             await connection.disconnect()
@@ -191,12 +207,17 @@ def main() -> int:
     parser.add_argument("--scan-timeout", type=float, default=30)
     parser.add_argument("--connect-timeout", type=float, default=30)
     parser.add_argument("--linger", type=float, default=1.0, help="seconds after the last write")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line: what happened")
     args = parser.parse_args()
     try:
-        return asyncio.run(asyncio.wait_for(run(args), args.timeout))
+        status = asyncio.run(asyncio.wait_for(run(args), args.timeout))
     except Exception as error:  # Bumble's and HCI errors: print them for the lab's log
         say(f"error: {type(error).__name__}: {error}")
-        return 2
+        status = 2
+    if args.json:
+        REPORT["exit"] = status
+        say(json.dumps(REPORT))
+    return status
 
 
 if __name__ == "__main__":

@@ -11,24 +11,8 @@ extension Lab.Coc {
     func besideBluetoothd() {
         LabCheck.run { lab in
             let env = lab.environment
-            try FileManager.default.createDirectory(atPath: "/run/dbus", withIntermediateDirectories: true)
-            if ((try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)) ?? "").isEmpty {
-                labShell(["dbus-uuidgen", "--ensure=/etc/machine-id"])
-            }
-            // In the foreground (a forked daemon would escape the fixture); it prints its pid once it listens.
-            let dbus = try lab.start("dbus-daemon", "/usr/bin/dbus-daemon", ["--system", "--nofork", "--print-pid"])
-            defer { dbus.stop() }
-            let listening = Date(timeIntervalSinceNow: 30)
-            while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
-            lab.expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
-            let bluetoothd = try lab.start("bluetoothd", "/usr/libexec/bluetooth/bluetoothd", ["-n", "-d"])
-            defer { bluetoothd.stop() }
-            let powered = Date(timeIntervalSinceNow: 30)
-            let property = ["busctl", "--system", "get-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered"]
-            while Date() < powered, labShell(property).output.trimmingCharacters(in: .whitespacesAndNewlines) != "b true" {
-                labShell(["busctl", "--system", "set-property", "org.bluez", "/org/bluez/hci0", "org.bluez.Adapter1", "Powered", "b", "true"])
-                Thread.sleep(forTimeInterval: 0.2)
-            }
+            let daemons = try lab.startBluetoothd(arguments: ["-d"], adapters: [0])
+            defer { daemons.stop() }
 
             let listen = try lab.start("listen", env.msgpipe, [
                 "listen", "--backend", "bluez", "--adapter", "hci0", "--name", "msgpipe-cocz", "--verbose"])
@@ -58,7 +42,7 @@ extension Lab.Coc {
             lab.expect(listen.stdout == sent, "listen wrote \(listen.stdout.count) bytes, not coc-send's 1 MiB")
             lab.expect(listen.stderr.contains("backend: bluez"), "listen --verbose never named the bluez backend")
             lab.expect(listen.stderr.contains("beside GATT"), "listen --verbose never opened its channel beside GATT")
-            bluetoothd.stop()
+            daemons.bluetoothd.stop()
             _ = lab.waitForNoLinks(seconds: 20, endingThem: false)
         }
     }

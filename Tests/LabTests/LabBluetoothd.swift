@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// A system bus and a bluetoothd a lab test started (`LabCheck.startBluetoothd`).
+struct LabBluetoothd {
+    let dbus: LabProcess
+    let bluetoothd: LabProcess
+
+    /// Stops bluetoothd, then the bus (SIGTERM; bluetoothd killed after 30 s, the bus after 5 s: it lingers
+    /// while a service activation bluetoothd asked for times out).
+    func stop() {
+        bluetoothd.stop()
+        dbus.stop(seconds: 5)
+    }
+}
+
+extension LabCheck {
+    /// Starts `dbus-daemon --system` and `bluetoothd -n ARGUMENTS` (Debian's unless `executable` names another),
+    /// both in the foreground (a forked daemon would escape the fixture), and powers each of `adapters` through
+    /// D-Bus: a failure when the bus does not come up or an adapter is not powered within 30 s. The caller stops
+    /// both (`stop()`, usually deferred); the fixture fails the test if either still runs at its end.
+    func startBluetoothd(_ executable: String = "/usr/libexec/bluetooth/bluetoothd", arguments: [String], adapters: [Int]) throws -> LabBluetoothd {
+        try FileManager.default.createDirectory(atPath: "/run/dbus", withIntermediateDirectories: true)
+        if ((try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)) ?? "").isEmpty {
+            labShell(["dbus-uuidgen", "--ensure=/etc/machine-id"])
+        }
+        // An earlier bus's pid file and socket would keep this one from starting.
+        for stale in ["/run/dbus/pid", "/run/dbus/system_bus_socket"] { try? FileManager.default.removeItem(atPath: stale) }
+        // It prints its pid once it listens.
+        let dbus = try start("dbus-daemon", "/usr/bin/dbus-daemon", ["--system", "--nofork", "--print-pid"])
+        let listening = Date(timeIntervalSinceNow: 30)
+        while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
+        expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
+        let bluetoothd = try start("bluetoothd", executable, ["-n"] + arguments)
+        let powered = Date(timeIntervalSinceNow: 30)
+        for index in adapters {
+            let property = ["busctl", "--system", "get-property", "org.bluez", "/org/bluez/hci\(index)", "org.bluez.Adapter1", "Powered"]
+            var on = false
+            while !on && Date() < powered {
+                on = labShell(property).output.trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
+                if !on {
+                    labShell(["busctl", "--system", "set-property", "org.bluez", "/org/bluez/hci\(index)", "org.bluez.Adapter1", "Powered", "b", "true"])
+                    Thread.sleep(forTimeInterval: 0.2)
+                }
+            }
+            expect(on, "bluetoothd did not power hci\(index) within 30 s")
+        }
+        return LabBluetoothd(dbus: dbus, bluetoothd: bluetoothd)
+    }
+}

@@ -1,5 +1,3 @@
-import BLELink
-
 extension PipeAddress {
     /// Why a central's set of peers cannot be used together.
     public enum PeersError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -34,7 +32,7 @@ extension PipeAddress {
         return device.address.description
     }
 
-    /// Checks the peers of one central (``MessagePipe/connect(toEach:options:)``): at most ``maximumPeers``, no
+    /// Checks the peers of one central (`MessagePipe.connect(toEach:options:)`): at most ``maximumPeers``, no
     /// peer twice (by ``peerIdentity``), and sockets and Bluetooth peers not mixed; throws ``PeersError``.
     ///
     /// ```swift
@@ -49,14 +47,4 @@ extension PipeAddress {
         }
         if peers.contains(where: \.isSocket), peers.contains(where: { !$0.isSocket }) { throw .mixed }
     }
-}
-
-extension MessagePipe.Options {
-    /// Checks an adapter as `adapter` takes it, before anything connects: `hciN` or its address (nil: the
-    /// first powered LE adapter). Throws the Bluetooth error a connect would, its description naming the fix.
-    ///
-    /// ```swift
-    /// try MessagePipe.Options.checkAdapter("hci1")
-    /// ```
-    public static func checkAdapter(_ adapter: String?) throws { _ = try AdapterSelector(adapter) }
 }

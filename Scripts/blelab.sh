@@ -30,6 +30,8 @@
 # btmgmt quits at stdin EOF (the guest command's stdin is the console, which never ends); an LE connect
 # completes only to a peer that advertises connectable; an advertising controller does not connect out.
 set -uo pipefail
+# The root tools (modprobe, btmgmt's helpers, ip) live in sbin, which a user's PATH kept through sudo lacks.
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 
 LAB=${BLELAB_DIR:-/tmp/blelab}
 SELF=$(readlink -f "${BASH_SOURCE[0]}")

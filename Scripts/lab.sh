@@ -21,6 +21,8 @@
 # run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's), LAB_MSGPIPE_LAB=PATH
 # (the checks run that msgpipe-lab; with both given nothing is built).
 set -uo pipefail
+# The root tools (modprobe, btmgmt's helpers, ip) live in sbin, which a user's PATH kept through sudo lacks.
+PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 LAB=${BLELAB_DIR:-/tmp/blelab}

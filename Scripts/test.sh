@@ -47,7 +47,8 @@ bounded_tests() {
   rm -f "$out"
   return "$rc"
 }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo env PATH="$PATH" "$@"; fi; }
+# sudo keeps the caller's PATH (a Swift under /opt or ~/.local) and adds sbin, where root's tools live.
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo env PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" "$@"; fi; }
 fuzz=${MSGPIPE_FUZZ_SECONDS:-8}
 package=${MSGPIPE_PACKAGE:-1}
 

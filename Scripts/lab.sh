@@ -24,6 +24,9 @@ set -uo pipefail
 # The root tools (modprobe, btmgmt's helpers, ip) live in sbin, which a user's PATH kept through sudo lacks.
 PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
 cd "$(dirname "$0")/.."
+# Run through sudo, what the lab builds and writes in the user's tree goes back to the user at the end: root's
+# files there would make the user's next swift build fail ("Operation not permitted").
+[ -z "${SUDO_UID:-}" ] || trap 'chown -R "$SUDO_UID:$SUDO_GID" .build 2>/dev/null' EXIT
 ROOT=$PWD
 LAB=${BLELAB_DIR:-/tmp/blelab}
 OUT=${LAB_OUT:-$ROOT/.build/lab/out}

@@ -1,4 +1,4 @@
-public import BLELink
+package import BLELink
 
 extension MessagePipe {
     /// Where and how a scan runs, told once before it starts.
@@ -16,13 +16,8 @@ extension MessagePipe {
     /// `onMatch` hears each peer that `filter` keeps the first time it is seen; the result is every such peer,
     /// strongest first. Throws `BluetoothError` or `BlueZError` (no adapter, powered off, bluetoothd missing
     /// for bluez, no permission), with the remedy in its description. `busAddress`: where bluetoothd runs (nil:
-    /// the system bus).
-    ///
-    /// ```swift
-    /// let tills = try await MessagePipe.scan(for: .seconds(5), filter: ScanFilter(name: "till-7"))
-    /// for till in tills { print(till.peer.address, till.rssi) }
-    /// ```
-    public static func scan(
+    /// the system bus). In BLELink's terms; the public entry point is `scan(adapter:backend:for:matching:...)`.
+    package static func scan(
         adapter: String? = nil, backend: PipeBackend = .auto, for duration: Duration, filter: ScanFilter = ScanFilter(),
         busAddress: String? = nil, onStart: @escaping @Sendable (ScanStart) -> Void = { _ in },
         onMatch: @escaping @Sendable (DiscoveredPeer) -> Void = { _ in }

@@ -75,8 +75,8 @@ extension MessagePipe {
     /// Lists advertising LE peers that `criteria` keeps for `duration`, on `adapter` (nil: the first powered LE
     /// adapter) through `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel). `onFound`
     /// hears each kept peer the first time it is seen; the result is every such peer, strongest first. Throws
-    /// as ``scan(adapter:backend:for:filter:busAddress:onStart:onMatch:)`` does (no adapter, powered off,
-    /// bluetoothd missing for bluez, no permission), the remedy in the error's description.
+    /// `BluetoothError` or `BlueZError` (no adapter, powered off, bluetoothd missing for bluez,
+    /// no permission), the remedy in the error's description. `busAddress`: where bluetoothd runs (nil: the system bus).
     ///
     /// ```swift
     /// let tills = try await MessagePipe.scan(for: .seconds(5), matching: ScanCriteria(name: "till-7"))

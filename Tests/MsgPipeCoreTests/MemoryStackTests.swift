@@ -167,3 +167,77 @@ struct MemoryStackTests {
         await server.close()
     }
 }
+
+@Suite("sending to several peers and to several centrals over memory links")
+struct DeliveryTests {
+    /// What a server's first `count` centrals receive, `messages` each, read until then.
+    static func received(by server: PipeServer, centrals count: Int, messages: Int) async -> [[[UInt8]]] {
+        var pipes: [MessagePipe] = []
+        for await pipe in server.centrals {
+            pipes.append(pipe)
+            if pipes.count == count { break }
+        }
+        return await withTaskGroup(of: (Int, [[UInt8]]).self) { group in
+            for (index, pipe) in pipes.enumerated() {
+                group.addTask { (index, await pipe.messages.prefix(messages).reduce(into: []) { $0.append($1.bytes) }) }
+            }
+            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }
+    }
+
+    @Test func aPeerThatCannotBeReachedFailsAloneAndTheOutcomeIsPartial() async throws {
+        let stack = MemoryStack()
+        let server = try await MessagePipe.serve(at: "door", over: stack)
+        let bodies = (0 ..< 3).map { seededBytes(40_000, seed: UInt64($0)) }
+        let reading = Task { await Self.received(by: server, centrals: 1, messages: 3) }
+        var options = MessagePipe.Options()
+        options.connectTimeout = .milliseconds(300)
+        let connected = Mutex<[String]>([])
+        let outcome = await MessagePipe.send(
+            count: bodies.count, toEach: ["door", "absent"], over: stack, options: options, body: { bodies[$0] },
+            onConnected: { peer, _ in connected.withLock { $0.append(peer) } })
+        #expect(outcome.deliveries.map(\.peer) == ["door", "absent"])
+        #expect(outcome.deliveries.map(\.acknowledged) == [3, 0])
+        #expect(outcome.isPartial && !outcome.isComplete)
+        #expect(outcome.failed.map(\.peer) == ["absent"])
+        guard case .connect? = outcome.deliveries[1].failure else {
+            Issue.record("the absent peer failed with \(String(describing: outcome.deliveries[1].failure))")
+            return
+        }
+        #expect(connected.withLock { $0 } == ["door"])
+        #expect(await reading.value == [bodies])
+        await server.close()
+    }
+
+    @Test func everyCentralGetsEveryMessageInOrder() async throws {
+        let stack = MemoryStack()
+        var options = MessagePipe.Options()
+        options.maximumCentrals = 3
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: options)
+        var centrals: [MessagePipe] = []
+        for _ in 0 ..< 3 { centrals.append(try await MessagePipe.connect(to: "kiosk", over: stack)) }
+        let reading = centrals.map { central in
+            Task { await central.messages.prefix(4).reduce(into: []) { $0.append($1.bytes) } }
+        }
+        let bodies = (0 ..< 4).map { seededBytes(30_000, seed: 100 + UInt64($0)) }
+        let acknowledged = Atomic<Int>(0)
+        let outcome = try await server.send(count: bodies.count, toCentrals: 3, body: { bodies[$0] }) { _, _, _, _ in
+            acknowledged.add(1, ordering: .relaxed)
+        }
+        #expect(outcome.isComplete)
+        #expect(outcome.deliveries.map(\.acknowledged) == [4, 4, 4])
+        #expect(acknowledged.load(ordering: .relaxed) == 12)
+        for task in reading { #expect(await task.value == bodies) }
+        for central in centrals { await central.close() }
+        await server.close()
+    }
+
+    @Test func aServerThatEndsBeforeEnoughCentralsSubscribedSendsNothing() async throws {
+        let stack = MemoryStack()
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack)
+        await server.close()
+        await #expect(throws: CentralsError.self) {
+            _ = try await server.send(count: 1, toCentrals: 2, body: { _ in [1] })
+        }
+    }
+}

@@ -112,10 +112,7 @@ import Testing
     /// inbox could not keep is never acknowledged.
     @Test func aSendCompletesOnlyOnceItsMessageIsKept() async throws {
         let directory = try temporaryDirectory()
-        let path = "/tmp/msgpipe-store-\(getpid())-\(UInt32.random(in: 0 ... .max)).sock"
-        var options = MessagePipe.Options()
-        options.holdsAcknowledgements = true
-        let server = try await MessagePipe.listen(path: path, options: options)
+        let (server, path) = try await holdingServer()
         let output = GatedOutput(directory: directory)
         let inbox = try MessageInbox(output: output, journalDirectory: directory)
         let serving = Task {

@@ -61,17 +61,35 @@ extension MessagePipe {
     /// for (pipe, result) in zip(pipes, results) { print(pipe.peer, result) }
     /// ```
     public static func connect(toEach peers: [String], options: Options = Options()) async -> [Result<MessagePipe, any Error>] {
-        await withTaskGroup(of: (Int, Result<MessagePipe, any Error>).self) { group in
-            for (index, peer) in peers.enumerated() {
-                group.addTask {
-                    do {
-                        return (index, .success(try await connect(to: peer, options: options)))
-                    } catch {
-                        return (index, .failure(error))
-                    }
-                }
+        await concurrently(peers) { peer in
+            do {
+                return .success(try await connect(to: peer, options: options))
+            } catch {
+                return .failure(error)
             }
-            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
         }
+    }
+
+    /// Connects to every peer at once, as ``connect(toEach:options:)`` does, and sends messages `0..<count` to
+    /// each with `send(count:window:deadline:body:onAcknowledged:)`, each peer paced by its own link and
+    /// reconnecting on its own; closes each pipe once its send ended. A peer that cannot be reached or fails
+    /// holds back none of the others: the outcome has one `PeerDelivery` per peer, in `peers`' order. `body`
+    /// is asked once per peer and message (cache what can be read only once); `onConnected` hears each pipe as it
+    /// comes up, `onAcknowledged` each acknowledged message with the peer as given and its pipe.
+    ///
+    /// ```swift
+    /// let firmware = try readFirmware()
+    /// let outcome = await MessagePipe.send(count: 1, toEach: ["door", "hall", "lobby"]) { _ in firmware }
+    /// if !outcome.isComplete { for delivery in outcome.failed { print(delivery.peer, delivery.failure!) } }
+    /// ```
+    public static func send(
+        count: Int, toEach peers: [String], options: Options = Options(), window: SendWindow = SendWindow(),
+        deadline: ContinuousClock.Instant? = nil, body: @escaping @Sendable (Int) throws -> [UInt8],
+        onConnected: @escaping @Sendable (_ peer: String, _ pipe: MessagePipe) -> Void = { _, _ in },
+        onAcknowledged: @escaping @Sendable (_ peer: String, _ pipe: MessagePipe, _ index: Int, _ bytes: Int, _ elapsed: Duration) -> Void = { _, _, _, _, _ in }
+    ) async -> DeliveryOutcome {
+        await send(
+            count: count, toEach: peers, connect: { try await connect(to: $0, options: options) }, window: window,
+            deadline: deadline, body: body, onConnected: onConnected, onAcknowledged: onAcknowledged)
     }
 }

@@ -25,6 +25,8 @@ public final class PipeServer: Sendable {
     public var refusedHandshakes: Int { state.withLock { $0.refusedHandshakes } }
 
     private let acceptor: any LinkAcceptor
+    /// The options it serves with (its acceptor's).
+    var options: MessagePipe.Options { acceptor.options }
     private struct State {
         var description = ""
         var failure: (any Error)?

@@ -53,6 +53,19 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
     private let options: Options
     private let state = Mutex(State())
     private let task = Mutex<Task<Void, Never>?>(nil)
+    /// Told when the inbox reaches ``Options/limit`` or fails (``receive(from:onPipe:forwarding:as:)``).
+    private let observers = Mutex<[@Sendable (ReceiveEnd) -> Void]>([])
+
+    /// Adds `observer`, told `.limitReached` once ``Options/limit`` messages were kept and `.failed` once the
+    /// inbox failed; at once if it already did.
+    func observe(_ observer: @escaping @Sendable (ReceiveEnd) -> Void) {
+        observers.withLock { $0.append(observer) }
+        if let failure { observer(.failed(failure)) } else if let limit = options.limit, keptCount >= limit { observer(.limitReached) }
+    }
+
+    private func tell(_ end: ReceiveEnd) {
+        for observer in observers.withLock({ $0 }) { observer(end) }
+    }
 
     /// Opens an inbox writing to `output`, with its delivery journal in `journalDirectory` (which must exist;
     /// nil: no journal, so nothing is known across restarts). Recovers what a crash left half done.
@@ -220,6 +233,7 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
                 }
                 await pending.message.accept()
                 options.onKept(receipt)
+                if !receipt.isDuplicate, receipt.index == options.limit { tell(.limitReached) }
                 pending.waiter?.resume(returning: receipt)
             }
         case let .failure(error):
@@ -230,6 +244,7 @@ public final class MessageInbox<Output: InboxOutput>: Sendable {
             if first {
                 options.logger?.error("\(error)")
                 options.onFailure(error)
+                tell(.failed(error))
             }
             for pending in batch { pending.waiter?.resume(throwing: error) }
             // Whatever waits is refused too: nothing after a failure is kept.

@@ -12,6 +12,11 @@ enum JSONLine {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// `elapsed` in seconds, rounded to hundredths.
+    static func seconds(_ elapsed: Duration) -> Double {
+        rounded(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, decimals: 2) ?? 0
+    }
+
     /// `value` rounded to `decimals` places (nil when it is not finite: JSON has no NaN or infinity).
     static func rounded(_ value: Double, decimals: Int) -> Double? {
         guard value.isFinite else { return nil }

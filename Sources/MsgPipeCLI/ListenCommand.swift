@@ -132,111 +132,78 @@ struct ListenCommand: AsyncParsableCommand {
         }
         let keys = try secure.serverKeys()
         await keys?.reloadOnHangup()
-        let verbose = verbose
-        let outcomes = AsyncStream<ListenOutcome>.makeStream()
-        let sink = try openInbox(
-            onCounted: { outcomes.continuation.yield(.counted) }, onFailure: { outcomes.continuation.yield(.failedOutput($0)) })
-        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
-        options.logger = CLILogging.logger("listen", verbose: verbose)
-        options.maximumMessageSize = maximumMessageSize
-        options.maximumCentrals = maximumCentrals
-        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
-        let broker = try await connectGateway()
-        // msgpipe format: a message is acknowledged only once the inbox kept it (or the broker took it).
-        options.holdsAcknowledgements = true
+        let inbox = try openInbox()
+        var options = try receiverOptions(asCentral: false)
         options.keys = keys
+        let broker = try await connectGateway()
         let acceptor = try link.acceptor(options)
+        let connections = connections
         // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
-        // then the run ends.
-        Task {
-            guard await signals.firstSignal() != nil else { return }
-            acceptor.stop()
-            outcomes.continuation.yield(.signal)
+        // then the run ends. What arrived whole is kept (and accepted); a partial message is dropped.
+        let served = await Self.untilSignal(signals, onSignal: { acceptor.stop() }) { () throws -> (PipeServer, ReceiveEnd) in
+            let server = try await PipeServer.serve(acceptor, connections: connections)
+            printError(server.description)
+            if let broker {
+                broker.countRefusedHandshakes(of: server)
+                printError("publishing to \(broker.url) as gateway \(broker.gatewayID)")
+            }
+            SystemdNotify.ready()
+            // Each central's messages are kept as they arrive; the centrals interleave message by message.
+            // With --mqtt a message is kept (and acknowledged) only once the broker took it.
+            let forwarding = broker.map { broker in
+                { @Sendable (message: PipeMessage, central: MessagePipe) async throws in
+                    try await broker.forward(message, from: central.peer)
+                }
+            }
+            let end = await inbox.receive(from: server, onPipe: { central in
+                guard central.isSealed else { return }
+                printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
+            }, forwarding: forwarding) { message, central in
+                MessageSink.Item(
+                    body: message.bytes, messageID: message.id, connection: central.connections, peer: central.peer,
+                    sender: message.sender)
+            }
+            return (server, end)
         }
-        let server: PipeServer
         do {
-            server = try await PipeServer.serve(acceptor, connections: connections)
-        } catch {
+            let (server, end) = try served.get()
+            if case let .forwardFailed(error) = end {
+                await server.close()
+                await broker?.close()
+                printError("\(cli: error)")
+                throw ExitCode((error as? MQTTGatewayError).map(Self.exitCode) ?? 1)
+            }
+            if case .ended = end, let failure = server.failure { throw failure }
+            await broker?.close()
+            try await finish(end, inbox)
+        } catch let error where !(error is ExitCode) {
             await broker?.close()
             printError("\(cli: error)")
             throw ExitCode(1)
         }
-        printError(server.description)
-        if let broker {
-            broker.countRefusedHandshakes(of: server)
-            printError("publishing to \(broker.url) as gateway \(broker.gatewayID)")
+    }
+
+    /// `receive`, in a task that SIGINT/SIGTERM cancel (after `onSignal`); its result.
+    static func untilSignal<Value: Sendable>(
+        _ signals: UnixSignalsSequence, onSignal: @escaping @Sendable () -> Void = {},
+        _ receive: @escaping @Sendable () async throws -> Value
+    ) async -> Result<Value, any Error> {
+        let receiving = Task { try await receive() }
+        let watching = Task {
+            guard await signals.firstSignal() != nil else { return }
+            onSignal()
+            receiving.cancel()
         }
-        SystemdNotify.ready()
-        let serving = Task {
-            // Each central's messages are written as they arrive; the centrals interleave message by message.
-            await withDiscardingTaskGroup { group in
-                for await central in server.centrals {
-                    group.addTask {
-                        if central.isSealed {
-                            printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
-                        }
-                        for await message in central.messages {
-                            if let broker {
-                                do throws(MQTTGatewayError) {
-                                    try await broker.forward(message, from: central.peer)
-                                } catch {
-                                    outcomes.continuation.yield(.failedBroker(error))
-                                    return
-                                }
-                            }
-                            // Kept with what else arrived, then accepted; past a failure or --count, never accepted.
-                            sink.submit(message, as: MessageSink.Item(
-                                body: message.bytes, messageID: message.id, connection: central.connections,
-                                peer: central.peer, sender: message.sender))
-                        }
-                    }
-                }
-            }
-            outcomes.continuation.yield(server.failure.map { .failed($0) } ?? .served)
-        }
-        loop: for await outcome in outcomes.stream {
-            switch outcome {
-            case .served:
-                await sink.close()
-                await broker?.close()
-                if let error = sink.failure { try fail(error) }
-                return
-            case let .failedBroker(error):
-                serving.cancel()
-                await server.close()
-                await broker?.close()
-                printError("\(cli: error)")
-                throw ExitCode(Self.exitCode(error))
-            case let .failedOutput(error):
-                serving.cancel()
-                await broker?.close()
-                try fail(error)
-            case .counted:
-                // Let the centrals take their last acknowledgements (plain formats: the Write Response to the
-                // last packet) and leave (at most 2 s).
-                Task {
-                    await server.waitUntilNoCentrals(timeout: .seconds(2))
-                    outcomes.continuation.yield(.graceOver)
-                }
-            case .graceOver:
-                break loop
-            case let .failed(error):
-                serving.cancel()
-                await broker?.close()
-                printError("\(cli: error)")
-                throw ExitCode(1)
-            case .signal:
-                // What arrived whole is kept (and accepted); a partial message is dropped with the process.
-                await sink.close()
-                await broker?.close()
-                if let error = sink.failure { try fail(error) }
-                return
-            }
-        }
-        // The socket file goes; over Bluetooth advertising stops.
-        await server.close()
-        await sink.close()
-        await broker?.close()
+        defer { watching.cancel() }
+        return await receiving.result
+    }
+
+    /// Ends a run by `end`: an inbox failure exits at once; otherwise what was handed over is kept first, and
+    /// a failure in doing so exits.
+    func finish(_ end: ReceiveEnd, _ inbox: MessageInbox<MessageSink>) async throws {
+        if case let .failed(error) = end { try fail(error) }
+        await inbox.close()
+        if let error = inbox.failure { try fail(error) }
     }
 
     /// With --mqtt: the gateway, connected to its broker; nil without.
@@ -272,19 +239,30 @@ struct ListenCommand: AsyncParsableCommand {
         }
     }
 
+    /// The options of every pipe `listen` receives on, as the peripheral or the central (one `--to` or
+    /// several): the link, the connection parameters, the format and limits, and acknowledgements held until a
+    /// message is kept (or the broker took it). The central reconnects without limit; the peripheral serves
+    /// `--max-centrals` at once. Every path starts from this one value, so no option reaches one peer and not
+    /// the others.
+    func receiverOptions(asCentral: Bool) throws -> MessagePipe.Options {
+        var options = try link.pipeOptions(format: format, verbose: verbose, printReconnects: !asCentral, connection: connection)
+        options.logger = CLILogging.logger("listen", verbose: verbose)
+        options.maximumMessageSize = maximumMessageSize
+        options.onLinkEvent = { event, link in CommandTaps.current.received?(event, link) }
+        options.holdsAcknowledgements = true
+        if asCentral { options.reconnect.attempts = .max } else { options.maximumCentrals = maximumCentrals }
+        return options
+    }
+
     /// The inbox every mode keeps messages through: `--out-dir` (its journal in the directory), or standard
-    /// output and `--json` (a journal in `--state DIR`, if given). `onCounted` runs once `--count` messages were
-    /// kept, `onFailure` once the output or the journal failed. Exits 73 when it cannot open.
-    func openInbox(
-        onCounted: @escaping @Sendable () -> Void, onFailure: @escaping @Sendable (InboxError) -> Void
-    ) throws -> MessageInbox<MessageSink> {
+    /// output and `--json` (a journal in `--state DIR`, if given), keeping at most `--count`. Exits 73 when it
+    /// cannot open.
+    func openInbox() throws -> MessageInbox<MessageSink> {
         do throws(InboxError) {
             let sink = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout(newline: format == .lines))
             var options = MessageInbox<MessageSink>.Options()
             options.limit = count
             options.logger = CLILogging.logger("listen", verbose: verbose)
-            options.onKept = { [count] receipt in if !receipt.isDuplicate, receipt.index == count { onCounted() } }
-            options.onFailure = onFailure
             if let state { try MessageDirectory.makeDirectory(state) }
             let inbox = try MessageInbox(output: sink, journalDirectory: sink.directoryPath ?? state, options: options)
             if let note = inbox.recoveryNote { printError(note) }
@@ -301,20 +279,4 @@ struct ListenCommand: AsyncParsableCommand {
         throw ExitCode(73)
     }
 
-}
-
-/// How `listen`'s serving ended.
-private enum ListenOutcome: Sendable {
-    case served
-    /// Keeping messages failed (the output or the journal).
-    case failedOutput(InboxError)
-    /// `--count` messages written.
-    case counted
-    /// The wait for the centrals to leave after `--count` is over.
-    case graceOver
-    case failed(any Error)
-    /// The broker refused a publish (--mqtt).
-    case failedBroker(MQTTGatewayError)
-    /// SIGINT or SIGTERM: the acceptor has stopped.
-    case signal
 }

@@ -45,14 +45,8 @@ extension SendCommand {
             return
         }
         let progress = ProgressReporter(total: queued.reduce(0) { $0 + $1.size }, enabled: !json)
-        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
-        options.logger = logger
-        options.reconnect.attempts = reconnects
+        var options = try pipeOptions(logger: logger, progress: progress)
         options.keys = keys
-        options.onPacketSent = { progress.add($0) }
-        options.onNote = { [onNote = options.onNote] note in
-            if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
-        }
         let json = json
         let clock = ContinuousClock()
         let started = Mutex(clock.now)
@@ -65,9 +59,7 @@ extension SendCommand {
                     defer { start = clock.now }
                     return start.duration(to: clock.now)
                 }
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                BluetoothDiagnostics.emit(JSONLine.text(
-                    SpoolLine(spoolID: Int(entry.id), bytes: entry.size, seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0)))
+                BluetoothDiagnostics.emit(JSONLine.text(SpoolLine(spoolID: Int(entry.id), bytes: entry.size, seconds: JSONLine.seconds(elapsed))))
             }
         } catch {
             progress.finish(complete: false)

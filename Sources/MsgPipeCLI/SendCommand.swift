@@ -136,14 +136,8 @@ struct SendCommand: AsyncParsableCommand {
         let copies = link.hasSeveralPeers ? link.bluetooth.peers.count : centrals
         let progress = ProgressReporter(total: sizes.reduce(0, +) * copies, enabled: !json)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
-        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
-        options.logger = logger
-        options.reconnect.attempts = reconnects
+        var options = try pipeOptions(logger: logger, progress: progress)
         options.maximumMessageSize = max(options.maximumMessageSize, sizes.max() ?? 0)
-        options.onPacketSent = { progress.add($0) }
-        options.onNote = { [onNote = options.onNote] note in
-            if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
-        }
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         // Key files are checked before anything connects or advertises.
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
@@ -158,14 +152,25 @@ struct SendCommand: AsyncParsableCommand {
         let outcome = try await Self.bounded(by: deadline.map { $0 + .milliseconds(500) }) {
             if asPeripheral {
                 await session.serve(inputs: sendInputs, centrals: centrals, json: json)
-            } else if peers.count > 1 {
-                await session.fanOut(to: peers, inputs: sendInputs, json: json)
             } else {
-                await session.run(inputs: sendInputs, json: json)
+                await session.send(sendInputs, to: peers.count > 1 ? peers : nil, json: json)
             }
         }
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
+    }
+
+    /// The options of `send`'s pipes: the link, connection parameters, format, `--reconnects`; packets sent
+    /// and reconnects go to `progress`.
+    func pipeOptions(logger: Logger, progress: ProgressReporter) throws -> MessagePipe.Options {
+        var options = try link.pipeOptions(format: format, verbose: verbose, connection: connection)
+        options.logger = logger
+        options.reconnect.attempts = reconnects
+        options.onPacketSent = { progress.add($0) }
+        options.onNote = { [onNote = options.onNote] note in
+            if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
+        }
+        return options
     }
 
     /// `send`'s outcome, or past `deadline` (nil: none) "not every message was acknowledged before --timeout"

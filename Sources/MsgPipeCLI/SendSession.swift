@@ -1,9 +1,10 @@
 import MsgPipe
 import Synchronization
 
-/// One run of `msgpipe send` over the MsgPipe library: as the central it connects a pipe (which reconnects
-/// and resumes on its own); as the peripheral it serves and waits for `centrals` centrals to subscribe. Either
-/// way it sends the inputs in order and maps what happened to a ``SendExitCode``.
+/// One run of `msgpipe send` over the MsgPipe library: as the central it sends through pipes that reconnect
+/// and resume on their own (`MessagePipe.send(count:toEach:...)`); as the peripheral it serves and sends to each
+/// of `centrals` centrals (`PipeServer.send(count:toCentrals:...)`). It prints what happened and maps the
+/// outcome to a ``SendExitCode``.
 struct SendSession: Sendable {
     let link: LinkOptions
     let options: MessagePipe.Options
@@ -12,73 +13,42 @@ struct SendSession: Sendable {
 
     var format: FrameFormat { options.format }
 
-    /// The central: connects to the listener (or any peripheral serving the profile) and sends.
-    func run(inputs: SendInputs, json: Bool) async -> SendExitCode {
-        await deliver(inputs, to: nil, json: json).code
-    }
-
-    /// Several `--to`: connects to every peer at once and sends every input to each, in order, each peer paced
-    /// by its own link and reconnecting on its own. A peer that cannot be reached or fails holds back none of
-    /// the others. One result line per peer on standard error; `--json` lines carry the peer.
-    func fanOut(to peers: [String], inputs: SendInputs, json: Bool) async -> SendExitCode {
-        let deliveries = await withTaskGroup(of: (Int, Delivery).self) { group in
-            for (index, peer) in peers.enumerated() {
-                group.addTask { (index, await deliver(inputs, to: peer, json: json)) }
-            }
-            return await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-        let total = inputs.paths.count
-        for (peer, delivery) in zip(peers, deliveries) {
-            printError(delivery.code == .success
-                ? "\(peer): \(total) of \(total) messages acknowledged"
-                : "\(peer): \(delivery.acknowledged) of \(total) messages acknowledged, then failed (exit code \(delivery.code.rawValue))")
-        }
-        let code = Self.fanOutCode(deliveries.map(\.code))
-        if code == .partialDelivery {
-            let missing = zip(peers, deliveries).filter { $0.1.code != .success }.map(\.0)
-            printError("partial delivery: \(missing.joined(separator: ", ")) did not acknowledge every message")
-        }
-        return code
-    }
-
-    /// The exit code of a fan-out from each peer's: 0 when every peer succeeded, ``SendExitCode/partialDelivery``
-    /// when some did and some did not, the first peer's failure when none succeeded.
-    static func fanOutCode(_ codes: [SendExitCode]) -> SendExitCode {
-        let failures = codes.filter { $0 != .success }
-        guard let first = failures.first else { return .success }
-        return failures.count == codes.count ? first : .partialDelivery
-    }
-
-    /// What one peer took: its exit code and how many inputs it acknowledged, in order, before any failure.
-    struct Delivery: Sendable {
-        var code: SendExitCode
-        var acknowledged: Int
-    }
-
-    /// Connects to `peer` (nil: the one peer of `--link`/`--to`) and sends `inputs` to it.
-    private func deliver(_ inputs: SendInputs, to peer: String?, json: Bool) async -> Delivery {
-        let name = peer ?? link.displayName
-        let pipe: MessagePipe
+    /// The central: connects to `peers` (nil: the one peer of `--link`/`--to`) and sends every input to each,
+    /// in order. Several `--to`: one result line per peer on standard error, `--json` lines carry the peer, and
+    /// the exit code is 0, ``SendExitCode/partialDelivery`` when some peers took every input and some did not,
+    /// else the first peer's failure.
+    func send(_ inputs: SendInputs, to peers: [String]?, json: Bool) async -> SendExitCode {
+        let addresses: [String]
         do {
-            pipe = try await MessagePipe.connect(to: try peer ?? link.peerAddress(), options: options)
-            options.note(.detail, "connected to \(pipe.peer)" + (pipe.carrier.map { " over \($0.rawValue)" } ?? ""))
-            if case .bluetooth? = try? link.endpoint() { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
-        } catch let error as MessagePipeError {
-            printError("cannot send to \(name): \(cli: error)")
-            if case .notAuthenticated = error { return Delivery(code: .notAuthenticated, acknowledged: 0) }
-            return Delivery(code: .refused, acknowledged: 0)
-        } catch let error as SecureError {
-            printError("cannot send to \(name): \(cli: error)")
-            return Delivery(code: Self.exitCode(error), acknowledged: 0)
+            addresses = try peers ?? [link.peerAddress()]
         } catch {
-            printError(peer.map { "cannot connect to \($0): \(cli: error)" } ?? link.connectFailure(error))
-            return Delivery(code: .linkFailure, acknowledged: 0)
+            printError(link.connectFailure(error))
+            return .linkFailure
         }
-        var results = SendResults(inputs: inputs.paths, json: json)
-        results.peer = peer
-        let outcome = await send(inputs, over: pipe, results: results)
-        await pipe.close()
-        return outcome
+        let bluetooth = (try? link.endpoint()) == .bluetooth
+        let outcome = await MessagePipe.send(
+            count: inputs.paths.count, toEach: addresses, options: options, deadline: deadline,
+            body: { try inputs.body($0) },
+            onConnected: { [options] _, pipe in
+                options.note(.detail, "connected to \(pipe.peer)" + (pipe.carrier.map { " over \($0.rawValue)" } ?? ""))
+                if bluetooth { options.note(.detail, "\(pipe.peer): \(pipe.linkParameters)") }
+            },
+            onAcknowledged: { peer, pipe, index, bytes, elapsed in
+                acknowledged(index, of: inputs, by: pipe, as: peers == nil ? nil : peer, json: json, bytes: bytes, elapsed: elapsed)
+            })
+        let codes = outcome.deliveries.map { report($0, of: inputs, peer: peers == nil ? nil : $0.peer) }
+        guard peers != nil else { return codes[0] }
+        let total = inputs.paths.count
+        for (delivery, code) in zip(outcome.deliveries, codes) {
+            printError(code == .success
+                ? "\(delivery.peer): \(total) of \(total) messages acknowledged"
+                : "\(delivery.peer): \(delivery.acknowledged) of \(total) messages acknowledged, then failed (exit code \(code.rawValue))")
+        }
+        if outcome.isPartial {
+            printError("partial delivery: \(outcome.failed.map(\.peer).joined(separator: ", ")) did not acknowledge every message")
+        }
+        // None succeeded: the first peer's failure.
+        return outcome.isComplete ? .success : outcome.isPartial ? .partialDelivery : codes[0]
     }
 
     /// The peripheral: serves, waits until `centrals` centrals subscribed, then sends the inputs to every one
@@ -98,55 +68,63 @@ struct SendSession: Sendable {
             return .linkFailure
         }
         printError(server.description)
-        var pipes: [MessagePipe] = []
-        for await pipe in server.centrals {
-            options.note(.detail, "central \(pipe.peer) subscribed")
-            pipes.append(pipe)
-            if pipes.count == centrals { break }
-        }
-        guard pipes.count == centrals else {
-            if let failure = server.failure {
-                printError("cannot serve on \(link.displayName): \(failure)")
-            } else {
-                printError("\(pipes.count) of \(centrals) centrals subscribed")
+        let outcome: DeliveryOutcome
+        do throws(CentralsError) {
+            outcome = try await server.send(count: inputs.paths.count, toCentrals: centrals, deadline: deadline, body: {
+                try inputs.body($0)
+            }) { pipe, index, bytes, elapsed in
+                acknowledged(index, of: inputs, by: pipe, as: pipe.peer, json: json, bytes: bytes, elapsed: elapsed)
             }
+        } catch {
+            if case let .serverFailed(failure) = error { printError("cannot serve on \(link.displayName): \(failure)") } else { printError("\(error)") }
             await server.close()
             return .linkFailure
         }
-        let codes = await withTaskGroup(of: SendExitCode.self) { group in
-            for pipe in pipes {
-                group.addTask {
-                    var results = SendResults(inputs: inputs.paths, json: json)
-                    results.peer = pipe.peer
-                    let code = await send(inputs, over: pipe, results: results).code
-                    if code != .success { printError("central \(pipe.peer) failed (exit code \(code.rawValue))") }
-                    return code
-                }
-            }
-            return await group.reduce(into: []) { $0.append($1) }
+        let codes = outcome.deliveries.map { delivery in
+            let code = report(delivery, of: inputs, peer: delivery.peer)
+            if code != .success { printError("central \(delivery.peer) failed (exit code \(code.rawValue))") }
+            return code
         }
         await server.close()
         return codes.first { $0 != .success } ?? .success
     }
 
-    /// Sends `inputs` in order over `pipe` (the library's windowed send) and returns this peer's exit code and
-    /// how many it acknowledged. One call per peer: several may share `inputs` (standard input is read once).
-    func send(_ inputs: SendInputs, over pipe: MessagePipe, results: SendResults) async -> Delivery {
-        let outcome = await pipe.send(count: inputs.paths.count, deadline: deadline, body: inputs.body) { index, bytes, elapsed in
-            results.acknowledged(
-                index, bytes: bytes, elapsed: elapsed, link: carrier(pipe),
-                parameters: LinkParameterFields(carrier(pipe) == nil ? nil : pipe.linkParameters))
-        }
-        switch outcome.failure {
+    /// Prints why `delivery` stopped, if it did, and returns its exit code. `peer`: the peer to name (nil: the
+    /// one of `--link`/`--to`).
+    private func report(_ delivery: PeerDelivery, of inputs: SendInputs, peer: String?) -> SendExitCode {
+        switch delivery.failure {
         case nil:
-            return Delivery(code: .success, acknowledged: outcome.acknowledged)
-        case let .body(_, error)?:
+            return .success
+        case let .connect(error)?:
+            let name = peer ?? link.displayName
+            guard error is MessagePipeError || error is SecureError else {
+                printError(peer.map { "cannot connect to \($0): \(cli: error)" } ?? link.connectFailure(error))
+                return .linkFailure
+            }
+            printError("cannot send to \(name): \(cli: error)")
+            if case MessagePipeError.notAuthenticated = error { return .notAuthenticated }
+            return error is SecureError ? Self.exitCode(error) : .refused
+        case let .send(.body(_, error))?:
             printError("\(error)")
-            return Delivery(code: .ioError, acknowledged: outcome.acknowledged)
-        case let .send(index, error)?:
-            printError((results.peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
-            return Delivery(code: Self.exitCode(error), acknowledged: outcome.acknowledged)
+            return .ioError
+        case let .send(.send(index, error))?:
+            printError((peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
+            return Self.exitCode(error)
         }
+    }
+
+    /// `--json`: the line of input `index`, acknowledged by `pipe`'s peer (`peer`: the name the line carries).
+    private func acknowledged(
+        _ index: Int, of inputs: SendInputs, by pipe: MessagePipe, as peer: String?, json: Bool, bytes: Int, elapsed: Duration
+    ) {
+        guard json else { return }
+        let carrier = carrier(pipe)
+        let parameters = LinkParameterFields(carrier == nil ? nil : pipe.linkParameters)
+        BluetoothDiagnostics.emit(JSONLine.text(SendResults.Line(
+            index: index + 1, file: Self.name(inputs.paths[index]), bytes: bytes, seconds: JSONLine.seconds(elapsed),
+            peer: peer, link: carrier, intervalMilliseconds: parameters.intervalMilliseconds, latency: parameters.latency,
+            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
+            changedByPeer: parameters.changedByPeer, phy: parameters.phy, mtu: parameters.mtu)))
     }
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
@@ -176,29 +154,7 @@ struct SendSession: Sendable {
 }
 
 /// The per-message report of `send --json`: one line per acknowledged message on standard output.
-struct SendResults {
-    let inputs: [String]
-    let json: Bool
-    /// The central a peripheral sent to (`send --name`: one line per central per message), or the `--to` of
-    /// one of several peers.
-    var peer: String? = nil
-
-    /// `link`: what carried the message ("gatt" or "l2cap"), if this side knows.
-    func acknowledged(
-        _ index: Int, bytes: Int, elapsed: Duration, link: String?,
-        parameters: LinkParameterFields = LinkParameterFields(nil)
-    ) {
-        guard json else { return }
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let line = Line(
-            index: index + 1, file: SendSession.name(inputs[index]), bytes: bytes,
-            seconds: JSONLine.rounded(seconds, decimals: 2) ?? 0, peer: peer, link: link,
-            intervalMilliseconds: parameters.intervalMilliseconds, latency: parameters.latency,
-            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
-            changedByPeer: parameters.changedByPeer, phy: parameters.phy, mtu: parameters.mtu)
-        BluetoothDiagnostics.emit(JSONLine.text(line))
-    }
-
+enum SendResults {
     /// One `send --json` line.
     struct Line: Encodable {
         let index: Int

@@ -14,7 +14,7 @@ struct ListenCentralOptionsTests {
     func connectionParametersReachTheLinkOptions(peers: [String]) throws {
         let command = try ListenCommand.parse(peers + ["--backend", "kernel"] + Self.parameters)
         #expect(command.link.hasSeveralPeers == (peers.count > 2))
-        let options = try command.centralOptions()
+        let options = try command.receiverOptions(asCentral: true)
         let request = try #require(options.connectionParameters)
         #expect(request.interval?.minimum == 12)   // 15 ms in 1.25 ms units
         #expect(request.interval?.maximum == 24)   // 30 ms
@@ -26,6 +26,6 @@ struct ListenCentralOptionsTests {
 
     @Test func withoutTheOptionsTheAdapterDefaultsStand() throws {
         let command = try ListenCommand.parse(["--to", "door", "--to", "hall"])
-        #expect(try command.centralOptions().connectionParameters == nil)
+        #expect(try command.receiverOptions(asCentral: true).connectionParameters == nil)
     }
 }

@@ -138,31 +138,27 @@ struct BenchCommand: AsyncParsableCommand {
     /// aggregate (`link`: "all") with the limit of one link owning the air (`limit_kbps`, `efficiency`), the
     /// slotted air's limit (`shared_limit_kbps`, `shared_efficiency`) and the links' fairness.
     private func runShared(_ scenario: TransferScenario, links: Int, role: String) throws {
-        let reports: [TransferReport]
+        let shared: SharedAirReport
         do {
-            reports = try SharedAir.run(scenario, linkCount: links) { (TransportEndpoint(), TransportEndpoint()) }
+            shared = try SharedAir.report(scenario, linkCount: links) { (TransportEndpoint(), TransportEndpoint()) }
         } catch {
             throw ValidationError(error.description)
         }
-        let total = TransferReport.aggregate(
-            reports, limitKbps: AirTimeModel(configuration: scenario.link).applicationThroughputLimit / 1000)
-        let fairness = LinkFairness(reports)
-        let sharedLimit = reports.reduce(0) { $0 + $1.limitKbps }
-        var lines = reports.enumerated().map { index, report in
+        var lines = shared.links.enumerated().map { index, report in
             BenchReportFormat.text(report, scenario: scenario, json: json, extra: [
                 ("link", .integer(index)), (role, .integer(links)),
                 ("shared_limit_kbps", BenchReportFormat.number(report.limitKbps)),
             ])
         }
-        lines.append(BenchReportFormat.text(total, scenario: scenario, json: json, extra: [
+        lines.append(BenchReportFormat.text(shared.total, scenario: scenario, json: json, extra: [
             ("link", .text("all")), (role, .integer(links)),
-            ("shared_limit_kbps", BenchReportFormat.number(sharedLimit)),
-            ("shared_efficiency", BenchReportFormat.number(sharedLimit > 0 ? total.goodputKbps / sharedLimit : 0)),
-            ("jain_index", BenchReportFormat.number(fairness.jainIndex)),
-            ("max_deviation_pct", BenchReportFormat.number(fairness.largestDeviationPercent)),
+            ("shared_limit_kbps", BenchReportFormat.number(shared.sharedLimitKbps)),
+            ("shared_efficiency", BenchReportFormat.number(shared.sharedEfficiency)),
+            ("jain_index", BenchReportFormat.number(shared.fairness.jainIndex)),
+            ("max_deviation_pct", BenchReportFormat.number(shared.fairness.largestDeviationPercent)),
         ]))
         print(lines.joined(separator: json ? "\n" : "\n\n"))
-        if !reports.allSatisfy(\.isExactlyOnceInOrder) { throw ExitCode(2) }
+        if !shared.isExactlyOnceInOrder { throw ExitCode(2) }
     }
 
     private var centralCount: Int { centrals ?? 1 }
@@ -212,17 +208,15 @@ struct BenchCommand: AsyncParsableCommand {
             link: options, role: role, size: size, messages: messages, centrals: peers.isEmpty ? centralCount : peers.count,
             seed: seed, connection: try connectionParameters(), peers: peers)
         guard let (report, failures) = await bench.run() else { throw ExitCode(2) }
-        let (results, wallSeconds) = (report.results, report.seconds)
         for (index, failure) in failures.sorted(by: { $0.key < $1.key }) {
             printError("central \(index): \(failure)")
         }
         // The limit assumes the slowest interval asked for (a controller picks one in the range).
         let requested = try connectionParameters()?.request()?.interval?.maximum
-        let rows = BenchReportFormat.real(results, wallSeconds: wallSeconds, link: options.displayName, role: role,
-                                          size: size, messages: messages, requestedIntervalUnits: requested)
+        let rows = BenchReportFormat.real(report, link: options.displayName, role: role, size: size, requestedIntervalUnits: requested)
         print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
             .joined(separator: json ? "\n" : "\n\n"))
-        if !results.allSatisfy({ $0.succeeded && $0.messagesDelivered == messages }) { throw ExitCode(2) }
+        if !report.lines.allSatisfy(\.completed) { throw ExitCode(2) }
     }
 
     private func makeScenario() throws -> TransferScenario {

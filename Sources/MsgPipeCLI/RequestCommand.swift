@@ -48,35 +48,27 @@ struct RequestCommand: AsyncParsableCommand {
         // request takes no connection parameters: it opens a short-lived link with the adapter's.
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false, connection: nil)
         options.logger = CLILogging.logger("request", verbose: verbose)
-        let seconds = timeout
         let timeout = Duration.seconds(timeout)
         options.connectTimeout = min(options.connectTimeout, timeout)
         options.handshakeTimeout = timeout
         let exchange = CommandTaps.current.request
         if exchange == nil { options.keys = .credentials(credentials) }  // a tap runs its own handshake
-        let (peer, pipeOptions) = (try link.peerAddress(), options)
-        let opened = PipeHolder()
-        var carrier: String?
-        let outcome: Result<ResponseEnvelope, any Error>
+        let (peer, pipeOptions, overBluetooth) = (try link.peerAddress(), options, (try? link.endpoint()) == .bluetooth)
+        let outcome: Result<(ResponseEnvelope, carrier: String?), any Error>
         do {
-            let response = try await withDeadline(seconds: seconds, onTimeout: { await opened.close() }) {
-                let pipe = try await MessagePipe.connect(to: peer, options: pipeOptions)
-                guard await opened.hold(pipe) else {
-                    await pipe.close()
-                    throw RequestDeadlineError(seconds: seconds)
-                }
+            outcome = .success(try await MessagePipe.within(timeout) {
+                try await MessagePipe.connect(to: peer, options: pipeOptions)
+            } run: { pipe in
+                let carrier = overBluetooth ? pipe.carrier?.rawValue : nil
                 if let exchange, let transport = pipe.transport {
-                    return try await exchange(body, requestID, transport, credentials, timeout)
+                    return (try await exchange(body, requestID, transport, credentials, timeout), carrier)
                 }
-                return try await pipe.request(body, id: requestID, timeout: timeout)
-            }
-            outcome = .success(response)
+                return (try await pipe.request(body, id: requestID, timeout: timeout), carrier)
+            })
         } catch {
             outcome = .failure(error)
         }
-        if case .bluetooth? = try? link.endpoint() { carrier = await opened.pipe?.carrier?.rawValue }
-        await opened.close()
-        try finish(outcome, id: requestID, link: carrier)
+        try finish(outcome.map(\.0), id: requestID, link: (try? outcome.get())?.carrier)
     }
 
     private func finish(_ outcome: Result<ResponseEnvelope, any Error>, id: RequestID, link: String?) throws {
@@ -116,42 +108,6 @@ struct RequestCommand: AsyncParsableCommand {
             }
         }
         return body
-    }
-}
-
-/// Runs `operation`, throwing ``RequestDeadlineError`` if it takes longer than `seconds`. Then `onTimeout`
-/// runs: it must make `operation` end (close its transport or link), since a task group waits for it.
-func withDeadline<T: Sendable>(
-    seconds: Double, onTimeout: @escaping @Sendable () async -> Void,
-    _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        if let result = try await group.next(), let value = result { return value }
-        await onTimeout()
-        throw RequestDeadlineError(seconds: seconds)
-    }
-}
-
-/// The pipe of a request once connected, so the deadline can close it; closed once, by whoever comes last.
-actor PipeHolder {
-    private(set) var pipe: MessagePipe?
-    private var closed = false
-
-    /// Keeps `pipe`; false when the holder was closed already (the caller closes it).
-    func hold(_ pipe: MessagePipe) -> Bool {
-        if !closed { self.pipe = pipe }
-        return !closed
-    }
-
-    func close() async {
-        closed = true
-        await pipe?.close()
     }
 }
 

@@ -34,7 +34,6 @@ enum RequestExitCode: Int32, CaseIterable {
 
     static func forError(_ error: any Error) -> RequestExitCode {
         switch error {
-        case is RequestDeadlineError: return .timeout
         case let error as SecureError:
             switch error {
             case .notAuthenticated, .modeMismatch, .refusedByPeer(.notAuthenticated), .refusedByPeer(.modeMismatch):
@@ -52,7 +51,7 @@ enum RequestExitCode: Int32, CaseIterable {
         case let error as MessagePipeError:
             switch error {
             case .notAuthenticated: return .notAuthenticated
-            case .timedOut: return .timeout
+            case .timedOut, .noResponse: return .timeout
             default: return .connectionFailed
             }
         case is ExchangeError: return .failure
@@ -77,10 +76,4 @@ enum RequestExitCode: Int32, CaseIterable {
     }
 
     static let helpText = "Exit codes: " + allCases.map { "\($0.rawValue) \($0.summary)" }.joined(separator: ", ") + "."
-}
-
-/// The overall `--timeout` of `msgpipe request` passed.
-struct RequestDeadlineError: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "no response within \(seconds) s" }
 }

@@ -104,6 +104,38 @@ public struct AirTimeModel: Sendable {
     }
 }
 
+extension AirTimeModel {
+    /// ``applicationThroughputLimit`` in kilobits per second, as reports give it.
+    public var limitKbps: Double { applicationThroughputLimit / 1000 }
+
+    /// The limit GATT has on the same air (PHY, data length, interval, cap): what a channel's limit is set
+    /// beside. The same as ``limitKbps`` on GATT.
+    public var gattLimitKbps: Double {
+        var gatt = configuration
+        gatt.bearer = .gatt
+        return AirTimeModel(configuration: gatt).limitKbps
+    }
+
+    /// The best case a real link is measured against when the system tells only its ATT MTU and PHY (Linux
+    /// gives a process neither the connection interval nor the LL data length): LL payload 251, the shortest
+    /// interval 7.5 ms (or `interval`, the slowest one asked for), no per-event cap, on GATT. `attMTU` is
+    /// clamped to 23...517.
+    ///
+    /// ```swift
+    /// let limit = AirTimeModel.bestCase(attMTU: 247, phy: .le2M).limitKbps
+    /// ```
+    public static func bestCase(attMTU: Int, phy: BLEPhy = bestCasePHY, interval: Duration? = nil) -> AirTimeModel {
+        AirTimeModel(configuration: BLELinkConfiguration(
+            phy: phy, linkLayerPayload: bestCaseLinkLayerPayload, attMTU: min(max(attMTU, 23), 517),
+            connectionInterval: interval ?? bestCaseInterval))
+    }
+
+    /// What ``bestCase(attMTU:phy:interval:)`` assumes where nothing is known.
+    public static let bestCasePHY = BLEPhy.le2M
+    public static let bestCaseLinkLayerPayload = 251
+    public static let bestCaseInterval = Duration.microseconds(7_500)
+}
+
 /// Whole nanoseconds of `duration`, rounded up.
 package func nanoseconds(_ duration: Duration) -> Int64 {
     let (seconds, attoseconds) = duration.components

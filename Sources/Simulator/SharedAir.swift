@@ -45,6 +45,50 @@ public enum SharedAir {
     }
 }
 
+extension SharedAir {
+    /// ``run(_:linkCount:makeEndpoints:)`` with the numbers that judge it: each link against its slot, all
+    /// of them against one link owning the air and against the slotted air, and their fairness.
+    ///
+    /// ```swift
+    /// let shared = try SharedAir.report(scenario, linkCount: 4) { (TransportEndpoint(), TransportEndpoint()) }
+    /// print(shared.total.goodputKbps, shared.sharedEfficiency, shared.fairness.jainIndex)
+    /// ```
+    public static func report<Sender: SimulatedMessageEndpoint, Receiver: SimulatedMessageEndpoint>(
+        _ scenario: TransferScenario, linkCount: Int, makeEndpoints: () -> (Sender, Receiver)
+    ) throws(SimulationError) -> SharedAirReport {
+        SharedAirReport(
+            links: try run(scenario, linkCount: linkCount, makeEndpoints: makeEndpoints),
+            limitKbps: AirTimeModel(configuration: scenario.link).limitKbps)
+    }
+}
+
+/// What links sharing one controller's air measured (``SharedAir/report(_:linkCount:makeEndpoints:)``).
+public struct SharedAirReport: Sendable, Equatable {
+    /// Each link's report; its `limitKbps` is the limit of its slot of the air.
+    public var links: [TransferReport]
+    /// The links as one (``TransferReport/aggregate(_:limitKbps:)``); its `limitKbps` is the limit of one link
+    /// owning the air.
+    public var total: TransferReport
+    /// The slotted air's limit: the links' slot limits summed.
+    public var sharedLimitKbps: Double
+    /// How evenly the links shared the air.
+    public var fairness: LinkFairness
+
+    /// `links` judged against `limitKbps`, the limit of one link owning the air.
+    public init(links: [TransferReport], limitKbps: Double) {
+        self.links = links
+        total = TransferReport.aggregate(links, limitKbps: limitKbps)
+        sharedLimitKbps = links.reduce(0) { $0 + $1.limitKbps }
+        fairness = LinkFairness(links)
+    }
+
+    /// The total goodput over ``sharedLimitKbps`` (0 when that is 0).
+    public var sharedEfficiency: Double { sharedLimitKbps > 0 ? total.goodputKbps / sharedLimitKbps : 0 }
+
+    /// True when every link's messages arrived exactly once, intact and in order.
+    public var isExactlyOnceInOrder: Bool { links.allSatisfy(\.isExactlyOnceInOrder) }
+}
+
 extension TransferReport {
     /// The links' reports as one: counts and bytes summed, seconds the slowest link's, goodput the summed
     /// bytes over those seconds, against `limitKbps` (the limit of one link owning all the air).

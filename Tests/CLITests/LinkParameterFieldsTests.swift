@@ -76,7 +76,8 @@ struct LinkParameterFieldsTests {
         result.span = start ..< start + .seconds(1)
         func row(_ units: UInt16?) -> [String: String] {
             let rows = BenchReportFormat.real(
-                [result], wallSeconds: 1, link: "kiosk", role: .central, size: 100_000, messages: 1, requestedIntervalUnits: units)
+                PipeBenchmark.Report(results: [result], seconds: 1, messages: 1), link: "kiosk", role: .central, size: 100_000,
+                requestedIntervalUnits: units)
             return Dictionary(uniqueKeysWithValues: rows[0].map { ($0.0, "\($0.1)") })
         }
         let best = row(nil)

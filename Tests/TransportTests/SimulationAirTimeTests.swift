@@ -74,4 +74,25 @@ struct SimulationAirTimeTests {
     func invalidConfigurationIsRejected(configuration: BLELinkConfiguration) {
         #expect(throws: SimulationError.self) { try configuration.validate() }
     }
+
+    @Test func aChannelIsSetBesideGATTOnTheSameAir() {
+        var channel = BLELinkConfiguration(phy: .le2M, linkLayerPayload: 251, attMTU: 247, connectionInterval: .microseconds(7_500))
+        let gatt = AirTimeModel(configuration: channel)
+        channel.bearer = .channel(mtu: 2_048, mps: 247)
+        let model = AirTimeModel(configuration: channel)
+        #expect(model.gattLimitKbps == gatt.limitKbps)
+        #expect(model.limitKbps != model.gattLimitKbps)
+        #expect(gatt.gattLimitKbps == gatt.limitKbps)
+    }
+
+    @Test func theBestCaseOfARealLinkAssumesTheFastestAirAndClampsTheMTU() {
+        let best = AirTimeModel.bestCase(attMTU: 247)
+        #expect(best.configuration == BLELinkConfiguration(
+            phy: .le2M, linkLayerPayload: 251, attMTU: 247, connectionInterval: .microseconds(7_500)))
+        #expect(AirTimeModel.bestCase(attMTU: 9_000).configuration.attMTU == 517)
+        #expect(AirTimeModel.bestCase(attMTU: 0).configuration.attMTU == 23)
+        let slow = AirTimeModel.bestCase(attMTU: 247, phy: .le1M, interval: .milliseconds(50))
+        #expect(slow.configuration.connectionInterval == .milliseconds(50))
+        #expect(slow.limitKbps < best.limitKbps)
+    }
 }

@@ -121,4 +121,22 @@ struct SimulationSharedAirTests {
         let slowPhy = BLELinkConfiguration(linkLayerPayload: 251, attMTU: 247, connectionInterval: .microseconds(7_500))
         #expect(throws: SimulationError.self) { try SharedAir.configuration(slowPhy, linkCount: 4) }
     }
+
+    @Test("the shared report judges each link against its slot, all of them against one link's air and the slots'")
+    func sharedReportJudgesLinksAndAll() async throws {
+        let scenario = TransferScenario(link: Self.fast, seed: 3, messageSize: 8_192, messageCount: 2)
+        let shared = try await BlockingCall.run {
+            try SharedAir.report(scenario, linkCount: 3) { (TransportEndpoint(), TransportEndpoint()) }
+        }
+        let slot = AirTimeModel(configuration: try SharedAir.configuration(Self.fast, linkCount: 3)).limitKbps
+        #expect(shared.links.count == 3)
+        #expect(shared.links.allSatisfy { abs($0.limitKbps - slot) < 1e-6 })
+        #expect(shared.total.limitKbps == AirTimeModel(configuration: Self.fast).limitKbps)
+        #expect(shared.total.payloadBytes == 3 * 2 * 8_192)
+        #expect(abs(shared.sharedLimitKbps - 3 * slot) < 1e-6)
+        #expect(shared.sharedLimitKbps <= shared.total.limitKbps + 1e-6, "slots cannot add air")
+        #expect(abs(shared.sharedEfficiency - shared.total.goodputKbps / shared.sharedLimitKbps) < 1e-12)
+        #expect(shared.fairness == LinkFairness(shared.links))
+        #expect(shared.isExactlyOnceInOrder)
+    }
 }

@@ -33,7 +33,7 @@ public final class ATTBearer: ATTConnection {
 
     /// The LE PHYs of the connection, while it is open and the kernel tells them (an L2CAP ATT socket; nil
     /// for a UNIX socket).
-    public var phy: LinkPHY? { core.withOpenDescriptor { LinkPHY(socket: $0) } ?? nil }
+    public var phy: LinkPHY? { core.phy }
 
     /// How the link is secured now, as the kernel tells it for an L2CAP socket (nil for a UNIX socket, or
     /// once closed). Encryption raises it while the connection lasts.

@@ -151,6 +151,9 @@ final class BearerCore: Sendable {
         state.withLock { state in state.descriptorsClosed ? nil : body(fd) }
     }
 
+    /// The LE PHYs of the socket's connection, while it is open and the kernel tells them (nil for a UNIX socket).
+    var phy: LinkPHY? { withOpenDescriptor { LinkPHY(socket: $0) } ?? nil }
+
     // MARK: - Receiving
 
     func receive() async -> ATTBearerEvent? {

@@ -155,6 +155,10 @@ public final class StreamLink: Link {
         try await sendConfirmed(packet, stall: .seconds(10))
     }
 
+    /// The LE PHYs of the channel's connection, while it is open and the kernel tells them (nil for a UNIX
+    /// socket).
+    public var phy: LinkPHY? { core.phy }
+
     /// Bytes queued on the socket that the kernel has not yet handed to the controller (nil once closed).
     /// TIOCOUTQ counts them on a UNIX socket, and the free send buffer on a Bluetooth one.
     func unsentBytes() -> Int? {

@@ -248,6 +248,16 @@ public final class GATTLink: Link, Sendable {
         }
     }
 
+    /// The ATT bearer of the current connection (nil: none), for what only its backend can read of it, such
+    /// as the connection's PHY.
+    public var bearer: (any ATTConnection)? {
+        switch state.withLock({ $0.connection }) {
+        case let .peripheral(server, _)?: server.bearer
+        case let .central(client, _)?: client.bearer
+        case nil: nil
+        }
+    }
+
     private func currentConnection() throws(LinkError) -> Connection {
         try state.withLock { state throws(LinkError) -> Connection in
             if state.closed { throw .closed }

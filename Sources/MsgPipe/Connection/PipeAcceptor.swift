@@ -10,7 +10,7 @@ import Transport
 ///
 /// ```swift
 /// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)
-/// try await acceptor.acceptLinks(info: options.serviceInfo(), onBearer: { _, _ in }) { link, peer in
+/// try await acceptor.acceptLinks(info: options.serviceInfo()) { link, peer in
 ///     await TransportListener().accept(link, peer: peer)
 /// }
 /// ```
@@ -49,8 +49,7 @@ public final class PipeAcceptor: Sendable {
     /// one is accepted when one leaves), until `connections` were accepted (nil: until cancelled); returns once
     /// the last `handle` returned. The link is connected when `handle` starts and closed after it returns; on
     /// msgpipe's own GATT it is served (with `info`) while `handle` runs. `onReady` says where it listens or
-    /// advertises. `onBearer` sees each central's ATT bearer on msgpipe's own GATT (a benchmark reads the PHY);
-    /// through bluetoothd there is none. `centralsAtOnce` above 1 fails at once through a bluetoothd that
+    /// advertises. `centralsAtOnce` above 1 fails at once through a bluetoothd that
     /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
     /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
     /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
@@ -58,7 +57,6 @@ public final class PipeAcceptor: Sendable {
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
-        onBearer: @escaping @Sendable (ATTBearer, String) -> Void,
         handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         var backend = ResolvedBackend.kernel
@@ -112,7 +110,7 @@ public final class PipeAcceptor: Sendable {
                 } else {
                     try await serveGATT(
                         info: served, connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady,
-                        onBearer: onBearer, handle: handle)
+                        handle: handle)
                 }
             } catch {
                 channels?.stop()
@@ -207,7 +205,7 @@ public final class PipeAcceptor: Sendable {
     /// `handle`; in link mode l2cap GATT only publishes the PSM and a central that subscribes is hung up on.
     private func serveGATT(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, onReady: (String) -> Void,
-        onBearer: @escaping @Sendable (ATTBearer, String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
+        handle: @escaping @Sendable (any PipeLink, String) async -> Void
     ) async throws {
         let (options, profile, channelOnly) = (options, options.profile, options.linkMode == .l2cap)
         // On the kernel's ATT channel the kernel lets a central write before its link is encrypted: msgpipe's
@@ -216,7 +214,6 @@ public final class PipeAcceptor: Sendable {
         if case .bluetooth = address { configuration.requiredSecurity = options.security.requiredLinkSecurity }
         try await acceptBearers(connections: connections, maximumConcurrent: maximumConcurrent, onReady: onReady) {
             [configuration] bearer, peer in
-            onBearer(bearer, peer)
             let gattLink = GATTLink(profile: profile)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -465,16 +462,5 @@ extension PipeAcceptor: LinkAcceptor {
     /// True on a UNIX socket, whose accept ends on cancellation; a kernel accept blocks on a thread of its own.
     public var endsOnCancellation: Bool {
         if case .unix = address { true } else { false }
-    }
-
-    /// ``acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:onBearer:handle:)``
-    /// without a look at the bearers.
-    public func acceptLinks(
-        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int, unnumbered: Bool,
-        onReady: (String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
-    ) async throws {
-        try await acceptLinks(
-            info: info, connections: connections, maximumConcurrent: maximumConcurrent, centralsAtOnce: centralsAtOnce,
-            unnumbered: unnumbered, onReady: onReady, onBearer: { _, _ in }, handle: handle)
     }
 }

@@ -4,6 +4,8 @@ public import GATT
 /// msgpipe's own GATT, client or server, over one ATT bearer after another.
 extension GATTLink: PipeLink {
     public var carrier: Carrier { .gatt }
+    /// Read from the kernel's ATT socket (`BT_PHY`); nil over a UNIX socket or without a connection.
+    public var phy: LinkPHY? { (bearer as? ATTBearer)?.phy }
 }
 
 /// A characteristic pair bluetoothd acquired for one central: one connection, never confirmed (bluetoothd

@@ -20,6 +20,8 @@ public final class ChannelCentralLink: PipeLink {
         var peerInfo: MsgPipeServiceInfo?
         /// Sends a packet confirmed on the connection carried now (nil where it cannot confirm).
         var confirm: (@Sendable ([UInt8]) async throws -> Void)?
+        /// The ATT bearer of the connection carried now (or the last one), which tells its PHY.
+        var bearer: ATTBearer?
     }
 
     private let state = Mutex(State())
@@ -59,6 +61,9 @@ public final class ChannelCentralLink: PipeLink {
         guard let confirm = state.withLock({ $0.confirm }) else { return try await relay.send(packet) }
         try await confirm(packet)
     }
+
+    /// The PHYs of the connection carried now, read from its ATT socket (`BT_PHY`).
+    public var phy: LinkPHY? { state.withLock { $0.bearer }?.phy }
 
     /// The peripheral's info characteristic as read at the last connect.
     public var peerInfo: MsgPipeServiceInfo? { state.withLock { $0.peerInfo } }
@@ -133,6 +138,7 @@ public final class ChannelCentralLink: PipeLink {
             state.carrier = carrier
             state.peerInfo = info
             state.confirm = confirm
+            state.bearer = bearer
             state.carrying = Task { [relay] in
                 await previous?.value
                 await relay.carry(carried)

@@ -1,4 +1,5 @@
 package import Backpressure
+package import BluetoothCore
 public import GATT
 package import Transport
 
@@ -73,5 +74,6 @@ package struct ConnectingLink: CentralLink {
     package var canConfirm: Bool { base.canConfirm }
     package func sendConfirmed(_ packet: [UInt8]) async throws { try await base.sendConfirmed(packet) }
     package func disconnect() async { await base.disconnect() }
+    package var phy: LinkPHY? { base.phy }
     package func connect(until deadline: ContinuousClock.Instant) async throws -> String { try await attempt(deadline) }
 }

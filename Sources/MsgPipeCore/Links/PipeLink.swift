@@ -1,4 +1,5 @@
 public import Backpressure
+public import BluetoothCore
 public import GATT
 public import Transport
 
@@ -30,6 +31,16 @@ public protocol PipeLink: Link where Events == BoundedAsyncQueue<LinkEvent, Neve
     /// Drops the current connection: the peer sees a disconnect. A central's link may connect again; a
     /// peripheral's link of one connection ends.
     func disconnect() async
+
+    /// The LE PHYs the current connection transmits and receives on, read now; nil where the backend does
+    /// not tell them (bluetoothd, a UNIX socket, a test link) or no connection is up. A controller may change
+    /// them while the link is up, so read it when the value matters (a benchmark: after its transfer).
+    var phy: LinkPHY? { get }
+}
+
+extension PipeLink {
+    /// nil: a backend that cannot read its connection's PHYs leaves it out.
+    public var phy: LinkPHY? { nil }
 }
 
 /// What carries a pipe's data now: GATT (writes and notifications) or an LE credit-based L2CAP channel

@@ -18,6 +18,8 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case timedOut
     /// The pipe was closed.
     case closed
+    /// ``MessagePipe/within(_:connect:run:)``: no answer came within its `seconds`; the pipe was closed.
+    case noResponse(seconds: Double)
     /// ``LinkMode/l2cap`` was asked for and the peer publishes no channel, refused it, or cannot have one.
     case channelUnavailable(String)
     /// End-to-end keys (``MessagePipe/Options/keys``): the peer refused our key, or holds another one than the
@@ -37,6 +39,7 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
         case let .disconnected(reason): "the link dropped during a plain-format transfer: \(reason)"
         case .timedOut: "not every packet was taken before the timeout"
         case .closed: "the pipe is closed"
+        case let .noResponse(seconds): "no response within \(seconds) s"
         case let .channelUnavailable(reason): "no L2CAP channel (link mode l2cap): \(reason)"
         case let .notAuthenticated(reason): "not authenticated: \(reason)"
         case let .keysUnusable(reason): "end-to-end keys cannot be used here: \(reason)"

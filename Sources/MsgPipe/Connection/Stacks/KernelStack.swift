@@ -10,17 +10,14 @@ import Transport
 /// let pipe = try await MessagePipe.connect(to: "kiosk", over: KernelStack(), options: options)
 /// ```
 public struct KernelStack: PipeStack {
-    /// Sees each connection's ATT bearer before GATT starts on it (a benchmark reads the PHY from it).
-    private let onBearer: @Sendable (ATTBearer) -> Void
     /// Told each connection's bearer, the parameters loaded for it and the peer's accepted updates.
     let observation: LinkObservation?
 
-    public init(onBearer: @escaping @Sendable (ATTBearer) -> Void = { _ in }) {
-        self.init(onBearer: onBearer, observation: nil)
+    public init() {
+        self.init(observation: nil)
     }
 
-    init(onBearer: @escaping @Sendable (ATTBearer) -> Void, observation: LinkObservation?) {
-        self.onBearer = onBearer
+    init(observation: LinkObservation?) {
         self.observation = observation
     }
 
@@ -29,9 +26,9 @@ public struct KernelStack: PipeStack {
     /// ``SocketStack``'s.
     public func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
         guard case let .bluetooth(text) = address else {
-            return try await SocketStack(onBearer: onBearer).centralLink(to: address, options: options)
+            return try await SocketStack().centralLink(to: address, options: options)
         }
-        let (target, onBearer, observation) = (CentralTarget(text), onBearer, observation)
+        let (target, observation) = (CentralTarget(text), observation)
         guard options.linkMode != .gatt else {
             let gatt = GATTLink(profile: options.profile)
             return ConnectingLink(base: gatt) { deadline in
@@ -39,7 +36,6 @@ public struct KernelStack: PipeStack {
                     to: target, within: ContinuousClock.now.duration(to: deadline), options: options, observation: observation)
                 let bearer = try ATTBearer(adopting: socket.fileDescriptor)
                 observation?.connected(phy: { bearer.phy })
-                onBearer(bearer)
                 try await gatt.connect(bearer)
                 return "\(socket.peer)"
             }
@@ -50,7 +46,6 @@ public struct KernelStack: PipeStack {
                 to: target, within: ContinuousClock.now.duration(to: deadline), options: options, observation: observation)
             let bearer = try ATTBearer(adopting: socket.fileDescriptor)
             observation?.connected(phy: { bearer.phy })
-            onBearer(bearer)
             let carrier = try await channelLink.connect(
                 bearer, peer: socket.peer, local: adapter, security: options.security,
                 timeout: max(.seconds(2), ContinuousClock.now.duration(to: deadline)))

@@ -8,19 +8,13 @@ import GATT
 /// let pipe = try await MessagePipe.connect(to: "unix:/tmp/kiosk.sock", over: SocketStack())
 /// ```
 public struct SocketStack: PipeStack {
-    /// Sees each connection's ATT bearer before GATT starts on it.
-    private let onBearer: @Sendable (ATTBearer) -> Void
-
-    public init(onBearer: @escaping @Sendable (ATTBearer) -> Void = { _ in }) {
-        self.onBearer = onBearer
-    }
+    public init() {}
 
     /// A GATT client for the socket at `address` (`unix:PATH`, or a bare path).
     public func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
-        let (gatt, path, onBearer) = (GATTLink(profile: options.profile), Self.path(address), onBearer)
+        let (gatt, path) = (GATTLink(profile: options.profile), Self.path(address))
         return ConnectingLink(base: gatt) { _ in
             let bearer = try ATTBearer(adopting: try SeqPacketSocket.connect(path: path))
-            onBearer(bearer)
             try await gatt.connect(bearer)
             return "unix:\(path)"
         }

@@ -1,4 +1,4 @@
-public import BLELink
+public import BluetoothCore
 import GATT
 import Logging
 import Transport
@@ -11,7 +11,7 @@ import Transport
 /// ```swift
 /// let bench = PipeBenchmark(size: 1 << 20, messages: 10) { central, message in payload(central, message) }
 /// let report = await bench.sendAsCentrals([PipeConnector(to: PipeAddress("kiosk"), options: options)])
-/// print(report.results[0].goodputKbps)
+/// for line in report.lines { print(line.index.map(String.init) ?? "all", line.goodputKbps, "kbit/s") }
 /// ```
 public struct PipeBenchmark: Sendable {
     /// Bytes per message.
@@ -57,7 +57,7 @@ public struct PipeBenchmark: Sendable {
         public var peer = ""
         /// The ATT_MTU, known exactly below 512-byte packets (nil: never connected).
         public var mtu: Int?
-        /// The LE PHYs, where the kernel tells them (msgpipe's own GATT on the kernel's ATT channel).
+        /// The LE PHYs, where the backend tells them (``PipeLink/phy``).
         public var phy: LinkPHY?
         /// What carried the data as central over Bluetooth (nil: a UNIX socket, or the peripheral).
         public var carrier: Carrier?
@@ -72,15 +72,69 @@ public struct PipeBenchmark: Sendable {
 
         /// The transfer's seconds (0 when it never began).
         public var seconds: Double { span.map { PipeBenchmark.seconds($0.lowerBound.duration(to: $0.upperBound)) } ?? 0 }
-        /// Payload kilobits per second over ``seconds``.
-        public var goodputKbps: Double { seconds > 0 ? Double(payloadBytes * 8) / seconds / 1000 : 0 }
         public var succeeded: Bool { failure == nil }
+        /// Messages sent: those acknowledged, and the one that failed.
+        public var messagesSent: Int { messagesDelivered + (succeeded ? 0 : 1) }
     }
 
     /// Every transfer's result, in index order, and the wall time of the transfers together.
     public struct Report: Sendable {
         public var results: [Result]
         public var seconds: Double
+        /// Messages each transfer was to send.
+        public var messages: Int
+
+        public init(results: [Result], seconds: Double, messages: Int) {
+            self.results = results
+            self.seconds = seconds
+            self.messages = messages
+        }
+
+        /// One line per transfer, then with several transfers one for all of them: counts and bytes summed
+        /// over the wall time ``seconds``, the MTU where every transfer that knows one had the same, the PHY where
+        /// every transfer had the same, the first peer.
+        public var lines: [Line] {
+            var lines = results.map { result in
+                Line(index: result.index, peer: result.peer, mtu: result.mtu, phy: result.phy, carrier: result.carrier,
+                     messagesSent: result.messagesSent, messagesDelivered: result.messagesDelivered,
+                     payloadBytes: result.payloadBytes, seconds: result.seconds,
+                     completed: result.succeeded && result.messagesDelivered == messages)
+            }
+            guard lines.count > 1 else { return lines }
+            let mtus = Set(lines.compactMap(\.mtu)), phys = lines.map(\.phy)
+            lines.append(Line(
+                index: nil, peer: lines[0].peer, mtu: mtus.count == 1 ? mtus.first : nil,
+                phy: phys.allSatisfy { $0 == phys[0] } ? phys[0] : nil, carrier: nil,
+                messagesSent: lines.reduce(0) { $0 + $1.messagesSent },
+                messagesDelivered: lines.reduce(0) { $0 + $1.messagesDelivered },
+                payloadBytes: lines.reduce(0) { $0 + $1.payloadBytes }, seconds: seconds,
+                completed: lines.allSatisfy(\.completed)))
+            return lines
+        }
+    }
+
+    /// What one transfer, or all of them together, measured: one line of `msgpipe bench`'s report.
+    public struct Line: Sendable, Equatable {
+        /// The transfer's index; nil for all transfers together.
+        public var index: Int?
+        public var peer: String
+        /// The ATT_MTU (``Result/mtu``); nil where unknown or, for all transfers, where they differ.
+        public var mtu: Int?
+        /// The LE PHYs (``Result/phy``); nil where unknown or, for all transfers, where they differ.
+        public var phy: LinkPHY?
+        /// What carried the data (``Result/carrier``); nil for all transfers together.
+        public var carrier: Carrier?
+        public var messagesSent: Int
+        public var messagesDelivered: Int
+        public var payloadBytes: Int
+        public var seconds: Double
+        /// Every message was acknowledged.
+        public var completed: Bool
+
+        /// Payload kilobits per second over ``seconds`` (0 when no time passed).
+        public var goodputKbps: Double { seconds > 0 ? Double(payloadBytes * 8) / seconds / 1000 : 0 }
+        /// Acknowledged messages per second (0 when no time passed).
+        public var messagesPerSecond: Double { seconds > 0 ? Double(messagesDelivered) / seconds : 0 }
     }
 
     /// Runs one central transfer per connector, all at once (connector `i` sends transfer `i`).
@@ -92,7 +146,7 @@ public struct PipeBenchmark: Sendable {
             }
             return await group.reduce(into: [Result]()) { $0.append($1) }.sorted { $0.index < $1.index }
         }
-        return Report(results: results, seconds: Self.seconds(ContinuousClock.now - started))
+        return Report(results: results, seconds: Self.seconds(ContinuousClock.now - started), messages: messages)
     }
 
     /// Serves the msgpipe service through `acceptor`, waits until `centrals` centrals subscribed, then sends
@@ -101,7 +155,7 @@ public struct PipeBenchmark: Sendable {
     /// transfer's start to the last one's end. Throws what the accept loop threw, or
     /// ``PeripheralError/centralsMissing(subscribed:expected:)``.
     public func sendAsPeripheral(
-        _ acceptor: PipeAcceptor, centrals: Int, onReady: @escaping @Sendable (String) -> Void = { _ in }
+        _ acceptor: any LinkAcceptor, centrals: Int, onReady: @escaping @Sendable (String) -> Void = { _ in }
     ) async throws -> Report {
         var limits = TransportListener.Limits()
         limits.maximumSessions = 2 * centrals
@@ -114,10 +168,10 @@ public struct PipeBenchmark: Sendable {
         let accepting = Task {
             do {
                 try await acceptor.acceptLinks(
-                    info: info, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals,
-                    onReady: onReady,
-                    onBearer: { bearer, peer in shared.bearers.withLock { $0[peer] = bearer } }
+                    info: info, connections: nil, maximumConcurrent: 2 * centrals, centralsAtOnce: centrals,
+                    unnumbered: false, onReady: onReady
                 ) { link, peer in
+                    shared.links.withLock { $0[peer] = link }
                     await Self.accept(link, peer: peer, into: listener) { size in shared.packetSizes.withLock { $0[peer] = size } }
                 }
             } catch is CancellationError {
@@ -138,9 +192,9 @@ public struct PipeBenchmark: Sendable {
                     var result = Result(index: shared.order.withLock { index in defer { index += 1 }; return index })
                     result.peer = central.peer
                     // The PHY after each acknowledged message: the central may close its link right after the last.
-                    let bearer = shared.bearers.withLock { $0[central.peer] }
+                    let link = shared.links.withLock { $0[central.peer] }
                     await send(over: central.transport, transfer: result.index, into: &result) { result in
-                        if let phy = bearer?.phy { result.phy = phy }
+                        if let phy = link?.phy { result.phy = phy }
                     }
                     result.mtu = Self.mtu(packetSize: shared.packetSizes.withLock { $0[central.peer] })
                     return result
@@ -157,16 +211,16 @@ public struct PipeBenchmark: Sendable {
         let results = served.sorted { $0.index < $1.index }
         let spans = results.compactMap(\.span)
         guard let first = spans.map(\.lowerBound).min(), let last = spans.map(\.upperBound).max() else {
-            return Report(results: results, seconds: 0)
+            return Report(results: results, seconds: 0, messages: messages)
         }
-        return Report(results: results, seconds: Self.seconds(first.duration(to: last)))
+        return Report(results: results, seconds: Self.seconds(first.duration(to: last)), messages: messages)
     }
 
-    /// What the peripheral's connections share: each central's packet size and bearer, the accept loop's
+    /// What the peripheral's connections share: each central's packet size and link, the accept loop's
     /// failure, the order in which transfers start.
     private final class PeripheralState: Sendable {
         let packetSizes = Locked<[String: Int]>([:])
-        let bearers = Locked<[String: ATTBearer]>([:])
+        let links = Locked<[String: any PipeLink]>([:])
         let failure = Locked<(any Error)?>(nil)
         let order = Locked(0)
     }
@@ -174,10 +228,9 @@ public struct PipeBenchmark: Sendable {
     private func sendAsCentral(_ index: Int, through connector: PipeConnector) async -> Result {
         var result = Result(index: index)
         if case let .bluetooth(name) = connector.address { result.peer = name }
-        let bearer = Locked<ATTBearer?>(nil)
         let link: any CentralLink
         do {
-            link = try await connector.makeLink(onBearer: { found in bearer.withLock { $0 = found } })
+            link = try await connector.makeLink()
             result.peer = try await connector.connect(link)
         } catch {
             result.failure = .connect(error)
@@ -198,7 +251,7 @@ public struct PipeBenchmark: Sendable {
         await send(over: transport, transfer: index, into: &result)
         result.mtu = Self.mtu(packetSize: packetSize.withLock { $0 })
         // After the transfer: a controller may move the link to 2M once it is up.
-        result.phy = bearer.withLock { $0 }?.phy
+        result.phy = link.phy
         await transport.close()
         await link.close()
         return result

@@ -1,5 +1,5 @@
 import Backpressure
-public import BLELink
+import BLELink
 public import GATT
 import Synchronization
 import Transport

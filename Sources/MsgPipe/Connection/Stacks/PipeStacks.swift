@@ -1,4 +1,3 @@
-import BLELink
 
 /// The one factory that picks a backend.
 public enum PipeStacks {

@@ -1,4 +1,4 @@
-public import BLELink
+import BLELink
 import GATT
 
 /// The UNIX-socket backend: msgpipe's own GATT over a SOCK_SEQPACKET socket, the same bytes as over the

@@ -12,6 +12,19 @@ import TestSupport
         await pair.close()
     }
 
+    @Test func eachSideShowsItsCurrentBearerOnlyWhileConnected() async throws {
+        let pair = try await LinkPair()
+        _ = await pair.central.events.next()
+        _ = await pair.peripheral.events.next()
+        let central = try #require(pair.central.bearer)
+        let peripheral = try #require(pair.peripheral.bearer)
+        #expect(central !== peripheral, "each side holds its own end")
+        await pair.disconnect(reason: "test")
+        #expect(pair.central.bearer == nil)
+        #expect(pair.peripheral.bearer == nil)
+        await pair.close()
+    }
+
     @Test(arguments: [(23, 20), (185, 182), (247, 244), (515, 512), (517, 512)])
     func packetSizeIsMTUMinusThreeButAt512AtMost(mtu: Int, packetSize: Int) async throws {
         let pair = try await LinkPair(serverMTU: mtu)

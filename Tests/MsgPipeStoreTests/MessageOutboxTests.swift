@@ -28,11 +28,11 @@ import Transport
             let state = OutboxState(session: session, removedThrough: removed)
             let bytes = state.encoded()
             #expect((try? OutboxState(decoding: bytes)) == state)
-            #expect(throws: OutboxState.Refusal.corrupt) { try OutboxState(decoding: Array(bytes.dropLast())) }
-            #expect(throws: OutboxState.Refusal.corrupt) { try OutboxState(decoding: bytes + [0]) }
+            #expect(throws: OutboxState.Unreadable.corrupt) { try OutboxState(decoding: Array(bytes.dropLast())) }
+            #expect(throws: OutboxState.Unreadable.corrupt) { try OutboxState(decoding: bytes + [0]) }
             var flipped = bytes
             flipped[OutboxState.header.count + position] ^= 0x01
-            #expect(throws: OutboxState.Refusal.self) { try OutboxState(decoding: flipped) }
+            #expect(throws: OutboxState.Unreadable.self) { try OutboxState(decoding: flipped) }
             _ = try? OutboxState(decoding: garbage)
             _ = try? OutboxState(decoding: OutboxState.header + garbage)
         }

@@ -46,7 +46,7 @@ public final class DeliveryJournal {
         }
         let bytes = try Self.io { [file] () throws(ExchangeError) in try file.read(at: 0, count: Int(file.size)) }
         let replay: DeliveryJournalReplay.Result
-        do throws(DeliveryJournalReplay.Refusal) {
+        do throws(DeliveryJournalReplay.Unreadable) {
             replay = try DeliveryJournalReplay.read(bytes)
         } catch {
             switch error {

@@ -71,15 +71,15 @@ enum DeliveryJournalReplay {
         var isNew: Bool
     }
 
-    /// Why the bytes are refused (nothing is changed).
-    enum Refusal: Error, Equatable {
+    /// Why the bytes are not a delivery journal (nothing is changed).
+    enum Unreadable: Error, Equatable {
         /// The bytes do not begin with ``header``.
         case foreign
         /// A corrupt record at `offset` (from the file's start) is followed by more data.
         case corrupt(offset: Int)
     }
 
-    static func read(_ bytes: [UInt8]) throws(Refusal) -> Result {
+    static func read(_ bytes: [UInt8]) throws(Unreadable) -> Result {
         if bytes.count < header.count {
             guard header.starts(with: bytes) else { throw .foreign }
             return Result(records: [], validCount: 0, totalCount: 0, isNew: true)

@@ -35,7 +35,7 @@ public final class MessageOutbox: Sendable {
     }
 
     /// A message the peer refused for good, set aside (never deleted) at `path`.
-    public struct Refusal: Sendable, Equatable {
+    public struct RefusedMessage: Sendable, Equatable {
         public let id: UInt32
         public let path: String
         public let reason: String
@@ -46,7 +46,7 @@ public final class MessageOutbox: Sendable {
         /// Messages the peer acknowledged.
         public var delivered = 0
         /// Messages the peer refused, set aside in `refused/`.
-        public var refused: [Refusal] = []
+        public var refused: [RefusedMessage] = []
     }
 
     static let lockName = ".msgpipe-lock"
@@ -92,7 +92,7 @@ public final class MessageOutbox: Sendable {
         let saved: OutboxState
         if DurableFiles.size(of: statePath) != nil {
             let bytes = try Self.io { () throws(DurableFiles.Failure) in try DurableFiles.read(statePath) }
-            do throws(OutboxState.Refusal) {
+            do throws(OutboxState.Unreadable) {
                 saved = try OutboxState(decoding: bytes)
             } catch {
                 switch error {
@@ -382,7 +382,7 @@ public final class MessageOutbox: Sendable {
         }
         if let reason = Self.refusal(error) {
             let path = try setAside(entry)
-            report.refused.append(Refusal(id: entry.id, path: path, reason: reason))
+            report.refused.append(RefusedMessage(id: entry.id, path: path, reason: reason))
             options.logger?.warning("message \(entry.id) refused by the peer (\(reason)); set aside as \(path)")
             return .gap
         }

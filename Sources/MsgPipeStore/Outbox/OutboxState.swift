@@ -23,7 +23,7 @@ public struct OutboxState: Sendable, Equatable {
     }
 
     /// Why bytes are not an outbox state.
-    public enum Refusal: Error, Equatable {
+    public enum Unreadable: Error, Equatable {
         /// Another header: not a msgpipe outbox, or another version.
         case foreign
         /// The header reads, the record does not (truncated, a wrong CRC, trailing bytes, session 0).
@@ -37,7 +37,7 @@ public struct OutboxState: Sendable, Equatable {
         return Self.header + JournalFrame.encode(magic: Self.magic, type: Self.recordType, payload: payload)
     }
 
-    public init(decoding bytes: [UInt8]) throws(Refusal) {
+    public init(decoding bytes: [UInt8]) throws(Unreadable) {
         guard bytes.starts(with: Self.header) else { throw .foreign }
         let rest = bytes[Self.header.count...]
         guard case let .frame(_, payload, count) = JournalFrame.read(

@@ -41,87 +41,50 @@ struct DeframeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let packetLimit = mtu.map { ATTOpcode.maximumValueLength(mtu: $0) } ?? (1 << 16)
         let limits = ReassemblyLimits(
             maximumMessageSize: maximumMessageSize, maximumBufferedBytes: max(maximumMessageSize, 1) * 4 + 16)
-        var decoder = format.makeDecoder(limits: limits)
+        var decoder = HexPacketLineDecoder(
+            format: format, limits: limits, maximumPacketSize: mtu.map { ATTOpcode.maximumValueLength(mtu: $0) } ?? (1 << 16))
         var output = OutputBuffer()
-        var packet: [UInt8] = []
-        var events: [FrameEvent] = []
+        var chunk: [UInt8] = []
+        var events: [HexPacketLineDecoder.Event] = []
         do {
-            var lines = LineReader(try InputFile(path: file), maximumLength: 2 * max(packetLimit, 1 << 16) + 64)
-            while let line = try nextLine(&lines) {
-                let text = line.trimmingSpaces
-                if text.isEmpty { continue }
-                guard Hex.decode(text, into: &packet) else {
-                    try output.flush()
-                    try fail("bad hex on input line \(lines.lineNumber)", exitCode: 3)
-                }
-                guard packet.count <= packetLimit else {
-                    try output.flush()
-                    let error = FramingError.packetTooLarge(size: packet.count, limit: packetLimit)
-                    try fail("\(cli: error) on input line \(lines.lineNumber)", exitCode: 4)
-                }
+            let input = try InputFile(path: file)
+            repeat {
+                chunk.removeAll(keepingCapacity: true)
                 events.removeAll(keepingCapacity: true)
-                decoder.receive(packet[...], now: .zero) { events.append($0) }
-                try deliver(events, to: &output, where: " on input line \(lines.lineNumber)")
-            }
-            events.removeAll(keepingCapacity: true)
-            decoder.finish { events.append($0) }
-            try deliver(events, to: &output, where: "")
+                if try input.read(appendingTo: &chunk, count: 1 << 16) > 0 {
+                    decoder.receive(chunk[...]) { events.append($0) }
+                } else {
+                    decoder.finish { events.append($0) }
+                }
+                for event in events {
+                    switch event {
+                    case let .message(body):
+                        try output.append(body)
+                    case let .failure(error):
+                        try output.flush()
+                        printError("\(error)")
+                        throw ExitCode(Self.exitCode(for: error))
+                    }
+                }
+            } while !chunk.isEmpty
             try output.flush()
         } catch let error as FileIOError {
-            try fail(error.description, exitCode: error.exitCode)
+            printError(error.description)
+            throw ExitCode(error.exitCode)
         }
     }
 
-    /// Writes the messages among `events`; at the first failure flushes what came before and exits.
-    private func deliver(_ events: [FrameEvent], to output: inout OutputBuffer, where place: String) throws {
-        for event in events {
-            switch event {
-            case let .message(message):
-                try output.append(message.body)
-            case .control:
-                break
-            case let .failure(failure):
-                try output.flush()
-                try fail("\(failure)\(place)", exitCode: Self.exitCode(for: failure))
-            }
+    /// The documented exit code for why decoding stopped.
+    static func exitCode(for error: HexPacketLineError) -> Int32 {
+        switch error {
+        case .badHex: 3
+        case .lineTooLong, .framing(.messageTooLarge, _), .framing(.tooManyMessagesInProgress, _),
+            .framing(.bufferedBytesExceeded, _), .framing(.packetTooLarge, _):
+            4
+        case .framing(.incompleteMessage, _), .framing(.staleMessage, _): 2
+        case .framing: 1
         }
-    }
-
-    private func nextLine(_ lines: inout LineReader) throws -> ArraySlice<UInt8>? {
-        do {
-            return try lines.nextLine()
-        } catch let .tooLong(line, limit) {
-            try fail("input line \(line) is longer than \(limit) hex digits", exitCode: 4)
-        } catch let .io(error) {
-            throw error
-        }
-    }
-
-    private func fail(_ message: String, exitCode: Int32) throws -> Never {
-        printError(message)
-        throw ExitCode(exitCode)
-    }
-
-    /// The documented exit code for a framing failure.
-    static func exitCode(for failure: FramingError) -> Int32 {
-        switch failure {
-        case .incompleteMessage, .staleMessage: 2
-        case .messageTooLarge, .tooManyMessagesInProgress, .bufferedBytesExceeded, .packetTooLarge: 4
-        default: 1
-        }
-    }
-}
-
-extension ArraySlice<UInt8> {
-    /// The bytes without leading and trailing spaces and tabs.
-    fileprivate var trimmingSpaces: ArraySlice<UInt8> {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return self[endIndex...]
-        }
-        return self[first...last]
     }
 }

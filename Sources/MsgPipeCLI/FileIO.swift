@@ -58,59 +58,6 @@ final class InputFile {
     }
 }
 
-/// Lines of an input, read in chunks and bounded in length; a final line without `\n` counts.
-struct LineReader {
-    private let input: InputFile
-    private let maximumLength: Int
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var atEnd = false
-    /// The number of the line last returned (1-based).
-    private(set) var lineNumber = 0
-
-    init(_ input: InputFile, maximumLength: Int) {
-        self.input = input
-        self.maximumLength = maximumLength
-    }
-
-    /// The next line without its `\n` (and `\r`), nil at the end; throws for a line over the maximum length.
-    mutating func nextLine() throws(LineError) -> ArraySlice<UInt8>? {
-        while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                let line = buffer[start..<newline]
-                start = newline + 1
-                lineNumber += 1
-                guard line.count <= maximumLength + 1 else { throw .tooLong(line: lineNumber, limit: maximumLength) }
-                return line.last == UInt8(ascii: "\r") ? line.dropLast() : line
-            }
-            guard buffer.count - start <= maximumLength + 1 else {
-                throw .tooLong(line: lineNumber + 1, limit: maximumLength)
-            }
-            if atEnd {
-                guard start < buffer.count else { return nil }
-                let line = buffer[start...]
-                start = buffer.count
-                lineNumber += 1
-                return line
-            }
-            if start > 0 {
-                buffer.removeFirst(start)
-                start = 0
-            }
-            do {
-                atEnd = try input.read(appendingTo: &buffer, count: 1 << 16) == 0
-            } catch {
-                throw .io(error)
-            }
-        }
-    }
-
-    enum LineError: Error {
-        case tooLong(line: Int, limit: Int)
-        case io(FileIOError)
-    }
-}
-
 /// Standard output, buffered and written with `write(2)` (no Foundation).
 struct OutputBuffer {
     private var pending: [UInt8] = []

@@ -34,17 +34,11 @@ struct FrameCommand: ParsableCommand {
     func run() throws {
         do {
             let payload = try InputFile(path: file).readAll()
-            let packetSize = ATTOpcode.maximumValueLength(mtu: mtu)
-            var encoder = try format.makeEncoder(payload: payload, packetSize: packetSize, messageID: messageID)
+            var lines = try HexPacketLineEncoder(
+                format: format, payload: payload, packetSize: ATTOpcode.maximumValueLength(mtu: mtu), messageID: messageID)
             var output = OutputBuffer()
-            var packet: [UInt8] = []
             var line: [UInt8] = []
-            while encoder.writeNextPacket(into: &packet) {
-                line.removeAll(keepingCapacity: true)
-                Hex.append(packet, to: &line)
-                line.append(UInt8(ascii: "\n"))
-                try output.append(line)
-            }
+            while lines.writeNextLine(into: &line) { try output.append(line) }
             try output.flush()
         } catch let error as FileIOError {
             printError(error.description)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Logging
 import MsgPipe
 import UnixSignals
 
@@ -44,14 +43,7 @@ struct SecureOptions: ParsableArguments {
     /// The credentials of the side that starts the handshake (a central). Exits 78 for a bad key file.
     func credentials() throws -> SecureCredentials {
         if let keyFile {
-            return .preSharedKey(try Self.checked(keyFile) { (path: String) throws(KeyFileError) -> PreSharedKey in
-                let text = try KeyFiles.contents(of: path)
-                do {
-                    return try PreSharedKey(text: Self.firstLine(text))
-                } catch {
-                    throw .invalid(path: path, reason: "\(cli: error)")
-                }
-            })
+            return .preSharedKey(try Self.checked(keyFile, KeyFiles.preSharedKey(at:)))
         }
         guard let identity, let peerKey else {
             if authorizedKeys != nil {
@@ -69,9 +61,7 @@ struct SecureOptions: ParsableArguments {
         guard isEnabled else { return nil }
         guard let identity, let authorizedKeys else { return .credentials(try credentials()) }
         let key = try Self.checked(identity, KeyFiles.identity(at:))
-        let keyring = try Self.checked(authorizedKeys) { (path: String) throws(KeyFileError) -> AuthorizedKeyring in
-            try AuthorizedKeyring(path: path)
-        }
+        let keyring = try Self.checked(authorizedKeys, AuthorizedKeyring.init(path:))
         return .authorized(key, keyring)
     }
 
@@ -89,29 +79,9 @@ struct SecureOptions: ParsableArguments {
             throw ExitCode(keyFileExitCode)
         }
     }
-
-    private static func firstLine(_ bytes: [UInt8]) -> String {
-        String(decoding: bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? [], as: UTF8.self)
-    }
 }
 
 extension PipeKeys {
-    /// The responder's handshake on `transport` (for `serve`, whose Transport is its own); the channel's
-    /// `peer` names the key for a keyring.
-    func accept(over transport: Transport, limits: SecureLimits, logger: Logger?) async throws -> SecureChannel {
-        switch self {
-        case let .credentials(credentials):
-            try await SecureChannel.accept(over: transport, credentials: credentials, limits: limits, logger: logger)
-        case let .authorized(identity, keyring):
-            try await keyring.accept(over: transport, identity: identity, limits: limits, logger: logger)
-        }
-    }
-
-    /// Stops tracking a session that ended.
-    func ended(_ channel: SecureChannel) {
-        if case let .authorized(_, keyring) = self { keyring.ended(channel) }
-    }
-
     /// With a keyring: reloads its file on every SIGHUP, closing the sessions of revoked keys, and logs what
     /// changed (a file that fails its checks is logged and the keys stay as they were). SIGHUP is caught from
     /// the return on (before, and without a keyring, it keeps its default action: terminate); reloads run one

@@ -62,6 +62,22 @@ struct AuthorizedKeyringTests {
         #expect(throws: KeyFileError.self) { try KeyFiles.identity(at: good) }
     }
 
+    @Test("a pre-shared key file gives the key of its first line, with the same checks")
+    func preSharedKeyFile() throws {
+        let key = PreSharedKey()
+        let path = Self.write(key.text + "\nanything after the first line\n", mode: 0o600)
+        #expect(try KeyFiles.preSharedKey(at: path).text == key.text)
+        let identity = Self.write(Self.server.text + "\n", mode: 0o600)
+        #expect {
+            try KeyFiles.preSharedKey(at: identity)
+        } throws: { error in
+            guard case let .invalid(path, _)? = error as? KeyFileError else { return false }
+            return path == identity
+        }
+        let open = Self.write(key.text + "\n", mode: 0o666)
+        #expect(throws: KeyFileError.worldWritable(path: open)) { try KeyFiles.preSharedKey(at: open) }
+    }
+
     @Test("a file larger than the limit is refused")
     func tooLarge() {
         let path = Self.write(String(repeating: "#\n", count: KeyFiles.maximumSize / 2 + 1))

@@ -8,11 +8,32 @@ public enum KeyFiles {
     public static let maximumSize = 1 << 20
 
     /// Our X25519 identity from the first line of `path` (`msgpipe keygen --x25519 --out FILE`).
+    ///
+    /// ```swift
+    /// let identity = try KeyFiles.identity(at: "/etc/msgpipe/identity")
+    /// ```
     public static func identity(at path: String) throws(KeyFileError) -> IdentityKey {
+        try firstLine(of: path) { line throws(SecureError) in try IdentityKey(text: line) }
+    }
+
+    /// The pre-shared key on the first line of `path` (`msgpipe keygen --out FILE`); both sides read the same
+    /// file.
+    ///
+    /// ```swift
+    /// let credentials = SecureCredentials.preSharedKey(try KeyFiles.preSharedKey(at: "/etc/msgpipe/psk"))
+    /// ```
+    public static func preSharedKey(at path: String) throws(KeyFileError) -> PreSharedKey {
+        try firstLine(of: path) { line throws(SecureError) in try PreSharedKey(text: line) }
+    }
+
+    /// The key `parse` makes of the first line of `path`; its error becomes ``KeyFileError/invalid(path:reason:)``.
+    private static func firstLine<Key>(
+        of path: String, _ parse: (String) throws(SecureError) -> Key
+    ) throws(KeyFileError) -> Key {
         let text = try contents(of: path)
         let line = text.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
         do {
-            return try IdentityKey(text: String(decoding: line, as: UTF8.self))
+            return try parse(String(decoding: line, as: UTF8.self))
         } catch {
             throw .invalid(path: path, reason: "\(error)")
         }

@@ -12,6 +12,21 @@ enum JSONLine {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// The JSON text of `value` with the keys of `more` added: two objects printed as one.
+    static func text(_ value: some Encodable, adding more: some Encodable) -> String {
+        text(Merged(first: value, second: more))
+    }
+
+    private struct Merged<First: Encodable, Second: Encodable>: Encodable {
+        let first: First
+        let second: Second
+
+        func encode(to encoder: any Encoder) throws {
+            try first.encode(to: encoder)
+            try second.encode(to: encoder)
+        }
+    }
+
     /// `elapsed` in seconds, rounded to hundredths.
     static func seconds(_ elapsed: Duration) -> Double {
         rounded(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, decimals: 2) ?? 0

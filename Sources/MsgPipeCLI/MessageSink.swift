@@ -77,7 +77,7 @@ final class MessageSink: InboxOutput {
                         try state.output.append(item.body)
                         if newline { try state.output.append([0x0A]) }
                     case .json, .directory:
-                        try state.output.append((JSONLine.text(Self.line(item, index: state.count)) + "\n").utf8)
+                        try state.output.append((JSONLine.text(Self.line(item, index: state.count), adding: item.parameters) + "\n").utf8)
                     }
                 }
                 try state.output.flush()
@@ -108,10 +108,7 @@ final class MessageSink: InboxOutput {
         MessageLine(
             index: index, connection: item.connection, peer: item.peer, link: item.link, id: OrNull(item.messageID),
             bytes: item.body.count, crc32: hex32(CRC32.checksum(item.body)), data: Data(item.body).base64EncodedString(),
-            peerKey: item.sender?.key.text, peerName: item.sender?.name,
-            intervalMilliseconds: item.parameters.intervalMilliseconds, latency: item.parameters.latency,
-            supervisionTimeoutMilliseconds: item.parameters.supervisionTimeoutMilliseconds,
-            changedByPeer: item.parameters.changedByPeer, phy: item.parameters.phy, mtu: item.parameters.mtu)
+            peerKey: item.sender?.key.text, peerName: item.sender?.name)
     }
 
     /// 8 lowercase hex digits.
@@ -122,7 +119,8 @@ final class MessageSink: InboxOutput {
 }
 
 /// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
-/// "link":"gatt"|"l2cap","peer":"ADDRESS","peer_key":"msgpipe-x25519-public:HEX","peer_name":"NAME"}.
+/// "link":"gatt"|"l2cap","peer":"ADDRESS","peer_key":"msgpipe-x25519-public:HEX","peer_name":"NAME"}, and
+/// ``LinkParameterFields``.
 struct MessageLine: Encodable {
     let index: Int
     let connection: Int
@@ -139,21 +137,10 @@ struct MessageLine: Encodable {
     let peerKey: String?
     /// The name of `peerKey` in the authorized-keys file; absent without one.
     let peerName: String?
-    /// As a Bluetooth central (``LinkParameterFields``): the requested interval range, latency and timeout,
-    /// the PHY and the MTU; each absent where unknown.
-    var intervalMilliseconds: [Double]? = nil
-    var latency: Int? = nil
-    var supervisionTimeoutMilliseconds: Int? = nil
-    var changedByPeer: Bool? = nil
-    var phy: String? = nil
-    var mtu: Int? = nil
 
     enum CodingKeys: String, CodingKey {
-        case index, connection, peer, link, id, bytes, crc32, data, latency, phy, mtu
+        case index, connection, peer, link, id, bytes, crc32, data
         case peerKey = "peer_key"
         case peerName = "peer_name"
-        case intervalMilliseconds = "interval_ms"
-        case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
-        case changedByPeer = "changed_by_peer"
     }
 }

@@ -119,12 +119,11 @@ struct SendSession: Sendable {
     ) {
         guard json else { return }
         let carrier = carrier(pipe)
-        let parameters = LinkParameterFields(carrier == nil ? nil : pipe.linkParameters)
-        BluetoothDiagnostics.emit(JSONLine.text(SendResults.Line(
-            index: index + 1, file: Self.name(inputs.paths[index]), bytes: bytes, seconds: JSONLine.seconds(elapsed),
-            peer: peer, link: carrier, intervalMilliseconds: parameters.intervalMilliseconds, latency: parameters.latency,
-            supervisionTimeoutMilliseconds: parameters.supervisionTimeoutMilliseconds,
-            changedByPeer: parameters.changedByPeer, phy: parameters.phy, mtu: parameters.mtu)))
+        BluetoothDiagnostics.emit(JSONLine.text(
+            SendResults.Line(
+                index: index + 1, file: Self.name(inputs.paths[index]), bytes: bytes, seconds: JSONLine.seconds(elapsed),
+                peer: peer, link: carrier),
+            adding: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters)))
     }
 
     /// What carries `pipe`'s data ("gatt" or "l2cap") as central over Bluetooth; nil elsewhere.
@@ -155,7 +154,7 @@ struct SendSession: Sendable {
 
 /// The per-message report of `send --json`: one line per acknowledged message on standard output.
 enum SendResults {
-    /// One `send --json` line.
+    /// One `send --json` line; ``LinkParameterFields`` adds what the link runs on.
     struct Line: Encodable {
         let index: Int
         let file: String
@@ -165,21 +164,6 @@ enum SendResults {
         let peer: String?
         /// What carried it: "gatt" or "l2cap" (as central; absent where unknown).
         let link: String?
-        /// As a Bluetooth central (``LinkParameterFields``): the requested interval range, latency and timeout,
-        /// the PHY and the MTU; each absent where unknown.
-        var intervalMilliseconds: [Double]? = nil
-        var latency: Int? = nil
-        var supervisionTimeoutMilliseconds: Int? = nil
-        var changedByPeer: Bool? = nil
-        var phy: String? = nil
-        var mtu: Int? = nil
-
-        enum CodingKeys: String, CodingKey {
-            case index, file, bytes, seconds, peer, link, latency, phy, mtu
-            case intervalMilliseconds = "interval_ms"
-            case supervisionTimeoutMilliseconds = "supervision_timeout_ms"
-            case changedByPeer = "changed_by_peer"
-        }
     }
 }
 

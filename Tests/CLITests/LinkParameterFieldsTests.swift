@@ -6,19 +6,17 @@ import Testing
 
 /// The `--json` fields that say what a link runs on: present where known, absent (not null) otherwise.
 struct LinkParameterFieldsTests {
-    static func keys(_ line: some Encodable) throws -> [String: Any] {
-        let data = Data(JSONLine.text(line).utf8)
+    static func keys(_ line: some Encodable, _ fields: LinkParameterFields) throws -> [String: Any] {
+        let data = Data(JSONLine.text(line, adding: fields).utf8)
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
     @Test func requestedParametersAndTheMTUArePrintedWhereKnown() throws {
         let requested = try ConnectionParameters(minimumInterval: 6, maximumInterval: 12, latency: 2, supervisionTimeout: 200)
         let fields = LinkParameterFields(LinkParameters(requested: requested, mtu: 247, unknown: ["the PHY"]))
-        let line = SendResults.Line(
-            index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt", intervalMilliseconds: fields.intervalMilliseconds,
-            latency: fields.latency, supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds, phy: fields.phy,
-            mtu: fields.mtu)
-        let object = try Self.keys(line)
+        let line = SendResults.Line(index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt")
+        let object = try Self.keys(line, fields)
+        #expect(object["file"] as? String == "a" && object["link"] as? String == "gatt", "the line's own keys stay")
         #expect(object["interval_ms"] as? [Double] == [7.5, 15])
         #expect(object["latency"] as? Int == 2)
         #expect(object["supervision_timeout_ms"] as? Int == 2000)
@@ -31,10 +29,10 @@ struct LinkParameterFieldsTests {
         #expect(fields == LinkParameterFields(nil))
         let line = MessageLine(
             index: 1, connection: 1, peer: nil, link: nil, id: OrNull(nil), bytes: 0, crc32: "00000000", data: "",
-            peerKey: nil, peerName: nil, intervalMilliseconds: fields.intervalMilliseconds, latency: fields.latency,
-            supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds, phy: fields.phy, mtu: fields.mtu)
-        let object = try Self.keys(line)
-        for key in ["interval_ms", "latency", "supervision_timeout_ms", "phy", "mtu"] {
+            peerKey: nil, peerName: nil)
+        let object = try Self.keys(line, fields)
+        #expect(object["crc32"] as? String == "00000000" && object.keys.contains("id"), "the line's own keys stay")
+        for key in ["interval_ms", "latency", "supervision_timeout_ms", "changed_by_peer", "phy", "mtu"] {
             #expect(object[key] == nil, "\(key) printed though unknown")
         }
     }
@@ -43,11 +41,8 @@ struct LinkParameterFieldsTests {
         let requested = try ConnectionParameters(minimumInterval: 40, maximumInterval: 40, latency: 2, supervisionTimeout: 200)
         let peers = try ConnectionParameters(minimumInterval: 80, maximumInterval: 120, latency: 0, supervisionTimeout: 42)
         let fields = LinkParameterFields(LinkParameters(requested: requested, acceptedPeerRequest: peers, seesPeerUpdates: true))
-        let line = SendResults.Line(
-            index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt", intervalMilliseconds: fields.intervalMilliseconds,
-            latency: fields.latency, supervisionTimeoutMilliseconds: fields.supervisionTimeoutMilliseconds,
-            changedByPeer: fields.changedByPeer)
-        let object = try Self.keys(line)
+        let line = SendResults.Line(index: 1, file: "a", bytes: 3, seconds: 0.1, peer: nil, link: "gatt")
+        let object = try Self.keys(line, fields)
         #expect(object["interval_ms"] as? [Double] == [100, 150])
         #expect(object["latency"] as? Int == 0)
         #expect(object["supervision_timeout_ms"] as? Int == 420)

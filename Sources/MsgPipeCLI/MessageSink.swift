@@ -1,11 +1,10 @@
 import MsgPipe
 import FoundationEssentials
-import Glibc
 import MsgPipeStore
 import Synchronization
 
-/// Where `msgpipe listen` puts each received message: its raw bytes on standard output, a file of its own
-/// in a directory (``MessageDirectory``), or one JSON line on standard output. A ``MessageInbox`` hands it the
+/// Where `msgpipe listen` puts each received message: its raw bytes on standard output (``MessageStream``), a
+/// file of its own in a directory (``MessageDirectory``), or one JSON line on standard output. A ``MessageInbox`` hands it the
 /// messages in batches; each batch is written out completely (and synced where the output is a file) before
 /// it returns, so a consumer sees whole messages in arrival order and none is acknowledged before that.
 final class MessageSink: InboxOutput {
@@ -38,22 +37,18 @@ final class MessageSink: InboxOutput {
 
     private let mode: Mode
     private let directory: MessageDirectory?
+    private let standardOutput = MessageStream()
     private struct State {
-        var output = OutputBuffer()
         /// Messages written so far by this process (`--json`'s index).
         var count = 0
         /// Messages kept so far (written, journaled and published).
         var kept = 0
     }
     private let state = Mutex(State())
-    /// Standard output is a regular file: each batch is synced before it counts as kept.
-    private let syncsOutput: Bool
 
     init(_ mode: Mode) throws(InboxError) {
         self.mode = mode
         if case let .directory(path) = mode { directory = try MessageDirectory(path: path) } else { directory = nil }
-        var status = stat()
-        syncsOutput = fstat(STDOUT_FILENO, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
     }
 
     /// With `--out-dir`: the directory (its delivery journal goes there too).
@@ -68,27 +63,16 @@ final class MessageSink: InboxOutput {
                 return MessageDirectory.Item(bytes: item.body, folder: folder.isEmpty ? nil : folder)
             })
         }
-        do throws(FileIOError) {
-            try state.withLock { state throws(FileIOError) in
-                for item in items {
-                    state.count += 1
-                    switch mode {
-                    case let .stdout(newline):
-                        try state.output.append(item.body)
-                        if newline { try state.output.append([0x0A]) }
-                    case .json, .directory:
-                        try state.output.append((JSONLine.text(Self.line(item, index: state.count), adding: item.parameters) + "\n").utf8)
-                    }
+        return try state.withLock { state throws(InboxError) in
+            try standardOutput.write(items.map { item in
+                state.count += 1
+                switch mode {
+                case let .stdout(newline): return newline ? item.body + [0x0A] : item.body
+                case .json, .directory:
+                    return Array((JSONLine.text(Self.line(item, index: state.count), adding: item.parameters) + "\n").utf8)
                 }
-                try state.output.flush()
-            }
-            if syncsOutput, fsync(STDOUT_FILENO) != 0 {
-                throw FileIOError(description: "cannot sync output: \(String(cString: strerror(errno)))", exitCode: 74)
-            }
-        } catch {
-            throw .io(error.description)
+            })
         }
-        return items.map { _ in "" }
     }
 
     func publish(_ names: [String]) throws(InboxError) {

@@ -13,25 +13,27 @@ enum DurableFiles {
     static func write(_ bytes: [UInt8], to file: String, sync: Bool, mode: mode_t = 0o644) throws(Failure) {
         let descriptor = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw failure("cannot create \(file)") }
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else {
-                let error = failure("cannot write \(file)")
-                close(descriptor)
-                unlink(file)
-                throw error
-            }
-            written += count
-        }
-        guard !sync || fsync(descriptor) == 0 else {
-            let error = failure("cannot sync \(file)")
+        do throws(Failure) {
+            try write(bytes, to: descriptor, name: file)
+            guard !sync || fsync(descriptor) == 0 else { throw failure("cannot sync \(file)") }
+        } catch {
             close(descriptor)
             unlink(file)
             throw error
         }
         close(descriptor)
+    }
+
+    /// Writes all of `bytes` to `descriptor` (retrying short writes and interruptions); `name` is what a failure
+    /// calls it.
+    static func write(_ bytes: [UInt8], to descriptor: Int32, name: String) throws(Failure) {
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { throw failure("cannot write \(name)") }
+            written += count
+        }
     }
 
     /// The whole content of `file`.

@@ -12,7 +12,7 @@ public struct HexPacketLineEncoder: Sendable {
 
     /// The packets of `payload` in `format`, each at most `packetSize` bytes; `messageID` is used by msgpipe
     /// only. Throws what ``FrameFormat/makeEncoder(payload:packetSize:messageID:)`` throws (e.g.
-    /// ``FramingError/packetSizeTooSmall(size:minimum:)``).
+    /// ``FramingError/packetSizeTooSmall(format:packetSize:minimum:)``).
     public init(format: FrameFormat, payload: [UInt8], packetSize: Int, messageID: UInt32 = 1) throws(FramingError) {
         encoder = try format.makeEncoder(payload: payload, packetSize: packetSize, messageID: messageID)
     }

@@ -260,6 +260,8 @@ final class MQTTClient: Sendable {
         case Int32(MP_MQTT_CONNECT_FAILED.rawValue):
             let waiter = state.withLock { state in
                 state.connected = false
+                // A reconnect attempt ended: the next one may start (scheduleReconnect keeps one at a time).
+                if state.connectWaiter == nil { state.reconnecting = false }
                 defer { state.connectWaiter = nil }
                 return state.connectWaiter
             }
@@ -360,8 +362,8 @@ final class MQTTClient: Sendable {
                 }
                 guard let handle else { return }
                 if startConnect(handle.pointer, timeoutSeconds: 5) == 0 {
-                    // The outcome arrives as an event; a failure schedules the next attempt.
-                    state.withLock { $0.reconnecting = false }
+                    // The attempt is in flight until its outcome arrives as an event (it may come before this
+                    // line on paho's thread): CONNECTED or CONNECT_FAILED ends it, and a failure schedules the next.
                     return
                 }
                 pause = min(pause * 2, .seconds(5))

@@ -28,13 +28,10 @@ public struct HexPacketLineEncoder: Sendable {
     }
 }
 
-/// Reassembles messages from packets written as hex lines (``HexPacketLineEncoder``), reading the text in
-/// whatever chunks it arrives: a line may end in `\r\n`, spaces and tabs around the digits are ignored, and
-/// blank lines are skipped. msgpipe control packets are skipped. Holds at most one line
-/// (``maximumLineLength``) and what the format's decoder buffers (its ``ReassemblyLimits``).
-///
-/// The first problem is reported as ``Event/failure(_:)`` after every message before it, and ends the
-/// decoding: later input is ignored.
+/// Reassembles messages from hex packet lines (``HexPacketLineEncoder``) read in any chunks; `\r`, spaces,
+/// tabs, blank lines and control packets are skipped. Holds at most one line (``maximumLineLength``) plus its
+/// ``ReassemblyLimits``. The first problem is ``Event/failure(_:)``, after every message before it; it ends
+/// the decoding.
 ///
 /// ```swift
 /// var decoder = HexPacketLineDecoder(format: .msgpipe, limits: ReassemblyLimits())

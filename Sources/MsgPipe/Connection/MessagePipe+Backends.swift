@@ -70,17 +70,13 @@ extension MessagePipe {
         }
     }
 
-    /// Connects to every peer at once, as ``connect(toEach:options:)`` does, and sends messages `0..<count` to
-    /// each with `send(count:window:deadline:body:onAcknowledged:)`, each peer paced by its own link and
-    /// reconnecting on its own; closes each pipe once its send ended. A peer that cannot be reached or fails
-    /// holds back none of the others: the outcome has one `PeerDelivery` per peer, in `peers`' order. `body`
-    /// is asked once per peer and message (cache what can be read only once); `onConnected` hears each pipe as it
-    /// comes up, `onAcknowledged` each acknowledged message with the peer as given and its pipe.
+    /// Sends messages `0..<count` to every peer at once, each on its own link with its own reconnects, and
+    /// closes each pipe when its send ends. A failing peer holds back no other: one `PeerDelivery` per peer, in
+    /// `peers`' order. `body` is asked once per peer and message.
     ///
     /// ```swift
-    /// let firmware = try readFirmware()
-    /// let outcome = await MessagePipe.send(count: 1, toEach: ["door", "hall", "lobby"]) { _ in firmware }
-    /// if !outcome.isComplete { for delivery in outcome.failed { print(delivery.peer, delivery.failure!) } }
+    /// let outcome = await MessagePipe.send(count: 1, toEach: ["door", "hall"]) { _ in firmware }
+    /// for delivery in outcome.failed { print(delivery.peer, delivery.failure!) }
     /// ```
     public static func send(
         count: Int, toEach peers: [String], options: Options = Options(), window: SendWindow = SendWindow(),

@@ -85,13 +85,9 @@ extension MessagePipe {
 }
 
 extension PipeServer {
-    /// Waits until `centrals` centrals subscribed, then sends messages `0..<count` to every one of them at once
-    /// with ``MessagePipe/send(count:window:deadline:body:onAcknowledged:)``, each paced by its own link; a
-    /// central that fails holds back none of the others. One ``PeerDelivery`` per central (its `peer`), in the
-    /// order they subscribed. Serve with `waitingFor: centrals` so a backend that cannot serve that many at
-    /// once says so at the start. The server stays open: close it when done.
-    ///
-    /// Throws ``CentralsError`` when the server ended before `centrals` centrals subscribed (nothing was sent).
+    /// Waits for `centrals` centrals, then sends messages `0..<count` to each at once; a failing central holds
+    /// back no other (serve with `waitingFor: centrals`). One ``PeerDelivery`` per central, in subscription order;
+    /// the server stays open. Throws ``CentralsError`` when the server ended first (nothing was sent).
     ///
     /// ```swift
     /// let server = try await MessagePipe.serve(at: "kiosk", over: stack)

@@ -1,4 +1,6 @@
+import Glibc
 import Logging
+import MsgPipeStore
 import Synchronization
 
 /// swift-log for the CLI: a StreamLogHandler on stderr, bootstrapped once per process; `--verbose` lowers
@@ -17,4 +19,15 @@ enum CLILogging {
         logger.logLevel = verbose ? .debug : .warning
         return logger
     }
+}
+
+/// Writes `message` and a newline to standard error, prefixed with "msgpipe: ".
+func printError(_ message: String) {
+    let line = Array("msgpipe: \(message)\n".utf8)
+    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
+
+extension FileIOError {
+    /// The sysexits code: 66 (cannot open input) or 74 (I/O error).
+    var exitCode: Int32 { operation == .open ? 66 : 74 }
 }

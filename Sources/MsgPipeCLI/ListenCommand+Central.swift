@@ -55,9 +55,9 @@ extension ListenCommand {
             await inbox.receive(fromEach: pipes) { message, pipe in
                 let peer = names[ObjectIdentifier(pipe)]
                 let carrier = bluetooth ? pipe.carrier?.rawValue : nil
-                return MessageSink.Item(
-                    body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer, link: carrier,
-                    sender: message.sender, parameters: LinkParameterFields(carrier == nil ? nil : pipe.linkParameters),
+                return MessageOutput.Item(
+                    body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer, carrier: carrier,
+                    sender: message.sender, parameters: carrier == nil ? nil : pipe.linkParameters,
                     folder: byFolder ? peer.map(MessageDirectory.folderName) : nil)
             }
         }

@@ -159,7 +159,7 @@ struct ListenCommand: AsyncParsableCommand {
                 guard central.isSealed else { return }
                 printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
             }, forwarding: forwarding) { message, central in
-                MessageSink.Item(
+                MessageOutput.Item(
                     body: message.bytes, messageID: message.id, connection: central.connections, peer: central.peer,
                     sender: message.sender)
             }
@@ -200,7 +200,7 @@ struct ListenCommand: AsyncParsableCommand {
 
     /// Ends a run by `end`: an inbox failure exits at once; otherwise what was handed over is kept first, and
     /// a failure in doing so exits.
-    func finish(_ end: ReceiveEnd, _ inbox: MessageInbox<MessageSink>) async throws {
+    func finish(_ end: ReceiveEnd, _ inbox: MessageInbox<MessageOutput>) async throws {
         if case let .failed(error) = end { try fail(error) }
         await inbox.close()
         if let error = inbox.failure { try fail(error) }
@@ -257,10 +257,12 @@ struct ListenCommand: AsyncParsableCommand {
     /// The inbox every mode keeps messages through: `--out-dir` (its journal in the directory), or standard
     /// output and `--json` (a journal in `--state DIR`, if given), keeping at most `--count`. Exits 73 when it
     /// cannot open.
-    func openInbox() throws -> MessageInbox<MessageSink> {
+    func openInbox() throws -> MessageInbox<MessageOutput> {
         do throws(InboxError) {
-            let sink = try MessageSink(json ? .json : outDirectory.map { .directory($0) } ?? .stdout(newline: format == .lines))
-            var options = MessageInbox<MessageSink>.Options()
+            let sink = try MessageOutput(
+                json ? .lines(MessageLine.text) : outDirectory.map { .directory($0) } ?? .stream(newline: format == .lines),
+                onKept: { CommandTaps.current.kept?($0) })
+            var options = MessageInbox<MessageOutput>.Options()
             options.limit = count
             options.logger = CLILogging.logger("listen", verbose: verbose)
             if let state { try MessageDirectory.makeDirectory(state) }

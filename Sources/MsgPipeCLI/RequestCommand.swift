@@ -1,5 +1,6 @@
 import ArgumentParser
 import MsgPipe
+import MsgPipeStore
 
 /// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
 struct RequestCommand: AsyncParsableCommand {
@@ -42,7 +43,13 @@ struct RequestCommand: AsyncParsableCommand {
 
     func run() async throws {
         let credentials = try secure.credentials()
-        let body = try Self.readBody(file, limit: ExchangeLimits().maximumRequestSize)
+        let body: [UInt8]
+        do throws(FileIOError) {
+            body = try InputFile(path: file).readAll(limit: ExchangeLimits().maximumRequestSize)
+        } catch {
+            guard case let .tooLarge(limit) = error.operation else { throw error }
+            throw ValidationError("the request is larger than \(limit) bytes")
+        }
         let requestID = try id.map { try RequestID($0) } ?? RequestID.random()
         if id == nil { printError("request id: \(requestID)") }
         // request takes no connection parameters: it opens a short-lived link with the adapter's.
@@ -97,17 +104,6 @@ struct RequestCommand: AsyncParsableCommand {
             printError("request \(id): \(cli: error)")
             throw ExitCode(code.rawValue)
         }
-    }
-
-    private static func readBody(_ path: String, limit: Int) throws -> [UInt8] {
-        let input = try InputFile(path: path)
-        var body: [UInt8] = []
-        while try input.read(appendingTo: &body, count: 1 << 16) > 0 {
-            guard body.count <= limit else {
-                throw ValidationError("the request is larger than \(limit) bytes")
-            }
-        }
-        return body
     }
 }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// `msgpipe send --spool DIR`: queues the inputs in a MessageOutbox, then delivers everything it holds to the
 /// one peer, in order; exit 0 once DIR is empty. Whatever is not acknowledged stays in DIR for the next run.
 extension SendCommand {
-    func runSpool(_ directory: String, inputs: [String], logger: Logger) async throws {
+    func runSpool(_ directory: String, inputs: InputFiles, logger: Logger) async throws {
         // Key files are checked before anything is queued (a bad one is exit 78, nothing changed).
         let keys = queueOnly ? nil : try secure.centralKeys()
         var outboxOptions = MessageOutbox.Options()
@@ -22,9 +22,9 @@ extension SendCommand {
         defer { outbox.close() }
         // Every input is read before any is queued: a typo queues nothing.
         var bodies: [[UInt8]] = []
-        for path in inputs {
+        for index in inputs.paths.indices {
             do {
-                bodies.append(try SendInput.read(path))
+                bodies.append(try inputs.body(index))
             } catch {
                 try fail(error.description, error.exitCode == 66 ? .noInput : .ioError)
             }

@@ -1,7 +1,7 @@
 import ArgumentParser
-import Glibc
 import Logging
 import MsgPipe
+import MsgPipeStore
 
 /// `msgpipe send`: sends each FILE (or standard input) as one message: as the central (default, `--to`) to a
 /// listener, or as the peripheral (`--name`, `--role peripheral`) to each of `--centrals` subscribed
@@ -120,16 +120,14 @@ struct SendCommand: AsyncParsableCommand {
 
     func run() async throws {
         if let mqtt, let state { return try await runDownlink(url: mqtt, journal: state) }
-        let inputs = files.isEmpty && spool == nil ? ["-"] : files
         // Every input must open before anything is sent, so a typo does not leave a half-done batch.
-        var sizes: [Int] = []
-        for path in inputs {
-            do {
-                sizes.append(try SendInput.size(of: path))
-            } catch {
-                try fail(error.description, .noInput)
-            }
+        let inputs: InputFiles
+        do {
+            inputs = try InputFiles(paths: files.isEmpty && spool == nil ? ["-"] : files)
+        } catch {
+            try fail(error.description, .noInput)
         }
+        let sizes = inputs.sizes
         var logger = Logger(label: "msgpipe") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         if let spool { return try await runSpool(spool, inputs: inputs, logger: logger) }
@@ -143,7 +141,6 @@ struct SendCommand: AsyncParsableCommand {
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
         await options.keys?.reloadOnHangup()
         let session = SendSession(link: link, options: options, progress: progress, deadline: deadline)
-        let sendInputs = SendInputs(paths: inputs, sizes: sizes)
         let peers = asPeripheral ? [] : try link.peerAddresses()
         let centrals = centrals, json = json
         // With --timeout the whole run, connecting included, is bounded: a peer that connects but never answers
@@ -151,9 +148,9 @@ struct SendCommand: AsyncParsableCommand {
         // which message was not acknowledged.
         let outcome = try await Self.bounded(by: deadline.map { $0 + .milliseconds(500) }) {
             if asPeripheral {
-                await session.serve(inputs: sendInputs, centrals: centrals, json: json)
+                await session.serve(inputs: inputs, centrals: centrals, json: json)
             } else {
-                await session.send(sendInputs, to: peers.count > 1 ? peers : nil, json: json)
+                await session.send(inputs, to: peers.count > 1 ? peers : nil, json: json)
             }
         }
         progress.finish(complete: outcome == .success)
@@ -201,26 +198,5 @@ struct SendCommand: AsyncParsableCommand {
     func fail(_ message: String, _ code: SendExitCode) throws -> Never {
         printError(message)
         throw ExitCode(code.rawValue)
-    }
-}
-
-/// Reading `send`'s inputs: each FILE (or '-': standard input) is one message.
-enum SendInput {
-    /// The size of a regular file (0 for standard input or a pipe: unknown); throws when it cannot be opened.
-    static func size(of path: String) throws(FileIOError) -> Int {
-        guard path != "-" else { return 0 }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw FileIOError(description: "cannot open \(path): \(String(cString: strerror(errno)))", exitCode: 66)
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { return 0 }
-        return status.st_mode & S_IFMT == S_IFREG ? Int(status.st_size) : 0
-    }
-
-    /// The whole content of `path` (or standard input).
-    static func read(_ path: String) throws(FileIOError) -> [UInt8] {
-        try InputFile(path: path).readAll()
     }
 }

@@ -1,5 +1,5 @@
 import MsgPipe
-import Synchronization
+import MsgPipeStore
 
 /// One run of `msgpipe send` over the MsgPipe library: as the central it sends through pipes that reconnect
 /// and resume on their own (`MessagePipe.send(count:toEach:...)`); as the peripheral it serves and sends to each
@@ -17,7 +17,7 @@ struct SendSession: Sendable {
     /// in order. Several `--to`: one result line per peer on standard error, `--json` lines carry the peer, and
     /// the exit code is 0, ``SendExitCode/partialDelivery`` when some peers took every input and some did not,
     /// else the first peer's failure.
-    func send(_ inputs: SendInputs, to peers: [String]?, json: Bool) async -> SendExitCode {
+    func send(_ inputs: InputFiles, to peers: [String]?, json: Bool) async -> SendExitCode {
         let addresses: [String]
         do {
             addresses = try peers ?? [link.peerAddress()]
@@ -54,7 +54,7 @@ struct SendSession: Sendable {
     /// The peripheral: serves, waits until `centrals` centrals subscribed, then sends the inputs to every one
     /// of them at once, each paced by its own link. Success means every central took every message; a central
     /// that fails is named and the exit code is the first failure's.
-    func serve(inputs: SendInputs, centrals: Int, json: Bool) async -> SendExitCode {
+    func serve(inputs: InputFiles, centrals: Int, json: Bool) async -> SendExitCode {
         var options = options
         options.maximumCentrals = centrals
         options.maximumMessageSize = max(options.maximumMessageSize, inputs.sizes.max() ?? 0)
@@ -91,7 +91,7 @@ struct SendSession: Sendable {
 
     /// Prints why `delivery` stopped, if it did, and returns its exit code. `peer`: the peer to name (nil: the
     /// one of `--link`/`--to`).
-    private func report(_ delivery: PeerDelivery, of inputs: SendInputs, peer: String?) -> SendExitCode {
+    private func report(_ delivery: PeerDelivery, of inputs: InputFiles, peer: String?) -> SendExitCode {
         switch delivery.failure {
         case nil:
             return .success
@@ -115,7 +115,7 @@ struct SendSession: Sendable {
 
     /// `--json`: the line of input `index`, acknowledged by `pipe`'s peer (`peer`: the name the line carries).
     private func acknowledged(
-        _ index: Int, of inputs: SendInputs, by pipe: MessagePipe, as peer: String?, json: Bool, bytes: Int, elapsed: Duration
+        _ index: Int, of inputs: InputFiles, by pipe: MessagePipe, as peer: String?, json: Bool, bytes: Int, elapsed: Duration
     ) {
         guard json else { return }
         let carrier = carrier(pipe)
@@ -164,32 +164,5 @@ enum SendResults {
         let peer: String?
         /// What carried it: "gatt" or "l2cap" (as central; absent where unknown).
         let link: String?
-    }
-}
-
-/// `send`'s inputs, each FILE (or '-': standard input) one message, read when it is sent: a file from disk
-/// each time, standard input once and kept, so one set of inputs can be sent to several peers.
-final class SendInputs: Sendable {
-    let paths: [String]
-    /// The sizes known before sending (regular files; 0 for standard input or a pipe).
-    let sizes: [Int]
-    private let standardInput = Mutex<Result<[UInt8], FileIOError>?>(nil)
-
-    init(paths: [String], sizes: [Int]) {
-        self.paths = paths
-        self.sizes = sizes
-    }
-
-    /// The body of input `index`.
-    func body(_ index: Int) throws(FileIOError) -> [UInt8] {
-        let path = paths[index]
-        guard path == "-" else { return try SendInput.read(path) }
-        let result = standardInput.withLock { cached in
-            if let cached { return cached }
-            let read = Result { () throws(FileIOError) in try SendInput.read(path) }
-            cached = read
-            return read
-        }
-        return try result.get()
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
-import Glibc
 import MsgPipe
 import MsgPipeMQTT
+import MsgPipeStore
 import ServiceLifecycle
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
@@ -163,11 +163,12 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private static func temporaryStateDirectory() throws -> String {
-        var template = Array("/tmp/msgpipe-serve-XXXXXX".utf8CString)
-        guard let path = mkdtemp(&template) else {
-            throw ValidationError("cannot create a state directory: \(String(cString: strerror(errno)))")
+        let directory: String
+        do {
+            directory = try MessageDirectory.makeTemporaryDirectory(prefix: "/tmp/msgpipe-serve-")
+        } catch {
+            throw ValidationError(error.description)
         }
-        let directory = String(cString: path)
         printError("no --state DIR: the journal is in \(directory) and idempotency does not survive a restart")
         return directory
     }

@@ -106,6 +106,14 @@ func temporaryDirectory() throws -> String {
     return path
 }
 
+/// A new empty file in a new temporary directory, open for writing; the caller closes the descriptor.
+func openedFile() throws -> (path: String, descriptor: Int32) {
+    let path = try temporaryDirectory() + "/out"
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    try #require(descriptor >= 0)
+    return (path, descriptor)
+}
+
 func write(_ bytes: [UInt8], to path: String) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))
 }

@@ -5,9 +5,7 @@ import Testing
 /// A message stream: each batch written whole and in order to its descriptor; synced only where it is a file.
 @Suite struct MessageStreamTests {
     @Test func aBatchIsWrittenInOrderToAFileAndSynced() throws {
-        let path = try temporaryDirectory() + "/out"
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        try #require(descriptor >= 0)
+        let (path, descriptor) = try openedFile()
         defer { close(descriptor) }
         let stream = MessageStream(descriptor: descriptor)
         #expect(stream.syncs, "a regular file is synced")

@@ -38,17 +38,10 @@ enum DurableFiles {
 
     /// The whole content of `file`.
     static func read(_ file: String) throws(Failure) -> [UInt8] {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw failure("cannot open \(file)") }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress!, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw failure("cannot read \(file)") }
-            if count == 0 { return bytes }
-            bytes += chunk[..<count]
+        do throws(FileIOError) {
+            return try InputFile(path: file).readAll()
+        } catch {
+            throw Failure(description: error.description)
         }
     }
 
@@ -68,6 +61,13 @@ enum DurableFiles {
         }
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { throw Failure(description: "\(path) is not a directory") }
+    }
+
+    /// Creates a new directory (mode 0700) named `prefix` and 6 random characters; returns its path.
+    static func makeTemporaryDirectory(prefix: String) throws(Failure) -> String {
+        var template = Array((prefix + "XXXXXX").utf8CString)
+        guard let path = mkdtemp(&template) else { throw failure("cannot create a state directory") }
+        return String(cString: path)
     }
 
     /// Makes a directory's entries (created, renamed or removed files) durable.

@@ -146,6 +146,17 @@ public final class MessageDirectory: InboxOutput {
         try io { () throws(DurableFiles.Failure) in try DurableFiles.makeDirectory(path) }
     }
 
+    /// Creates a new private directory (mode 0700) named `prefix` and 6 random characters, for a journal whose
+    /// caller keeps no state of its own; returns its path. Throws ``InboxError/io(_:)`` ("cannot create a state
+    /// directory: …").
+    ///
+    /// ```swift
+    /// let journal = try MessageDirectory.makeTemporaryDirectory(prefix: "/tmp/msgpipe-serve-")
+    /// ```
+    public static func makeTemporaryDirectory(prefix: String) throws(InboxError) -> String {
+        try io { () throws(DurableFiles.Failure) in try DurableFiles.makeTemporaryDirectory(prefix: prefix) }
+    }
+
     /// Makes a directory's entries (created or renamed files) durable.
     static func syncDirectory(_ directory: String) throws(InboxError) {
         try io { () throws(DurableFiles.Failure) in try DurableFiles.syncDirectory(directory) }

@@ -1,0 +1,66 @@
+import Foundation
+import MsgPipeStore
+import Testing
+
+/// Inputs read whole or within a limit, sets of inputs checked up front, output written whole.
+@Suite struct InputFileTests {
+    @Test func aFileIsReadWholeAndItsSizeKnown() throws {
+        let path = try temporaryDirectory() + "/in"
+        let bytes = (0 ..< 200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try write(bytes, to: path)
+        let input = try InputFile(path: path)
+        #expect(input.regularFileSize == bytes.count)
+        #expect(try input.readAll() == bytes, "several chunks, in order")
+        #expect(try InputFile(path: "-").regularFileSize == nil, "standard input's size is not known ahead")
+    }
+
+    @Test func aLimitStopsTheReadAndSaysWhichLimit() throws {
+        let path = try temporaryDirectory() + "/in"
+        try write([UInt8](repeating: 7, count: 101), to: path)
+        #expect(try InputFile(path: path).readAll(limit: 101).count == 101, "exactly the limit is fine")
+        #expect {
+            _ = try InputFile(path: path).readAll(limit: 100)
+        } throws: { error in
+            (error as? FileIOError)?.operation == .tooLarge(limit: 100)
+        }
+    }
+
+    @Test func aMissingFileFailsToOpenAndNamesIt() {
+        #expect {
+            _ = try InputFiles(paths: ["-", "/nonexistent/msgpipe-input"])
+        } throws: { error in
+            guard let error = error as? FileIOError else { return false }
+            return error.operation == .open && error.description.hasPrefix("cannot open /nonexistent/msgpipe-input: ")
+        }
+    }
+
+    @Test func aSetOfInputsKnowsTheSizesAndRereadsFiles() throws {
+        let directory = try temporaryDirectory()
+        try write([1, 2, 3], to: directory + "/a")
+        try write([], to: directory + "/b")
+        let inputs = try InputFiles(paths: [directory + "/a", directory + "/b"])
+        #expect(inputs.sizes == [3, 0])
+        #expect(try inputs.body(0) == [1, 2, 3])
+        try write([9], to: directory + "/a")
+        #expect(try inputs.body(0) == [9], "a file is read when its body is asked for")
+        #expect(try inputs.body(1) == [])
+    }
+
+    @Test func anOutputBufferWritesEverythingOnFlush() throws {
+        let (path, descriptor) = try openedFile()
+        defer { close(descriptor) }
+        var output = OutputBuffer(descriptor: descriptor)
+        let bytes = (0 ..< 70_000).map { UInt8(truncatingIfNeeded: $0) }
+        try output.append(bytes)
+        try output.append([1, 2])
+        try output.flush()
+        #expect(try read(path) == bytes + [1, 2])
+        var broken = OutputBuffer(descriptor: -1)
+        try broken.append([1])
+        #expect {
+            try broken.flush()
+        } throws: { error in
+            (error as? FileIOError).map { $0.operation == .write && $0.description.hasPrefix("cannot write output: ") } ?? false
+        }
+    }
+}

@@ -32,14 +32,8 @@ struct MessageLine: Encodable {
     static func text(_ item: MessageOutput.Item, index: Int) -> String {
         let line = MessageLine(
             index: index, connection: item.connection, peer: item.peer, link: item.carrier, id: OrNull(item.messageID),
-            bytes: item.body.count, crc32: hex32(CRC32.checksum(item.body)), data: Data(item.body).base64EncodedString(),
+            bytes: item.body.count, crc32: Hex.string(CRC32.checksum(item.body)), data: Data(item.body).base64EncodedString(),
             peerKey: item.sender?.key.text, peerName: item.sender?.name)
         return JSONLine.text(line, adding: LinkParameterFields(item.parameters))
-    }
-
-    /// 8 lowercase hex digits.
-    static func hex32(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 }

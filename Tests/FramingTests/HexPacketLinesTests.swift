@@ -45,6 +45,12 @@ struct HexPacketLinesTests {
         #expect(Self.decode(text, format: .msgpipe, chunk: chunk) == [.message(ascii("first")), .message(ascii("second"))])
     }
 
+    @Test func aWordIsEightDigitsMostSignificantFirst() {
+        #expect(Hex.string(UInt32(0xCBF4_3926)) == "cbf43926")
+        #expect(Hex.string(UInt32(0x0000_00A0)) == "000000a0", "leading zeros kept")
+        #expect(Hex.string(CRC32.checksum(Array("123456789".utf8))) == "cbf43926", "the CRC-32 check value")
+    }
+
     @Test func aLastLineWithoutANewlineCounts() {
         #expect(Self.decode("6869\n454f4d") == [.message(ascii("hi"))])
     }

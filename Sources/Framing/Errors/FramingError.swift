@@ -92,7 +92,7 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
             "malformed message \(id): End packet after \(received) of \(expected) bytes (body and CRC)"
         case let .missingEndFlag(id): "malformed message \(id): its last packet lacks the End bit"
         case let .crcMismatch(id, expected, actual):
-            "CRC mismatch in message \(id) (trailer 0x\(Self.hex(expected)), computed 0x\(Self.hex(actual)))"
+            "CRC mismatch in message \(id) (trailer 0x\(Hex.string(expected)), computed 0x\(Hex.string(actual)))"
         case let .messageTooLarge(id, size, limit):
             "\(Self.name(id, nil)) of \(size) bytes exceeds the maximum message size of \(limit)"
         case let .tooManyMessagesInProgress(id, limit):
@@ -125,10 +125,5 @@ public enum FramingError: Error, Sendable, Equatable, CustomStringConvertible {
         case let (id?, nil): "message \(id)"
         case (nil, _): "a message"
         }
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
     }
 }

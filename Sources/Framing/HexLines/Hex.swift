@@ -17,6 +17,11 @@ public enum Hex {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// The 8 lowercase hex digits of `value`, most significant first (a CRC-32 as people read it: "cbf43926").
+    public static func string(_ value: UInt32) -> String {
+        withUnsafeBytes(of: value.bigEndian) { string($0) }
+    }
+
     /// Decodes hex digits (either case) into `out`, replacing its contents; false when `text` is not hex.
     public static func decode(_ text: ArraySlice<UInt8>, into out: inout [UInt8]) -> Bool {
         out.removeAll(keepingCapacity: true)

@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
         .library(name: "Exchange", targets: ["Exchange"]),
+        .library(name: "ExchangePosix", targets: ["ExchangePosix"]),
         .library(name: "MsgPipeCore", targets: ["MsgPipeCore"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
@@ -84,12 +85,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
-        // Request/response with an fsync'd idempotency journal and a command runner (uses Glibc).
+        // Request/response over Secure or Transport: envelopes, RequestServer, the journal's record format, the
+        // reloadable keyring, and the protocols of what a server needs from the OS. Pure: no Glibc, no Foundation.
         .target(
             name: "Exchange",
             dependencies: [
                 "Framing", "Backpressure", "Transport", "Secure",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+        // Exchange's OS side, as NIOPosix is NIOCore's: the fsync'd idempotency journal and the directory lock,
+        // the command runner (posix_spawn, poll), and key files read with their checks (uses Glibc).
+        .target(
+            name: "ExchangePosix",
+            dependencies: [
+                "Exchange", "Secure",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -144,6 +155,7 @@ let package = Package(
             name: "MsgPipe",
             dependencies: [
                 "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
+                "ExchangePosix",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -162,7 +174,7 @@ let package = Package(
         // delivery journal) before they are acknowledged, exactly once across restarts.
         .target(
             name: "MsgPipeStore",
-            dependencies: ["MsgPipe", "Transport", "Secure", "Exchange", "CFileSync", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MsgPipe", "Transport", "Secure", "Exchange", "ExchangePosix", "CFileSync", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
 
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
@@ -250,7 +262,7 @@ let package = Package(
         .testTarget(
             name: "ExchangeTests",
             dependencies: [
-                "Exchange", "Secure", "Transport", "Framing", "MemoryLinks", "TestSupport",
+                "Exchange", "ExchangePosix", "Secure", "Transport", "Framing", "MemoryLinks", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Exchange
+@testable import ExchangePosix
 
 @Suite("idempotency journal")
 struct IdempotencyJournalTests {

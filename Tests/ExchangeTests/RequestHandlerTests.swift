@@ -1,6 +1,7 @@
 import Synchronization
 import Testing
 @testable import Exchange
+@testable import ExchangePosix
 
 /// ``RequestServer`` answering with a Swift handler instead of a command, with and without a journal.
 @Suite("request server with a handler")

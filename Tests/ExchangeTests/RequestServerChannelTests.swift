@@ -1,4 +1,5 @@
 @testable import Exchange
+@testable import ExchangePosix
 import MemoryLinks
 import Secure
 import TestSupport

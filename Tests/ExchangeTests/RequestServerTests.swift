@@ -1,5 +1,6 @@
 import Testing
 @testable import Exchange
+@testable import ExchangePosix
 
 @Suite("request server idempotency")
 struct RequestServerTests {

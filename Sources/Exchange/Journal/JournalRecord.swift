@@ -3,25 +3,25 @@ import Framing
 /// One journal record: `4A type length[4, big-endian] payload crc32[4, big-endian]`, the CRC over type,
 /// length and payload. Payload: `digest[32] id_length id` for started (type 'S'), `digest[32]` + the
 /// encoded ``ResponseEnvelope`` for completed (type 'C').
-enum JournalRecord: Equatable {
+package enum JournalRecord: Equatable {
     case started(id: RequestID, digest: [UInt8])
     case completed(digest: [UInt8], response: ResponseEnvelope)
 
-    static let magic: UInt8 = 0x4A
-    static let startedType: UInt8 = 0x53
-    static let completedType: UInt8 = 0x43
-    static let headerCount = 6
-    static let trailerCount = 4
-    static let digestCount = 32
+    package static let magic: UInt8 = 0x4A
+    package static let startedType: UInt8 = 0x53
+    package static let completedType: UInt8 = 0x43
+    package static let headerCount = 6
+    package static let trailerCount = 4
+    package static let digestCount = 32
 
-    var id: RequestID {
+    package var id: RequestID {
         switch self {
         case let .started(id, _): id
         case let .completed(_, response): response.id
         }
     }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         let type: UInt8
         var payload: [UInt8]
         switch self {
@@ -36,7 +36,7 @@ enum JournalRecord: Equatable {
     }
 
     /// The payload length of a record header, or nil when `header` is not one.
-    static func payloadCount(header: ArraySlice<UInt8>) -> Int? {
+    package static func payloadCount(header: ArraySlice<UInt8>) -> Int? {
         guard header.count >= headerCount, header.first == magic,
             [startedType, completedType].contains(header[header.startIndex + 1])
         else { return nil }
@@ -44,7 +44,7 @@ enum JournalRecord: Equatable {
     }
 
     /// Decodes a whole record (header, payload, CRC); nil when the CRC or the payload is wrong.
-    init?(decoding bytes: ArraySlice<UInt8>) {
+    package init?(decoding bytes: ArraySlice<UInt8>) {
         let maximum = Self.payloadCount(header: bytes) ?? 0
         guard case let .frame(type, payload, count) = JournalFrame.read(
             bytes, magic: Self.magic, types: [Self.startedType, Self.completedType], maximumPayload: maximum),

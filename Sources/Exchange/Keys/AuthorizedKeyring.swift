@@ -25,16 +25,27 @@ public final class AuthorizedKeyring: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Reads ``path``'s keys; nil for a keyring made from keys.
+    private let read: (@Sendable (String) throws(KeyFileError) -> AuthorizedKeys)?
 
-    /// The keys of `path` (checked as ``KeyFiles/authorizedKeys(at:)`` does).
-    public init(path: String) throws(KeyFileError) {
+    /// The keys `read` finds in `path`, read again by ``reload()``. ExchangePosix's `init(path:)` reads the
+    /// file with `KeyFiles`' checks; `read` is what a platform without files, or a test, brings instead.
+    ///
+    /// ```swift
+    /// let keyring = try AuthorizedKeyring(path: "phones", reading: { name in try settings.authorizedKeys(name) })
+    /// ```
+    public init(
+        path: String, reading read: @escaping @Sendable (_ path: String) throws(KeyFileError) -> AuthorizedKeys
+    ) throws(KeyFileError) {
         self.path = path
-        state = Mutex(State(keys: try KeyFiles.authorizedKeys(at: path)))
+        self.read = read
+        state = Mutex(State(keys: try read(path)))
     }
 
     /// A keyring of `keys`, changed with ``replace(with:)``.
     public init(keys: AuthorizedKeys) {
         path = nil
+        read = nil
         state = Mutex(State(keys: keys))
     }
 
@@ -52,8 +63,8 @@ public final class AuthorizedKeyring: Sendable {
     /// without a path keeps its keys.
     @discardableResult
     public func reload() async throws(KeyFileError) -> [AuthorizedKeys.Entry] {
-        guard let path else { return [] }
-        return await replace(with: try KeyFiles.authorizedKeys(at: path))
+        guard let path, let read else { return [] }
+        return await replace(with: try read(path))
     }
 
     /// Accepts `keys` from now on; returns the entries no longer accepted, after their live sessions were closed.

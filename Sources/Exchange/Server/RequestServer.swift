@@ -7,7 +7,7 @@ public import Transport
 /// Answers requests one at a time, in arrival order, also when several connections are served at once: each
 /// request's body goes to the command (or the handler), its output is the response, and the journal, when
 /// there is one, makes a retried id get the same response without running it again (see
-/// ``IdempotencyJournal`` for the exact guarantee).
+/// ``RequestJournal`` for the exact guarantee).
 ///
 /// ```swift
 /// let server = try RequestServer(stateDirectory: "/var/lib/till") { body in receipt(for: body) }
@@ -21,7 +21,7 @@ public actor RequestServer {
         case rejected(SecureError)
     }
 
-    private let journal: IdempotencyJournal?
+    private let journal: (any RequestJournal)?
     /// Runs one request's body: the command, or the handler.
     private let perform: @Sendable ([UInt8]) async -> CommandOutcome
     private let limits: ExchangeLimits
@@ -30,17 +30,22 @@ public actor RequestServer {
     /// second connection's request run while the first one's command is awaited).
     private let turn = CreditPool(capacity: 1)
 
-    /// A server keeping its journal in `stateDirectory` (created if missing; one server per directory).
+    /// A server running `runner` for each request, with `journal` (nil: none, every request runs the command).
+    /// The runner's output is bounded by ``ExchangeLimits/maximumResponseSize``; a command that cannot start
+    /// is answered as a failed one (exit code 127) whose body says why.
+    ///
+    /// ```swift
+    /// let server = RequestServer(journal: journal, runner: runner)   // ExchangePosix: a file and a process
+    /// ```
     public init(
-        stateDirectory: String, runner: CommandRunner, limits: ExchangeLimits = ExchangeLimits(),
+        journal: sending (any RequestJournal)?, runner: some CommandRunning, limits: ExchangeLimits = ExchangeLimits(),
         logger: Logger? = nil
-    ) throws(ExchangeError) {
-        journal = try IdempotencyJournal(directory: stateDirectory, limits: limits, logger: logger)
-        var runner = runner
-        runner.maximumOutputSize = limits.maximumResponseSize
+    ) {
+        self.journal = journal
+        let limit = limits.maximumResponseSize
         perform = { [runner] input in
             do {
-                return try await runner.run(input: input)
+                return try await runner.run(input: input, maximumOutputSize: limit)
             } catch {
                 return .exited(code: 127, output: Array("\(error)".utf8))
             }
@@ -51,19 +56,19 @@ public actor RequestServer {
 
     /// A server answering each request with `handler`: what it returns is an ``ResponseStatus/ok`` response,
     /// an error it throws a ``ResponseStatus/commandFailed`` one (exit code 1) whose body is the error's
-    /// description, a body over ``ExchangeLimits/maximumResponseSize`` a failed one too. With `stateDirectory`
-    /// (created if missing; one server per directory) the journal answers a retried id without calling
-    /// `handler` again; without one every request calls it. A handler still running when its task is
-    /// cancelled records no response (a retry gets ``ResponseStatus/outcomeUnknown`` from a journal).
+    /// description, a body over ``ExchangeLimits/maximumResponseSize`` a failed one too. With `journal` a
+    /// retried id gets the recorded response without calling `handler` again; without one every request
+    /// calls it. A handler still running when its task is cancelled records no response (a retry gets
+    /// ``ResponseStatus/outcomeUnknown`` from a journal).
+    ///
+    /// ```swift
+    /// let server = RequestServer(journal: nil) { body in receipt(for: body) }
+    /// ```
     public init(
-        stateDirectory: String?, limits: ExchangeLimits = ExchangeLimits(), logger: Logger? = nil,
+        journal: sending (any RequestJournal)?, limits: ExchangeLimits = ExchangeLimits(), logger: Logger? = nil,
         handler: @escaping @Sendable (_ body: [UInt8]) async throws -> [UInt8]
-    ) throws(ExchangeError) {
-        if let stateDirectory {
-            journal = try IdempotencyJournal(directory: stateDirectory, limits: limits, logger: logger)
-        } else {
-            journal = nil
-        }
+    ) {
+        self.journal = journal
         let limit = limits.maximumResponseSize
         perform = { input in
             do {
@@ -197,7 +202,7 @@ public actor RequestServer {
                 requestBytes: request.body.count)
         }
         let digest = Array(SHA256.hash(data: request.body))
-        let known: IdempotencyJournal.Entry?
+        let known: RequestJournalEntry?
         do {
             known = try journal?.entry(for: request.id)
         } catch {

@@ -1,4 +1,5 @@
 import Exchange
+import ExchangePosix
 import Glibc
 public import Logging
 public import MsgPipe

@@ -1,7 +1,7 @@
 /// The X25519 public keys a server accepts, each with a name: an authorized-keys file, one `KEY NAME` a line
 /// (PROTOCOL.md 6.1 has the grammar). `#` comments and blank lines are ignored; a name is 1-64 of
 /// `A-Z a-z 0-9 . _ - @`, not starting with `.`. Pure: any input gives a value or an ``AuthorizedKeysError``
-/// naming the line, never a trap; reading the file and checking its permissions is `KeyFiles`' (Exchange).
+/// naming the line, never a trap; reading the file and checking its permissions is `KeyFiles`' (ExchangePosix).
 /// ```swift
 /// let keys = try AuthorizedKeys(parsing: fileText)      // "msgpipe-x25519-public:<64 hex>  till-1", ...
 /// let name = keys.entry(for: clientKey)?.name            // nil: not a known phone

@@ -1,3 +1,4 @@
+import Exchange
 import Glibc
 import Synchronization
 

@@ -1,9 +1,11 @@
 import DequeModule
+public import Exchange
 import Glibc
 public import Logging
 
 /// The record of answered requests in `--state DIR`: which ids were started, and the response of each
-/// completed one, so a retried id gets the same response and its command never runs twice.
+/// completed one, so a retried id gets the same response and its command never runs twice. The
+/// ``RequestJournal`` a ``RequestServer`` made with a state directory keeps.
 ///
 /// Guarantee (RequestServer appends "started" before running the command and "completed" after; an append
 /// returns only after `fsync`): killed before "started" is durable, nothing ran and a retry runs the command;
@@ -13,14 +15,9 @@ public import Logging
 /// File: the header `msgpipe journal 1\n`, then ``JournalRecord``s; a torn tail is cut off with a warning, a
 /// corrupt record followed by valid data is refused. Responses stay on disk; at most
 /// ``ExchangeLimits/retainedRequests`` ids are kept. One journal per directory (a ``DirectoryLock`` on `DIR/lock`).
-public final class IdempotencyJournal {
+public final class IdempotencyJournal: RequestJournal {
     /// What the journal knows about an id.
-    public enum Entry: Sendable, Equatable {
-        /// The command was started (its outcome is unknown).
-        case started(digest: [UInt8])
-        /// The request was answered with `response`.
-        case completed(digest: [UInt8], response: ResponseEnvelope)
-    }
+    public typealias Entry = RequestJournalEntry
 
     private enum Slot {
         case started(digest: [UInt8], offset: Int64, count: Int)

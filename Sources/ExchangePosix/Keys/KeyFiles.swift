@@ -1,3 +1,4 @@
+public import Exchange
 import Glibc
 public import Secure
 

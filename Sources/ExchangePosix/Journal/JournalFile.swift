@@ -1,3 +1,4 @@
+package import Exchange
 import Glibc
 
 /// The journal's file: positioned reads, appends made durable with `fsync`, truncation, atomic replace.

@@ -1,3 +1,4 @@
+import Exchange
 import Glibc
 
 /// `/bin/sh -c COMMAND` started with posix_spawn in a process group of its own, its standard input and

@@ -1,10 +1,11 @@
 import Dispatch
+public import Exchange
 import Glibc
 
 /// Runs the serve command: `/bin/sh -c COMMAND` with the request body on standard input; its standard
 /// output is the response. Bounded by a timeout and an output limit; a cancelled task (serve got SIGTERM)
 /// kills the command's whole process group.
-public struct CommandRunner: Sendable {
+public struct CommandRunner: CommandRunning {
     public var command: String
     public var timeout: Duration
     public var maximumOutputSize: Int
@@ -38,5 +39,12 @@ public struct CommandRunner: Sendable {
         }
         cancel.close()
         return outcome
+    }
+
+    /// Runs the command once with `input`, its output bounded by `maximumOutputSize` instead of this runner's.
+    public func run(input: [UInt8], maximumOutputSize: Int) async throws(ExchangeError) -> CommandOutcome {
+        var runner = self
+        runner.maximumOutputSize = maximumOutputSize
+        return try await runner.run(input: input)
     }
 }

@@ -60,10 +60,13 @@ let package = Package(
             name: "AuthorizedKeysFuzzer",
             dependencies: ["FuzzSupport", .product(name: "Secure", package: "msgpipe")],
             swiftSettings: strict),
-        // Exchange's request and response envelopes, journal records, and the journal read from disk.
+        // Exchange's request and response envelopes, journal records, and the journal read from disk (ExchangePosix).
         .executableTarget(
             name: "ExchangeFuzzer",
-            dependencies: ["FuzzSupport", .product(name: "Exchange", package: "msgpipe")],
+            dependencies: [
+                "FuzzSupport", .product(name: "Exchange", package: "msgpipe"),
+                .product(name: "ExchangePosix", package: "msgpipe"),
+            ],
             swiftSettings: strict),
         // The inbox's delivery journal read from disk (module MsgPipeStore).
         .executableTarget(

@@ -1,4 +1,5 @@
 @_spi(Fuzzing) import Exchange
+import ExchangePosix
 import FuzzSupport
 import Glibc
 

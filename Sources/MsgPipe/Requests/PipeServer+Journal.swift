@@ -3,7 +3,7 @@ import ExchangePosix
 public import MsgPipeCore
 
 extension PipeServer {
-    /// ``serveRequests(with:idleTimeout:onEvent:)`` with `handler`: its result is the response, its error a
+    /// `serveRequests(with:idleTimeout:onEvent:)` with `handler`: its result is the response, its error a
     /// failed one. With `journal` (a directory, one server each, holding an `IdempotencyJournal`) a retried id
     /// gets the recorded response and `handler` runs once. Throws `ExchangeError` when the journal cannot be
     /// opened.

@@ -43,6 +43,29 @@ struct RequestHandlerTests {
         #expect(runs.load(ordering: .relaxed) == 2)
     }
 
+    /// A `RequestJournal` that cannot make anything durable (a full disk): every record throws.
+    final class UnwritableJournal: RequestJournal {
+        var recoveryNote: String? { nil }
+        func entry(for id: RequestID) throws(ExchangeError) -> RequestJournalEntry? { nil }
+        func recordStarted(_ id: RequestID, digest: [UInt8]) throws(ExchangeError) { throw .journal("disk full") }
+        func recordCompleted(digest: [UInt8], response: ResponseEnvelope) throws(ExchangeError) {
+            throw .journal("disk full")
+        }
+    }
+
+    @Test("a journal that cannot record the start refuses the request and never runs the handler")
+    func unrecordedStartRunsNothing() async throws {
+        let runs = Atomic<Int>(0)
+        let server = RequestServer(journal: UnwritableJournal()) { body in
+            runs.add(1, ordering: .relaxed)
+            return body
+        }
+        let refused = try Self.response(await server.answer(try Self.request("pay-1", "12.50")))
+        #expect(refused.status == .refused)
+        #expect(refused.body == Array("journal: disk full".utf8))
+        #expect(runs.load(ordering: .relaxed) == 0)
+    }
+
     @Test("a thrown error is command-failed with its description; a body over the limit fails too")
     func errorsAndLimits() async throws {
         struct Declined: Error, CustomStringConvertible { var description: String { "card declined" } }

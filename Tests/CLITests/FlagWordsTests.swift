@@ -24,7 +24,7 @@ struct FlagWordsTests {
             ("\(MessagePipeError.connectionParametersThroughBluetoothd(parameters))", "or use --backend kernel (with bluetoothd stopped)"),
             ("\(MessagePipeError.connectionParametersThroughBluetoothd(parameters))", "a PHY preference needs --backend kernel"),
             ("\(MessagePipeError.formatMismatch(.lines))", "the peer does not speak --format lines"),
-            (PipeAcceptor.bluetoothdIntervalAdvice, "; --backend kernel with CAP_NET_ADMIN keeps the central's interval"),
+            (BluetoothdAcceptor.intervalAdvice, "; --backend kernel with CAP_NET_ADMIN keeps the central's interval"),
             (BluetoothdConfiguration.eattNote(version: nil, unnumbered: true, eattOff: false) ?? "", "or use --format msgpipe"),
             ("\(BluetoothError.peerNotFound(query: "kiosk", timeout: .seconds(5)))", "(msgpipe scan) or pass its address with --to"),
             (pairingWarning, "(msgpipe keeps bonds across restarts with --bonds DIR)"),

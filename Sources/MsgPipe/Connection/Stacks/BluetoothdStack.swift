@@ -57,11 +57,10 @@ public struct BluetoothdStack: PipeStack {
         }
     }
 
-    /// Registers the application and advertises `address`'s name through bluetoothd (or listens on a `unix:`
-    /// socket). The accept loop opens a bus connection of its own.
+    /// A ``BluetoothdAcceptor`` that registers the application and advertises `address`'s name through
+    /// bluetoothd; its accept loop opens a bus connection of its own. A `unix:` address is ``SocketStack``'s.
     public func acceptor(at address: PipeAddress, options: MessagePipe.Options) -> any LinkAcceptor {
-        var options = options
-        options.backend = .bluez
-        return PipeAcceptor(at: address, options: options)
+        guard case let .bluetooth(name) = address else { return SocketStack().acceptor(at: address, options: options) }
+        return BluetoothdAcceptor(name: name, options: options)
     }
 }

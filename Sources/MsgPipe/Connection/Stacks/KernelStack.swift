@@ -54,12 +54,11 @@ public struct KernelStack: PipeStack {
         }
     }
 
-    /// Advertises `address`'s name with msgpipe's own GATT server on the kernel's ATT channel (or listens on a
-    /// `unix:` socket).
+    /// A ``KernelAcceptor`` advertising `address`'s name with msgpipe's own GATT server on the kernel's ATT
+    /// channel. A `unix:` address is ``SocketStack``'s.
     public func acceptor(at address: PipeAddress, options: MessagePipe.Options) -> any LinkAcceptor {
-        var options = options
-        options.backend = .kernel
-        return PipeAcceptor(at: address, options: options)
+        guard case let .bluetooth(name) = address else { return SocketStack().acceptor(at: address, options: options) }
+        return KernelAcceptor(name: name, options: options)
     }
 
     /// One connect attempt within `timeout`: resolves `target` (scanning for a name) and connects the ATT

@@ -20,9 +20,9 @@ public struct SocketStack: PipeStack {
         }
     }
 
-    /// Listens on the socket at `address` (`unix:PATH`, or a bare path).
+    /// A ``SocketAcceptor`` listening on the socket at `address` (`unix:PATH`, or a bare path).
     public func acceptor(at address: PipeAddress, options: MessagePipe.Options) -> any LinkAcceptor {
-        PipeAcceptor(at: .unix(path: Self.path(address)), options: options)
+        SocketAcceptor(path: Self.path(address), options: options)
     }
 
     private static func path(_ address: PipeAddress) -> String {

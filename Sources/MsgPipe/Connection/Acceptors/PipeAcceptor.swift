@@ -1,0 +1,69 @@
+import Synchronization
+public import GATT
+
+/// The peripheral's side of the connection layer with the backend `MessagePipe.Options.backend` names: at
+/// ``acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:handle:)`` it takes the
+/// acceptor ``PipeStacks/acceptor(at:options:)`` picks (``SocketAcceptor`` for a UNIX socket, otherwise
+/// ``BluetoothdAcceptor`` or ``KernelAcceptor``, auto resolved) and runs it. `MessagePipe.advertise(name:options:)`
+/// is built on it.
+///
+/// ```swift
+/// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)
+/// try await acceptor.acceptLinks(info: options.serviceInfo()) { link, peer in
+///     await TransportListener().accept(link, peer: peer)
+/// }
+/// ```
+public final class PipeAcceptor: LinkAcceptor {
+    public let address: PipeAddress
+    public let options: MessagePipe.Options
+    /// The acceptor picked once the loop started, and whether ``stop()`` came first.
+    private let picked = Mutex<(stopped: Bool, acceptor: (any LinkAcceptor)?)>((false, nil))
+
+    /// `address`: `.unix(path:)` listens on that socket; `.bluetooth(name)` advertises `name`.
+    public init(at address: PipeAddress, options: MessagePipe.Options) {
+        self.address = address
+        self.options = options
+    }
+
+    /// True on a UNIX socket, whose accept ends on cancellation; a kernel accept blocks on a thread of its own.
+    public var endsOnCancellation: Bool {
+        if case .unix = address { true } else { false }
+    }
+
+    /// Removes the socket file or stops advertising at once, from any thread (a signal handler's task): no
+    /// further central can arrive, also when the loop has not picked its backend yet. The accept loop itself
+    /// ends when its task is cancelled.
+    public func stop() {
+        picked.withLock { state in
+            state.stopped = true
+            return state.acceptor
+        }?.stop()
+    }
+
+    /// Accepts centrals and runs `handle` for each in a child task, up to `maximumConcurrent` at once (the next
+    /// one is accepted when one leaves), until `connections` were accepted (nil: until cancelled); returns once
+    /// the last `handle` returned. The link is connected when `handle` starts and closed after it returns; on
+    /// msgpipe's own GATT it is served (with `info`) while `handle` runs. `onReady` says where it listens or
+    /// advertises. `centralsAtOnce` above 1 fails at once through a bluetoothd that
+    /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
+    /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
+    /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
+    /// 5.9), and hands each central's channel to `handle` as a `StreamLink`. Throws what picking the backend
+    /// throws (`BlueZError` when bluez was asked for and bluetoothd cannot be reached) and what the picked
+    /// acceptor throws.
+    public func acceptLinks(
+        info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
+        unnumbered: Bool = false, onReady: (String) -> Void = { _ in },
+        handle: @escaping @Sendable (any PipeLink, String) async -> Void
+    ) async throws {
+        let acceptor = try await PipeStacks.acceptor(at: address, options: options)
+        let stopped = picked.withLock { state in
+            state.acceptor = acceptor
+            return state.stopped
+        }
+        if stopped { acceptor.stop() }
+        try await acceptor.acceptLinks(
+            info: info, connections: connections, maximumConcurrent: maximumConcurrent, centralsAtOnce: centralsAtOnce,
+            unnumbered: unnumbered, onReady: onReady, handle: handle)
+    }
+}

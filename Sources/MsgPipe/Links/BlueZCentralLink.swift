@@ -1,4 +1,4 @@
-public import Backpressure
+import Backpressure
 public import BLELink
 public import GATT
 import Synchronization
@@ -15,22 +15,16 @@ public import Transport
 /// let summary = try await link.connect(.name("kiosk"), profile: .msgpipe, timeout: .seconds(30))
 /// let transport = Transport(link: link)
 /// ```
-public final class BlueZCentralLink: PipeLink {
-    public let relay = RelayLink()
+public final class BlueZCentralLink: RelayCentralLink {
+    private let carriage = RelayCarriage()
     public let mode: LinkMode
     private let bus: DBusConnection
     private let adapter: String
     private let confirmedWrites: Bool
     private let framed: Bool
     private let security: L2CAPSecurityLevel
-    private struct State {
-        /// The task carrying the current connection (ends once that connection is down and disconnected).
-        var carrying: Task<Void, Never>?
-        /// The channel carried now or last; nil when that connection is GATT.
-        var channel: StreamLink?
-    }
-
-    private let state = Mutex(State())
+    /// The channel carried now or last; nil when that connection is GATT.
+    private let channel = Mutex<StreamLink?>(nil)
 
     /// With `confirmedWrites` (plain formats) every GATT packet is a Write Request the peer answers, so a
     /// send that returned was delivered to its ATT layer. `framed` false: a plain format, whose bytes a channel
@@ -47,24 +41,10 @@ public final class BlueZCentralLink: PipeLink {
         self.security = security
     }
 
-    public var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
-
-    /// Sends on the connection carried now (`RelayLink.send(_:)`).
-    public func send(_ packet: [UInt8]) async throws {
-        try await relay.send(packet)
-    }
-
-    public func renewIncoming() async {
-        await relay.renewIncoming()
-    }
-
-    /// Drops the connection carried now; `PipeConnector` may connect the link again.
-    public func disconnect() async {
-        await relay.dropConnection()
-    }
+    public var relay: RelayLink { carriage.relay }
 
     /// `.l2cap` while the connection carried now (or the last one) is the channel, `.gatt` otherwise.
-    public var carrier: Carrier { state.withLock { $0.channel != nil } ? .l2cap : .gatt }
+    public var carrier: Carrier { channel.withLock { $0 != nil } ? .l2cap : .gatt }
     /// nil: bluetoothd reads the peer's characteristics, this side does not read the info characteristic.
     public var peerInfo: MsgPipeServiceInfo? { nil }
     /// True on a channel (its drain confirms); on GATT a plain format's every packet is a Write Request
@@ -75,7 +55,7 @@ public final class BlueZCentralLink: PipeLink {
     /// (`StreamLink.sendConfirmed(_:stall:)`); call it after the packets before it were sent. On GATT every
     /// packet of a plain format is confirmed already (Write Requests): there it sends through the relay.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
-        if let channel = state.withLock({ $0.channel }) {
+        if let channel = channel.withLock({ $0 }) {
             try await channel.sendConfirmed(packet)
         } else {
             try await relay.send(packet)
@@ -110,15 +90,8 @@ public final class BlueZCentralLink: PipeLink {
             throw MessagePipeError.channelUnavailable("the peripheral publishes no channel PSM")
         }
         let carried: any Link = channel ?? connection.link
-        state.withLock { state in
-            let previous = state.carrying
-            state.channel = channel
-            state.carrying = Task { [relay] in
-                await previous?.value
-                await relay.carry(carried)  // closes it once it ended
-                await connection.disconnect()
-            }
-        }
+        self.channel.withLock { $0 = channel }
+        carriage.carry(carried) { await connection.disconnect() }
         let peer = "\(connection.peer)" + (connection.usesAcquiredDescriptors ? "" : " (WriteValue/StartNotify fallback)")
         return (peer, summary)
     }
@@ -139,8 +112,7 @@ public final class BlueZCentralLink: PipeLink {
 
     /// Closes the relay, disconnects the current connection, then the bus.
     public func close() async {
-        await relay.close()
-        await state.withLock { $0.carrying }?.value
+        await carriage.close()
         bus.close()
     }
 }

@@ -1,4 +1,4 @@
-public import Backpressure
+import Backpressure
 public import BLELink
 public import GATT
 import Synchronization
@@ -8,14 +8,13 @@ public import Transport
 /// connection after connection, the LE credit-based channel the peripheral's service publishes, or GATT where
 /// there is none (`LinkMode`). Each connection starts on GATT (discovery, the PSM), so a reconnect may land on
 /// either and Transport resumes over the relay all the same.
-public final class ChannelCentralLink: PipeLink {
-    public let relay = RelayLink()
+public final class ChannelCentralLink: RelayCentralLink {
+    private let carriage = RelayCarriage()
     public let profile: GATTServiceProfile
     public let mode: LinkMode
     /// False for a plain format: the channel carries its bytes as they are (PROTOCOL.md 7.2).
     public let framed: Bool
     private struct State {
-        var carrying: Task<Void, Never>?
         var carrier = Carrier.gatt
         var peerInfo: MsgPipeServiceInfo?
         /// Sends a packet confirmed on the connection carried now (nil where it cannot confirm).
@@ -32,21 +31,7 @@ public final class ChannelCentralLink: PipeLink {
         self.framed = framed
     }
 
-    public var events: BoundedAsyncQueue<LinkEvent, Never> { relay.events }
-
-    /// Sends on the connection carried now (`RelayLink.send(_:)`).
-    public func send(_ packet: [UInt8]) async throws {
-        try await relay.send(packet)
-    }
-
-    public func renewIncoming() async {
-        await relay.renewIncoming()
-    }
-
-    /// Drops the connection carried now; `PipeConnector` may connect the link again.
-    public func disconnect() async {
-        await relay.dropConnection()
-    }
+    public var relay: RelayLink { carriage.relay }
 
     /// `.l2cap` while the connection carried now (or the last one) is the channel, `.gatt` otherwise.
     public var carrier: Carrier { state.withLock { $0.carrier } }
@@ -58,7 +43,7 @@ public final class ChannelCentralLink: PipeLink {
     /// (`StreamLink.sendConfirmed(_:stall:)`, `GATTLink.sendConfirmed(_:)`); call it after the packets
     /// before it were sent. Where nothing can confirm (``canConfirm``) it is ``send(_:)``.
     public func sendConfirmed(_ packet: [UInt8]) async throws {
-        guard let confirm = state.withLock({ $0.confirm }) else { return try await relay.send(packet) }
+        guard let confirm = state.withLock({ $0.confirm }) else { return try await send(packet) }
         try await confirm(packet)
     }
 
@@ -134,18 +119,15 @@ public final class ChannelCentralLink: PipeLink {
         }
         let carrier: Carrier = channel != nil ? .l2cap : .gatt
         state.withLock { state in
-            let previous = state.carrying
             state.carrier = carrier
             state.peerInfo = info
             state.confirm = confirm
             state.bearer = bearer
-            state.carrying = Task { [relay] in
-                await previous?.value
-                await relay.carry(carried)
-                if carrier == .l2cap {
-                    await gatt.disconnect()
-                    await gatt.close()
-                }
+        }
+        carriage.carry(carried) {
+            if carrier == .l2cap {
+                await gatt.disconnect()
+                await gatt.close()
             }
         }
         return summary
@@ -153,7 +135,6 @@ public final class ChannelCentralLink: PipeLink {
 
     /// Closes the relay and the connection carried now.
     public func close() async {
-        await relay.close()
-        await state.withLock { $0.carrying }?.value
+        await carriage.close()
     }
 }

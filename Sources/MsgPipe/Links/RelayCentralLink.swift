@@ -5,7 +5,7 @@ public import Transport
 /// A central's link that carries one connection after another on a Transport `RelayLink`
 /// (``BlueZCentralLink``, ``ChannelCentralLink``): its events, sends, incoming renewals and disconnects go to the
 /// relay, so Transport over it resumes across connections. A conformer chains its connections through a
-/// ``RelayCarriage``.
+/// `RelayCarriage`.
 public protocol RelayCentralLink: PipeLink {
     /// The relay the connections are carried on, one at a time.
     var relay: RelayLink { get }

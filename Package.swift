@@ -19,7 +19,10 @@ let package = Package(
         .library(name: "Transport", targets: ["Transport"]),
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
+        .library(name: "PollThread", targets: ["PollThread"]),
         .library(name: "BLELink", targets: ["BLELink"]),
+        .library(name: "SDBus", targets: ["SDBus"]),
+        .library(name: "BlueZLink", targets: ["BlueZLink"]),
         .library(name: "MemoryLinks", targets: ["MemoryLinks"]),
         .library(name: "Simulator", targets: ["Simulator"]),
         .library(name: "Secure", targets: ["Secure"]),
@@ -128,14 +131,32 @@ let package = Package(
         // security levels, the reconnect policy): pure Swift, no OS API. BLELink re-exports it.
         .target(name: "BluetoothCore", dependencies: ["GATT"], swiftSettings: strict),
 
-        // The OS binding: SEQPACKET bearer, kernel L2CAP and mgmt (the only libbluetooth user), and the BlueZ
-        // D-Bus backend over sd-bus (the only libsystemd user).
+        // The detached POSIX thread and the wake pipe every OS binding's poll loop runs on (Glibc only).
+        .target(name: "PollThread", swiftSettings: strict),
+        // The socket base and the kernel backend: the SEQPACKET bearer and stream link, kernel L2CAP, mgmt,
+        // bonds and connection parameters (the only libbluetooth user).
         .target(
             name: "BLELink",
             dependencies: [
-                "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "CBluetooth", "CSystemd", "CSDBusShim",
+                "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "PollThread", "CBluetooth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+        // D-Bus over sd-bus: connections, calls, signals, exported objects, message coding; no BlueZ knowledge
+        // (the only libsystemd user).
+        .target(
+            name: "SDBus",
+            dependencies: [
+                "PollThread", "CSystemd", "CSDBusShim", .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+        // The bluetoothd backend over SDBus: peripheral, central, discovery and the acquired links (BLELink only
+        // for the socket base and the scan and adapter values both backends share).
+        .target(
+            name: "BlueZLink",
+            dependencies: [
+                "BLELink", "SDBus", "BluetoothCore", "GATT", "Transport", "Backpressure",
             ],
             swiftSettings: strict),
 
@@ -154,8 +175,8 @@ let package = Package(
         .target(
             name: "MsgPipe",
             dependencies: [
-                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "Secure", "Exchange",
-                "ExchangePosix",
+                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "BlueZLink", "SDBus",
+                "Secure", "Exchange", "ExchangePosix",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -214,7 +235,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "PaymentTerminal", "PaymentClient",
+                "msgpipe", "msgpipe-lab", "MsgPipeCLI", "MsgPipe", "BLELink", "BlueZLink", "PaymentTerminal", "PaymentClient",
                 "Central", "Peripheral", "Push", "TestSupport", "DocSnippets", "MemoryLinks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -284,7 +305,8 @@ let package = Package(
         // The BlueZ D-Bus backend against a private dbus-daemon and a fake org.bluez (skipped without dbus-daemon).
         .testTarget(
             name: "BlueZTests",
-            dependencies: ["BLELink", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
+            dependencies: [
+                "BLELink", "BlueZLink", "SDBus", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
             swiftSettings: strict),
 
         // The lab's checks, run inside the lab VM by Scripts/lab-test.sh (skipped everywhere else).

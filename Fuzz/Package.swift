@@ -73,12 +73,13 @@ let package = Package(
             name: "InboxFuzzer",
             dependencies: ["FuzzSupport", .product(name: "MsgPipeStore", package: "msgpipe")],
             swiftSettings: strict),
-        // What BLELink reads from bluetoothd's D-Bus messages: DBusValue trees (built from the input, as sd-bus
+        // What BlueZLink reads from bluetoothd's D-Bus messages: DBusValue trees (built from the input, as sd-bus
         // would hand them over) into Device1 peers, UUIDs, addresses, device paths and MTUs.
         .executableTarget(
             name: "BlueZFuzzer",
             dependencies: [
-                "FuzzSupport", .product(name: "BLELink", package: "msgpipe"), .product(name: "GATT", package: "msgpipe"),
+                "FuzzSupport", .product(name: "BLELink", package: "msgpipe"), .product(name: "BlueZLink", package: "msgpipe"),
+                .product(name: "SDBus", package: "msgpipe"), .product(name: "GATT", package: "msgpipe"),
             ],
             swiftSettings: strict),
         // The bond store's file (BondFile, BondStore.load) and the mgmt key events it keeps (module BLELink).

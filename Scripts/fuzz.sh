@@ -13,7 +13,7 @@
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
 #   InboxFuzzer        the inbox's delivery journal (records, the file read from disk) and the outbox's state file (module MsgPipeStore)
 #   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
-#                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BLELink)
+#                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BlueZLink)
 #   BondStoreFuzzer    the bond store's file (BondFile, BondStore.load), the mgmt key events and New Connection
 #                      Parameter (module BLELink)
 # The targets are a package of their own (Fuzz/), built together in one release build with

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import Testing
 
 /// Device1 properties → the kernel scanner's ``DiscoveredPeer``: types checked, every value bounded.

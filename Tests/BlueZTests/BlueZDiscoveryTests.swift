@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import Testing
 
 /// Discovery through the fake org.bluez: reports in the kernel scanner's type, our own filter re-checked.

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import Glibc
 import GATT
 import Synchronization

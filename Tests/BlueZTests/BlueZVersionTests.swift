@@ -1,4 +1,6 @@
-@testable import BLELink
+import BLELink
+@testable import BlueZLink
+import SDBus
 import Foundation
 import Glibc
 import Testing

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import MsgPipe
 import GATT
 import Synchronization

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import MsgPipe
 import Synchronization
 import Testing

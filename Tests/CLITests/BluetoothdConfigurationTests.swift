@@ -1,5 +1,4 @@
-import BLELink
-import BLELink
+import BlueZLink
 import Testing
 
 /// Reading bluetoothd's main.conf for the EATT setting behind the plain formats' ordering note.

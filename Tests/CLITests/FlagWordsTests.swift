@@ -1,4 +1,5 @@
 @testable import BLELink
+import BlueZLink
 import Foundation
 import MsgPipe
 @testable import MsgPipeCLI

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 import FuzzSupport
 
 /// A D-Bus type as a ``DBusValueScript`` spells it: every type sd-bus can hand over except UNIX descriptors

@@ -1,11 +1,12 @@
 import Backpressure
-import GATT
+package import GATT
 import Glibc
+import PollThread
 import Synchronization
 
 /// The state an ``ATTBearer`` shares with its poll thread. Other threads use the socket only under the lock;
 /// the thread marks it closed under the lock and then closes it, so no send can reach a reused descriptor.
-final class BearerCore: Sendable {
+package final class BearerCore: Sendable {
     private struct State {
         /// Pauses reading when the inbox holds `capacity` PDUs and resumes once the consumer brought it down
         /// to half, so a slow consumer wakes the poll thread once per half inbox, not once per PDU.
@@ -25,7 +26,7 @@ final class BearerCore: Sendable {
     }
 
     /// The largest PDU kept by default: one byte over the largest ATT_MTU, so an oversized PDU stays detectable.
-    static let attReceiveBufferSize = ATTOpcode.maximumMTU + 1
+    package static let attReceiveBufferSize = ATTOpcode.maximumMTU + 1
 
     /// The largest datagram read whole.
     let receiveBufferSize: Int
@@ -46,7 +47,7 @@ final class BearerCore: Sendable {
     private let receiveCall: @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32)
 
     /// The system's `recv(2)`, non-blocking, reporting a datagram's whole length (MSG_TRUNC).
-    static let systemReceive: @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = { fd, buffer in
+    package static let systemReceive: @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = { fd, buffer in
         let count = recv(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC))
         return (count, count < 0 ? errno : 0)
     }
@@ -56,7 +57,7 @@ final class BearerCore: Sendable {
     /// batch is withheld (its packets may lie after the hole) and the consumer gets
     /// ``ATTBearerEvent/disconnected(reason:)`` naming the loss. Every packet handed over was read before any
     /// drop. ``BearerCore/socketDrops(_:)`` reads Linux's count.
-    init(
+    package init(
         fd: Int32, receiveCapacity: Int, receiveBufferSize: Int = BearerCore.attReceiveBufferSize,
         kernelDrops: (@Sendable (Int32) -> UInt32?)? = nil,
         receive: @escaping @Sendable (Int32, UnsafeMutableRawBufferPointer) -> (Int, Int32) = BearerCore.systemReceive
@@ -77,7 +78,7 @@ final class BearerCore: Sendable {
         state = Mutex(State(marks: Watermarks(high: receiveCapacity, low: receiveCapacity / 2)))
     }
 
-    func start() throws(ATTError) {
+    package func start() throws(ATTError) {
         let status = DetachedThread.spawn { self.run() }
         guard status == 0 else {
             Glibc.close(fd)
@@ -99,7 +100,7 @@ final class BearerCore: Sendable {
     }
 
     /// Sends `pdu`, after the sends that came first, suspending while the socket is full.
-    func send(_ pdu: ArraySlice<UInt8>) async throws(ATTError) {
+    package func send(_ pdu: ArraySlice<UInt8>) async throws(ATTError) {
         do {
             try await gate.send { try attempt(pdu) }
         } catch {
@@ -156,7 +157,7 @@ final class BearerCore: Sendable {
 
     // MARK: - Receiving
 
-    func receive() async -> ATTBearerEvent? {
+    package func receive() async -> ATTBearerEvent? {
         if state.withLock({ $0.closed }) { return nil }
         let event = await inbox.next()
         let resume = state.withLock { state in
@@ -182,7 +183,7 @@ final class BearerCore: Sendable {
 
     // MARK: - Closing
 
-    func close() {
+    package func close() {
         state.withLock { $0.closed = true }
         inbox.finish()
         gate.fail(ATTError.closed)

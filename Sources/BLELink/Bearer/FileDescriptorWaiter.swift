@@ -1,5 +1,6 @@
 import GATT
 import Glibc
+import PollThread
 import Synchronization
 
 /// Waits for a descriptor to become readable on a short-lived thread, so no cooperative thread blocks in

@@ -1,4 +1,6 @@
-public import BLELink
+import BLELink
+public import BlueZLink
+public import SDBus
 
 /// The Bluetooth stack a pipe runs on, once `PipeBackend` was resolved.
 public enum ResolvedBackend: Sendable {

@@ -1,4 +1,5 @@
 public import BLELink
+public import BlueZLink
 public import GATT
 
 /// msgpipe's own GATT, client or server, over one ATT bearer after another.

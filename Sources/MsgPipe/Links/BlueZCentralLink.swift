@@ -1,6 +1,8 @@
 import Backpressure
 public import BLELink
+import BlueZLink
 public import GATT
+public import SDBus
 import Synchronization
 public import Transport
 

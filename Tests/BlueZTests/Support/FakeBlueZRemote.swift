@@ -1,5 +1,7 @@
 import Backpressure
 import BLELink
+import BlueZLink
+import SDBus
 import Glibc
 import Synchronization
 import Testing

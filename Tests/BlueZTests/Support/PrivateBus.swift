@@ -3,6 +3,8 @@ import Glibc
 import Synchronization
 import Testing
 import BLELink
+import BlueZLink
+import SDBus
 
 /// A private `dbus-daemon` for one test: a temporary config with a UNIX socket in a temporary directory and a
 /// policy that allows everything, started with `--print-address`. Stopped (and its directory removed) by

@@ -32,7 +32,7 @@ public struct AdvertisedServiceUUID: Hashable, Sendable, CustomStringConvertible
     }
 
     /// The Bluetooth Base UUID, little-endian, with zero in the 32-bit slot (bytes 12-15).
-    static let baseLittleEndian: [UInt8] = [
+    package static let baseLittleEndian: [UInt8] = [
         0xFB, 0x34, 0x9B, 0x5F, 0x80, 0x00, 0x00, 0x80, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     ]
 

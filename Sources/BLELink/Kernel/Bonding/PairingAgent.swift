@@ -1,4 +1,5 @@
 import Glibc
+import PollThread
 import Synchronization
 
 /// The kernel backend's pairing agent for one adapter while a peripheral serves with security medium: sets

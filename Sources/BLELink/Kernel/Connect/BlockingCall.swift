@@ -1,4 +1,5 @@
 import Glibc
+import PollThread
 
 /// Runs a blocking call (accept, connect, scan; a test's process start) on a thread of its own and resumes
 /// the caller when it returns, so async code never blocks a cooperative thread: there is one per core, shared by

@@ -1,4 +1,5 @@
 import Glibc
+import PollThread
 import Synchronization
 
 /// Reports the New Connection Parameter events of one controller (a peer's parameter update that its kernel

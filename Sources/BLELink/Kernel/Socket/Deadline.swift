@@ -56,7 +56,7 @@ extension Duration {
     }
 
     /// "20 s", "0.5 s", "1.25 s": seconds with at most three decimals, for error descriptions.
-    var secondsText: String {
+    package var secondsText: String {
         let milliseconds = wholeNanoseconds / 1_000_000
         let whole = milliseconds / 1000, fraction = abs(milliseconds % 1000)
         guard fraction != 0 else { return "\(whole) s" }

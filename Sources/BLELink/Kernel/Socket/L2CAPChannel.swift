@@ -1,5 +1,6 @@
 import CBluetooth
 import Glibc
+import PollThread
 import Synchronization
 
 /// LE credit-based L2CAP channels (connection-oriented, a PSM instead of the ATT fixed channel): the socket

@@ -1,4 +1,6 @@
 import BLELink
+import BlueZLink
+import SDBus
 public import GATT
 import Transport
 

@@ -1,5 +1,7 @@
-public import BLELink
+import BLELink
+import BlueZLink
 import GATT
+public import SDBus
 
 /// The bluetoothd backend: beside bluetoothd, through its D-Bus API (no root; the adapter stays
 /// bluetoothd's). A central's link is a ``BlueZCentralLink``, which takes the LE credit-based channel the

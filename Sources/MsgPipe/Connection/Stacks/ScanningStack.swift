@@ -1,4 +1,5 @@
 public import BLELink
+import BlueZLink
 
 /// A stack that lists advertising peers: the kernel's (the mgmt socket) and bluetoothd's (its discovery). A
 /// UNIX socket has nothing to scan, so ``SocketStack`` does not conform.

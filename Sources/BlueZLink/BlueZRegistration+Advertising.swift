@@ -1,3 +1,5 @@
+import SDBus
+
 /// The advertisement, registered while it is wanted: one central at a time takes it away while a central is
 /// served (``CentralTurns``) and brings it back when the turn ends.
 extension BlueZRegistration {

@@ -4,14 +4,14 @@ import Synchronization
 /// The self-pipe a poll thread adds to its `poll(2)` set so other threads can wake it: ``wake()`` writes a
 /// byte, the thread polls ``descriptor`` for reading and calls ``drain()``. Non-blocking and close-on-exec; safe
 /// to wake after ``close()`` (the descriptor numbers may by then belong to other files: nothing is written).
-final class WakePipe: Sendable {
+package final class WakePipe: Sendable {
     /// The end to poll for POLLIN.
-    let descriptor: Int32
+    package let descriptor: Int32
     private let writeEnd: Int32
     private let closed = Mutex(false)
 
     /// Throws the errno of `pipe(2)`.
-    init() throws(WakePipeError) {
+    package init() throws(WakePipeError) {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { throw WakePipeError(errno: errno) }
         for end in ends {
@@ -23,7 +23,7 @@ final class WakePipe: Sendable {
     }
 
     /// Makes the next (or current) poll on ``descriptor`` return; nothing once closed.
-    func wake() {
+    package func wake() {
         closed.withLock { closed in
             guard !closed else { return }
             var byte: UInt8 = 1
@@ -32,7 +32,7 @@ final class WakePipe: Sendable {
     }
 
     /// What ``wait(for:)`` saw.
-    enum Wait: Equatable {
+    package enum Wait: Equatable {
         /// ``wake()`` was called; the pipe stays readable (so every thread polling it wakes) until ``drain()``.
         case woken
         /// `fd` has events: its `revents`.
@@ -42,7 +42,7 @@ final class WakePipe: Sendable {
     }
 
     /// Blocks until `fd` is readable (or hung up, or failed) or the pipe is woken; a wake wins over `fd`.
-    func wait(for fd: Int32) -> Wait {
+    package func wait(for fd: Int32) -> Wait {
         while true {
             var entries = [
                 pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
@@ -58,13 +58,13 @@ final class WakePipe: Sendable {
     }
 
     /// Empties the pipe (after poll reported it readable).
-    func drain() {
+    package func drain() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while read(descriptor, &bytes, bytes.count) > 0 {}
     }
 
     /// Closes both ends; later ``wake()`` calls do nothing. Idempotent.
-    func close() {
+    package func close() {
         closed.withLock { closed in
             guard !closed else { return }
             closed = true
@@ -75,6 +75,6 @@ final class WakePipe: Sendable {
 }
 
 /// `pipe(2)` failed.
-struct WakePipeError: Error {
-    let errno: Int32
+package struct WakePipeError: Error {
+    package let errno: Int32
 }

@@ -1,10 +1,10 @@
 import Glibc
 
 /// Starts a detached POSIX thread that runs one closure: for blocking system calls and poll loops, which must not
-/// hold one of Swift's cooperative threads (there is one per core). The one way BLELink starts a thread.
-enum DetachedThread {
+/// hold one of Swift's cooperative threads (there is one per core). The one way msgpipe's OS bindings start a thread.
+package enum DetachedThread {
     /// Runs `work` on a new detached thread; returns 0, or pthread_create's error number (then `work` never runs).
-    static func spawn(_ work: @escaping @Sendable () -> Void) -> Int32 {
+    package static func spawn(_ work: @escaping @Sendable () -> Void) -> Int32 {
         var thread = pthread_t()
         let context = Unmanaged.passRetained(Work(work)).toOpaque()
         let status = pthread_create(&thread, nil, { raw in

@@ -1,6 +1,7 @@
 import CSystemd
 import DequeModule
 import Glibc
+import PollThread
 import Synchronization
 
 /// A connection to a D-Bus bus over sd-bus, driven by ONE thread of its own: sd-bus is not thread-safe, so

@@ -1,3 +1,5 @@
+public import SDBus
+
 /// Why the BlueZ D-Bus backend failed, each with its remedy. The texts name settings as the library does ("the
 /// kernel backend", "the adapter", "the profile"); a CLI names its own options for them.
 public enum BlueZError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import SDBus
 import Synchronization
 
 /// The application and advertisement registered with whoever owns org.bluez, kept so across bluetoothd

@@ -1,6 +1,9 @@
+import BLELink
 import Backpressure
+public import BluetoothCore
 public import GATT
 import Glibc
+public import SDBus
 public import Transport
 
 /// The central role beside bluetoothd: finds the peer (discovery, or the Device1 path of a known address),

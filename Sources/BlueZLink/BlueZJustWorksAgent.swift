@@ -1,3 +1,5 @@
+import SDBus
+
 /// msgpipe's pairing agent beside bluetoothd, for security "medium": org.bluez.Agent1 for Just Works
 /// (NoInputNoOutput), which confirms and authorizes and refuses anything that needs a PIN or passkey
 /// (org.bluez.Error.Rejected). "high" (authenticated) cannot be met by NoInputNoOutput: it needs a passkey or

@@ -1,3 +1,5 @@
+
+
 /// Runs `operation` until it returns or `timeout` passes: nil then, after the operation was cancelled and
 /// ended (it must end promptly when cancelled, as BoundedAsyncQueue's `next()` does).
 func withTimeout<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async -> T?) async -> T? {

@@ -1,4 +1,5 @@
 import Backpressure
+import SDBus
 import Synchronization
 
 /// What a central waits on of one `Device1` (Connected, ServicesResolved), kept current from its

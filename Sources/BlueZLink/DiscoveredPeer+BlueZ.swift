@@ -1,3 +1,7 @@
+public import BLELink
+import BluetoothCore
+public import SDBus
+
 /// Scan reports from bluetoothd's `Device1` objects: the same ``DiscoveredPeer`` the kernel scanner yields,
 /// so `msgpipe scan` prints either unchanged.
 extension DiscoveredPeer {

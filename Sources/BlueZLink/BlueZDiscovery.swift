@@ -1,4 +1,6 @@
+public import BLELink
 public import Backpressure
+public import SDBus
 import Synchronization
 
 /// LE discovery through bluetoothd: `Adapter1.SetDiscoveryFilter({Transport: "le", UUIDs, DuplicateData})`

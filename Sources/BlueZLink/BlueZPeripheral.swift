@@ -1,6 +1,8 @@
 public import Backpressure
+public import BluetoothCore
 public import GATT
 import Glibc
+public import SDBus
 import Synchronization
 
 /// A msgpipe peripheral beside bluetoothd: registers a GATT application for `profile` and an advertisement,

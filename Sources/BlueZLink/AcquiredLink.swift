@@ -1,3 +1,4 @@
+import BLELink
 public import Backpressure
 import GATT
 import Synchronization

@@ -1,4 +1,6 @@
+import BluetoothCore
 import GATT
+import SDBus
 
 /// The objects a msgpipe peripheral exports for bluetoothd under `root`: the application (an ObjectManager at
 /// `root/app`) with the msgpipe service, its write (rx) and notify (tx) characteristics answered by

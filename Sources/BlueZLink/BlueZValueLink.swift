@@ -1,4 +1,5 @@
 public import Backpressure
+public import SDBus
 import Synchronization
 public import Transport
 

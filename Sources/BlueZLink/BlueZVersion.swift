@@ -1,4 +1,6 @@
+import BLELink
 import Glibc
+public import SDBus
 
 /// The version of the bluetoothd that owns org.bluez, where the box lets a normal user read it: the process
 /// id behind the name (`GetConnectionUnixProcessID`), its executable from `/proc/PID/cmdline` (readable by

@@ -1,3 +1,7 @@
+public import BLELink
+public import BluetoothCore
+public import SDBus
+
 /// bluetoothd's adapters: the `org.bluez.Adapter1` object an ``AdapterSelector`` means, its devices' paths,
 /// and the powered check discovery and the central start with.
 public enum BlueZAdapter {

@@ -8,8 +8,8 @@ import Testing
 /// commands and key files), are modules beside it.
 @Suite struct CoreImportsTests {
     static let forbidden: Set<String> = [
-        "BLELink", "Glibc", "Foundation", "Dispatch", "CBluetooth", "CSystemd", "CSDBusShim", "CFileSync", "MsgPipe",
-        "ExchangePosix",
+        "BLELink", "BlueZLink", "SDBus", "PollThread", "Glibc", "Foundation", "Dispatch", "CBluetooth", "CSystemd",
+        "CSDBusShim", "CFileSync", "MsgPipe", "ExchangePosix",
     ]
 
     @Test("MsgPipeCore, BluetoothCore and every module of ours they import import no backend, no Glibc, no Foundation")

@@ -1,4 +1,3 @@
-import BLELink
 public import BlueZLink
 public import SDBus
 

@@ -9,6 +9,7 @@ struct Lab {}
 
 extension Tag {
     // Sections of the lab (Scripts/lab.sh's section table).
+    @Tag static var core: Self
     @Tag static var kernel: Self
     @Tag static var bluetoothd: Self
     @Tag static var coc: Self
@@ -36,11 +37,14 @@ struct LabEnvironment: Sendable {
     /// The msgpipe and msgpipe-lab executables the checks run.
     let msgpipe: String
     let msgpipeLab: String
-    /// Where each test appends its verdict line ("0|1 SECONDS LOGDIR NAME"), for lab-test.sh's results.txt.
+    /// The directory of the C reference peers (`att_server`, `att_client`, `att_hostile`, `att_blast`) that
+    /// Scripts/lab.sh builds from Tests/lab: `LAB_PEERS`, else `.build/lab` under the working directory.
+    let peers: String
+    /// Where each test appends its verdict line ("0|1|skip SECONDS LOGDIR NAME"), for lab-test.sh's results.txt.
     let resultsFile: String?
 
-    /// Set only inside the VM: BLELAB_ADDR_A to _D and BLELAB_OUT (blelab.sh), LAB_MSGPIPE and
-    /// LAB_MSGPIPE_LAB (lab-test.sh).
+    /// Set only inside the VM: BLELAB_ADDR_A to _D and BLELAB_OUT (blelab.sh), LAB_MSGPIPE, LAB_MSGPIPE_LAB and
+    /// LAB_PEERS (lab-test.sh).
     static let current: LabEnvironment? = {
         let env = ProcessInfo.processInfo.environment
         guard let a = env["BLELAB_ADDR_A"], a.count == 17, let b = env["BLELAB_ADDR_B"], let out = env["BLELAB_OUT"],
@@ -49,6 +53,7 @@ struct LabEnvironment: Sendable {
         return LabEnvironment(
             addressA: a, addressB: b, addressC: env["BLELAB_ADDR_C"].flatMap { $0.isEmpty ? nil : $0 },
             addressD: env["BLELAB_ADDR_D"].flatMap { $0.isEmpty ? nil : $0 }, outDirectory: URL(fileURLWithPath: out), msgpipe: msgpipe,
-            msgpipeLab: msgpipeLab, resultsFile: env["LAB_RESULTS"])
+            msgpipeLab: msgpipeLab,
+            peers: env["LAB_PEERS"] ?? FileManager.default.currentDirectoryPath + "/.build/lab", resultsFile: env["LAB_RESULTS"])
     }()
 }

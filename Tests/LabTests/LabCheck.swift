@@ -6,7 +6,8 @@ import Testing
 /// (`OUT/labtests/FUNCTION/`), starts its programs there, and records its verdicts; afterwards it checks that
 /// the test left nothing behind: no program of its own or any msgpipe running, no LE link on any controller, no
 /// advertising instance. A failed test prints its own logs (each program's command line, exit and output tails)
-/// and what btmon saw meanwhile. Each run appends one verdict line to `LAB_RESULTS` for lab-test.sh.
+/// and what btmon saw meanwhile. Each run appends one verdict line to `LAB_RESULTS` for lab-test.sh
+/// ("0|1|skip SECONDS LOGDIR NAME").
 final class LabCheck {
     let environment: LabEnvironment
     let name: String
@@ -14,6 +15,7 @@ final class LabCheck {
     private var processes: [LabProcess] = []
     private var failures: [String] = []
     private var notes: [String] = []
+    private var skipped: String?
     private let started = Date()
     private let btmonStart: Int
 
@@ -61,6 +63,13 @@ final class LabCheck {
         Issue.record(Comment(rawValue: what), sourceLocation: sourceLocation)
     }
 
+    /// Reports the test as a skip (lab-test.sh's `skip` line with `why`) unless it also failed: for a check that
+    /// finds, while it runs, that this lab cannot show what it checks (an emulator's known bug, with evidence).
+    func skip(_ why: String) {
+        skipped = why
+        print("lab skip: \(why)")
+    }
+
     /// A number for people to read (goodput, times): printed and written beside the verdict, never judged.
     func note(_ text: String) {
         notes.append(text)
@@ -69,16 +78,18 @@ final class LabCheck {
 
     // MARK: Programs and files
 
-    /// Starts a program; its output goes to `LABEL.out` and `LABEL.err` in the test's log directory.
-    func start(_ label: String, _ executable: String, _ arguments: [String]) throws -> LabProcess {
-        let process = try LabProcess(label: label, executable: executable, arguments: arguments, directory: directory)
+    /// Starts a program (standard input from `input`, from `LabProcess.type(_:)` when `interactive`, else
+    /// /dev/null); its output goes to `LABEL.out` and `LABEL.err` in the test's log directory.
+    func start(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, interactive: Bool = false) throws -> LabProcess {
+        let process = try LabProcess(label: label, executable: executable, arguments: arguments, directory: directory, input: input,
+            interactive: interactive)
         processes.append(process)
         return process
     }
 
     /// Runs a program to its end, at most `seconds` (then it is killed and its exit says so).
-    func run(_ label: String, _ executable: String, _ arguments: [String], seconds: Double) throws -> LabProcess {
-        let process = try start(label, executable, arguments)
+    func run(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, seconds: Double) throws -> LabProcess {
+        let process = try start(label, executable, arguments, input: input)
         process.wait(seconds: seconds)
         return process
     }
@@ -217,9 +228,11 @@ final class LabCheck {
         let failed = !failures.isEmpty
         if failed { report(btmon: btmon) }
         try? notes.map { $0 + "\n" }.joined().write(to: directory.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
+        if let skipped { try? skipped.write(to: directory.appendingPathComponent("skip.txt"), atomically: true, encoding: .utf8) }
+        let status = failed ? "1" : skipped == nil ? "0" : "skip"
         if let results = environment.resultsFile, let handle = FileHandle(forWritingAtPath: results) {
             _ = try? handle.seekToEnd()
-            try? handle.write(contentsOf: Data("\(failed ? 1 : 0) \(seconds) \(directory.path) \(name)\n".utf8))
+            try? handle.write(contentsOf: Data("\(status) \(seconds) \(directory.path) \(name)\n".utf8))
             try? handle.close()
         }
     }

@@ -27,8 +27,12 @@ final class LabProcess {
     private let process = Process()
     private(set) var exit: LabExit?
 
-    /// Starts `executable arguments...` with standard input from /dev/null.
-    init(label: String, executable: String, arguments: [String], directory: URL) throws {
+    /// Where `type(_:)` writes: the standard input of a process started with `interactive`.
+    private let keyboard: Pipe?
+
+    /// Starts `executable arguments...` with standard input from `input` (a file), from a pipe that `type(_:)`
+    /// writes to (`interactive`), else from /dev/null.
+    init(label: String, executable: String, arguments: [String], directory: URL, input: URL? = nil, interactive: Bool = false) throws {
         self.label = label
         commandLine = ([executable] + arguments).joined(separator: " ")
         stdoutFile = directory.appendingPathComponent("\(label).out")
@@ -37,10 +41,20 @@ final class LabProcess {
         _ = FileManager.default.createFile(atPath: stderrFile.path, contents: nil)
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
+        keyboard = interactive ? Pipe() : nil
+        // A write after the process closed its input must fail, not kill the test bundle.
+        if interactive { signal(SIGPIPE, SIG_IGN) }
+        process.standardInput = try keyboard ?? input.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
         try process.run()
+    }
+
+    /// Writes `line` and a newline to the standard input of a process started with `interactive` (a process
+    /// that is gone reads nothing more: the write is dropped).
+    func type(_ line: String) {
+        guard process.isRunning else { return }
+        try? keyboard?.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -57,12 +71,24 @@ final class LabProcess {
         }
     }
 
+    /// Standard output so far as text (for the C peers and lab-probe, which print lines, not JSON).
+    var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+
     /// Waits until standard error contains `text` (true), or `seconds` passed or the process ended (false).
     func waitForStderr(containing text: String, seconds: Double = 60) -> Bool {
+        waitFor(text, in: { self.stderr }, seconds: seconds)
+    }
+
+    /// Waits until standard output contains `text` (true), or `seconds` passed or the process ended (false).
+    func waitForStdout(containing text: String, seconds: Double = 60) -> Bool {
+        waitFor(text, in: { self.stdoutText }, seconds: seconds)
+    }
+
+    private func waitFor(_ text: String, in output: () -> String, seconds: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         while Date() < deadline {
-            if stderr.contains(text) { return true }
-            if !process.isRunning { return stderr.contains(text) }
+            if output().contains(text) { return true }
+            if !process.isRunning { return output().contains(text) }
             Thread.sleep(forTimeInterval: 0.2)
         }
         return false

@@ -17,7 +17,11 @@ extension Lab.Core {
             let file = try lab.file("2mib.bin", message)
             let listen = try lab.startListen(["--adapter", "hci0", "--name", "msgpipe-busy", "--count", "1"])
             let send = try lab.start("send", env.msgpipe, ["send", "--adapter", "hci1", "--to", "msgpipe-busy", "--json", file.path])
-            for _ in 0..<300 where LabCheck.leLinks(index: 0).isEmpty { Thread.sleep(forTimeInterval: 0.2) }
+            // The transfer is under way once hci0 has its link (at most 60 s).
+            for _ in 0..<300 {
+                if !LabCheck.leLinks(index: 0).isEmpty { break }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
             Thread.sleep(forTimeInterval: 3)
             let started = Date()
             let gatttool = try lab.start("gatttool", "/usr/bin/gatttool", ["-i", "hci2", "-b", env.addressA, "-t", "public", "--primary"])

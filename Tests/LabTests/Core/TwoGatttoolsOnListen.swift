@@ -21,7 +21,10 @@ extension Lab.Core {
             let second = try lab.run("gatttool-2", "/usr/bin/gatttool", ["-i", "hci2", "-b", env.addressA, "-t", "public", "--primary"], seconds: 60)
             let links = LabCheck.leLinks(index: 0).count
             first.type("primary")
-            for _ in 0..<100 where Self.answers(first) < 2 { Thread.sleep(forTimeInterval: 0.2) }
+            for _ in 0..<100 {
+                if Self.answers(first) >= 2 { break }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
             first.type("disconnect")
             Thread.sleep(forTimeInterval: 1)
             first.type("exit")

@@ -205,16 +205,12 @@ if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 else
 section core
 
-# 1-11 (Tests/LabTests/Core): the raw ATT probes and C peers in both roles, scan, gatttool,
-# connect by name, security medium, the hostile client against the probe, the raw goodput baseline (which leaves
-# its number in $OUT/t9.log for check 15), gatttool against msgpipe listen's GATT service, the GATT stack's goodput
-# against its own baseline.
-lab_tests 'Lab/Core/(centralReadsCServer|busyATTChannel|scanListsPeripheral|scanFilterFindsNothing|gatttoolReads|connectByName|servedTwoInTurn|reverseRoles|securityMedium|hostileClientProbe|rawGoodput|gattDiscovery|gattReadWrite|gattStackGoodput)'
-no_links
-
-# 12-14 (Tests/LabTests/Core): send -> listen both ways, a killed sender, a dropped link, the hostile client
-# against listen. sendListen leaves send's JSON line in $OUT/t12.json (check 15 and 19b's notes read it).
-lab_tests 'Lab/Core/(sendListen|transferReverseRoles|killedSenderOnce|droppedLinkResumes|hostileClientListen)'
+# 1-14 (Tests/LabTests/Core), one run of the test bundle (each start costs 10-15 s in the guest): the raw ATT
+# probes and C peers in both roles, scan, gatttool, connect by name, security medium, the hostile client against
+# the probe and against listen, the raw goodput baseline (its number in $OUT/t9.log for check 15), gatttool against
+# listen's GATT service, the GATT stack's goodput, send -> listen both ways (send's JSON line in $OUT/t12.json for
+# checks 15 and 19b), a killed sender, a dropped link.
+lab_tests 'Lab/Core/(centralReadsCServer|busyATTChannel|scanListsPeripheral|scanFilterFindsNothing|gatttoolReads|connectByName|servedTwoInTurn|reverseRoles|securityMedium|hostileClientProbe|rawGoodput|gattDiscovery|gattReadWrite|gattStackGoodput|sendListen|transferReverseRoles|killedSenderOnce|droppedLinkResumes|hostileClientListen)'
 no_links
 
 # 15. Goodput of msgpipe send (Transport + GATT, 1 MiB, time from the first write to the acknowledgement as
@@ -228,46 +224,18 @@ if [ -n "$RAW" ] && [ -n "$SECS" ]; then
 	echo "   goodput: msgpipe send 1 MiB $SEND B/s vs raw C $RAW B/s, ratio $(awk "BEGIN{printf \"%.2f\", $SEND/$RAW}")" | tee -a "$OUT/results.txt"
 fi
 
-# 16 (Tests/LabTests/Core): encrypted request/serve, a wrong key refused.
-lab_tests 'Lab/Core/encryptedRequest'
+# 16-19d (Tests/LabTests/Core), one run of the bundle: encrypted request/serve with a wrong key refused; with a
+# third controller, two C centrals at once on the C server (a skip with the emulator's evidence under stock
+# btvirt; check 20 wants its "ok" line), a second central during a 2 MiB send -> listen, two gatttools at once on
+# listen --max-centrals 2, two sends at once into it, two started at the same instant; Transport over StreamLink
+# on an LE credit-based channel (l2test's raw channel the baseline in its note; LAB_COC=0 leaves it out).
+later='encryptedRequest'
+if [ -n "$C" ]; then later="$later|twoCCentralsAtOnce|secondCentralDuringTransfer|twoGatttoolsOnListen|twoSendsAtOnce|twoSendsSameInstant"
+else skip "two centrals at once, several centrals at once on msgpipe listen" "the lab has no third controller"; fi
+if [ "${LAB_COC:-1}" = 0 ]; then skip "1 MiB through Transport over an LE credit-based channel (StreamLink)" "LAB_COC=0"
+else later="$later|channelBaseline"; fi
+lab_tests "Lab/Core/($later)"
 no_links
-
-# 17, 18 (Tests/LabTests/Core): two C centrals at once on the C server (a skip with the emulator's evidence under
-# stock btvirt; check 20 wants its "ok" line), a second central during a 2 MiB send -> listen.
-if [ -n "$C" ]; then
-	lab_tests 'Lab/Core/twoCCentralsAtOnce'
-	no_links
-	lab_tests 'Lab/Core/secondCentralDuringTransfer'
-	no_links
-else
-	skip "two centrals at once" "the lab has no third controller"
-fi
-
-# 19. Several centrals at once on one msgpipe listen (`listen --max-centrals`, the
-#     concurrent accept loop on BLEPeripheral.connections(maximumConcurrent:)). a) gatttool on hci1 holds its
-#     link (interactive) while gatttool on hci2 discovers the service: both answered, two links on hci0 at
-#     once. b) msgpipe send from hci1 and hci2, 1 MiB each at the same time: both files intact, and the time
-#     of the pair against check 12's one alone. Needs the lab's btvirt (two links on one controller).
-if [ -z "$C" ]; then
-	skip "several centrals at once on msgpipe listen" "the lab has no third controller"
-elif ! "$MSGPIPE" listen --help 2>&1 | grep -q -- "--max-centrals"; then
-	skip "several centrals at once on msgpipe listen" "listen has no --max-centrals yet (the coordinator's concurrent listen)"
-else
-	# 19-19c (Tests/LabTests/Core): two gatttools at once on listen --max-centrals 2, two sends at once into it,
-	# two started at the same instant.
-	lab_tests 'Lab/Core/(twoGatttoolsOnListen|twoSendsAtOnce|twoSendsSameInstant)'
-	no_links
-fi
-
-# 19d (Tests/LabTests/Core): Transport over StreamLink on an LE credit-based channel, l2test's raw channel the
-# baseline in its note.
-if [ "${LAB_COC:-1}" = 0 ]; then
-	skip "1 MiB through Transport over an LE credit-based channel (StreamLink)" "LAB_COC=0"
-else
-	no_links
-	lab_tests 'Lab/Core/channelBaseline'
-	no_links
-fi
 
 # 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the
 #     lab): BLEPeripheral on hci0 hands out the centrals on hci1 and hci2 at once (both links carry their own

@@ -45,7 +45,7 @@ final class LabCheck {
             return
         }
         _ = check.waitForNoLinks(seconds: 20, endingThem: true)
-        check.removeAdvertising()
+        LabControllers.removeAdvertising()
         do { try body(check) } catch { check.fail("threw: \(error)", sourceLocation: sourceLocation) }
         check.finish(sourceLocation: sourceLocation)
     }
@@ -124,49 +124,19 @@ final class LabCheck {
     func waitForNoLinks(seconds: Double, endingThem: Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         repeat {
-            if Self.leLinks().isEmpty { return true }
-            Thread.sleep(forTimeInterval: 0.2)
+            if LabControllers.leLinks().isEmpty { return true }
+            Thread.sleep(forTimeInterval: 0.1)
         } while Date() < deadline
         guard endingThem else { return false }
-        for index in Self.indexes {
-            for line in Self.leLinks(index: index) {
-                if let handle = line.split(separator: " ").drop(while: { $0 != "handle" }).dropFirst().first {
-                    labShell(["hcitool", "-i", "hci\(index)", "ledc", String(handle)])
-                }
-            }
+        for link in LabControllers.leLinks() {
+            labShell(["hcitool", "-i", "hci\(link.index)", "ledc", "\(link.handle)"])
         }
         Thread.sleep(forTimeInterval: 2)
-        for index in Self.indexes where !Self.leLinks(index: index).isEmpty {
+        for index in Set(LabControllers.leLinks().map(\.index)) {
             labShell(["btmgmt", "--index", "\(index)", "power", "off"])
             labShell(["btmgmt", "--index", "\(index)", "power", "on"])
         }
         return false
-    }
-
-    /// `hcitool con`'s LE lines (of one controller, or of all that are up).
-    static func leLinks(index: Int? = nil) -> [String] {
-        let arguments = index.map { ["hcitool", "-i", "hci\($0)", "con"] } ?? ["hcitool", "con"]
-        return labShell(arguments).output.split(separator: "\n").map(String.init).filter { $0.contains(" LE ") }
-    }
-
-    /// The number of advertising instances each controller holds (mgmt Read Advertising Features).
-    static func advertisingInstances() -> [Int: Int] {
-        var found: [Int: Int] = [:]
-        for index in indexes {
-            let output = labShell(["btmgmt", "--index", "\(index)", "advinfo"]).output
-            guard let range = output.range(of: "Instances list with ") else { continue }
-            let count = Int(output[range.upperBound...].prefix(while: \.isNumber)) ?? 0
-            if count > 0 { found[index] = count }
-        }
-        return found
-    }
-
-    /// Turns the controllers' own advertising off and removes every advertising instance.
-    func removeAdvertising() {
-        for index in Self.indexes {
-            labShell(["btmgmt", "--index", "\(index)", "advertising", "off"])
-            labShell(["btmgmt", "--index", "\(index)", "rm-adv", "0"])
-        }
     }
 
     private static func btmonSize(_ environment: LabEnvironment) -> Int {
@@ -216,14 +186,14 @@ final class LabCheck {
             for pid in strays { kill(pid, SIGKILL) }
         }
         if !waitForNoLinks(seconds: 20, endingThem: false) {
-            fail("LE links still up 20 s after the test: \(Self.leLinks())", sourceLocation: sourceLocation)
+            fail("LE links still up 20 s after the test: \(LabControllers.leLinks())", sourceLocation: sourceLocation)
             _ = waitForNoLinks(seconds: 0, endingThem: true)
         }
-        let advertising = Self.advertisingInstances()
-        if !advertising.isEmpty {
-            fail("advertising instances left behind (controller: count): \(advertising)", sourceLocation: sourceLocation)
-            removeAdvertising()
+        let instances = LabControllers.advertising().filter { $0.value.instances > 0 }.mapValues(\.instances)
+        if !instances.isEmpty {
+            fail("advertising instances left behind (controller: count): \(instances)", sourceLocation: sourceLocation)
         }
+        LabControllers.removeAdvertising()
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         let failed = !failures.isEmpty
         if failed { report(btmon: btmon) }

@@ -40,7 +40,7 @@ extension LabCheck {
     /// handler), so its advertising instance on controller `index` is removed here.
     func stopProbe(_ probe: LabProcess, index: Int) {
         probe.stop(seconds: 10)
-        labShell(["btmgmt", "--index", "\(index)", "rm-adv", "0"])
+        LabControllers.removeInstances(index: index)
     }
 
     /// Runs `msgpipe-lab lab-probe connect` from `adapter` to `target` (an address or an advertised name).

@@ -19,7 +19,7 @@ extension Lab.Core {
             let send = try lab.start("send", env.msgpipe, ["send", "--adapter", "hci1", "--to", "msgpipe-busy", "--json", file.path])
             // The transfer is under way once hci0 has its link (at most 60 s).
             for _ in 0..<300 {
-                if !LabCheck.leLinks(index: 0).isEmpty { break }
+                if !LabControllers.leLinks(index: 0).isEmpty { break }
                 Thread.sleep(forTimeInterval: 0.2)
             }
             Thread.sleep(forTimeInterval: 3)

@@ -19,7 +19,7 @@ extension Lab.Core {
             first.type("primary")
             lab.expect(first.waitForStdout(containing: Self.msgpipeService), "the first gatttool never found the msgpipe service")
             let second = try lab.run("gatttool-2", "/usr/bin/gatttool", ["-i", "hci2", "-b", env.addressA, "-t", "public", "--primary"], seconds: 60)
-            let links = LabCheck.leLinks(index: 0).count
+            let links = LabControllers.leLinks(index: 0).count
             first.type("primary")
             for _ in 0..<100 {
                 if Self.answers(first) >= 2 { break }

@@ -15,10 +15,10 @@ extension Lab.NewBluez {
             let c = try Self.send(lab, "send-hci2", adapter: "hci2", try lab.file("mib2.bin", second))
             lab.expect(c.waitForStderr(containing: "link connected"), "hci2's send never connected")
             Thread.sleep(forTimeInterval: 1)
-            let handle = LabCheck.leLinks(index: 2).first?.split(separator: " ").drop { $0 != "handle" }.dropFirst().first
+            let handle = LabControllers.leLinks(index: 2).first?.handle
             lab.expect(handle != nil, "hci2 had no LE link to cut")
             let cut = Date()
-            if let handle { labShell(["hcitool", "-i", "hci2", "ledc", String(handle)]) }
+            if let handle { labShell(["hcitool", "-i", "hci2", "ledc", "\(handle)"]) }
             c.wait(seconds: 300)
             b.wait(seconds: 300)
             lab.expectExit(c)

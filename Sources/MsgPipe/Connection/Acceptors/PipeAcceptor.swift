@@ -40,17 +40,9 @@ public final class PipeAcceptor: LinkAcceptor {
         }?.stop()
     }
 
-    /// Accepts centrals and runs `handle` for each in a child task, up to `maximumConcurrent` at once (the next
-    /// one is accepted when one leaves), until `connections` were accepted (nil: until cancelled); returns once
-    /// the last `handle` returned. The link is connected when `handle` starts and closed after it returns; on
-    /// msgpipe's own GATT it is served (with `info`) while `handle` runs. `onReady` says where it listens or
-    /// advertises. `centralsAtOnce` above 1 fails at once through a bluetoothd that
-    /// serves one central at a time (before 5.76). `unnumbered`: a plain format is carried, which cannot put
-    /// values back in order (advice beside a bluetoothd with EATT on). Over Bluetooth, unless the link mode is
-    /// gatt, it also listens on an LE credit-based channel at a dynamic PSM, published in the service (PROTOCOL.md
-    /// 5.9), and hands each central's channel to `handle` as a `StreamLink`. Throws what picking the backend
-    /// throws (`BlueZError` when bluez was asked for and bluetoothd cannot be reached) and what the picked
-    /// acceptor throws.
+    /// `LinkAcceptor`'s accept loop, run by the acceptor ``PipeStacks/acceptor(at:options:)`` picks for the
+    /// options' backend. Throws what picking throws (`BlueZError` when bluez was asked for and bluetoothd cannot
+    /// be reached) and what the picked acceptor throws.
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int? = nil, maximumConcurrent: Int = 1, centralsAtOnce: Int = 1,
         unnumbered: Bool = false, onReady: (String) -> Void = { _ in },

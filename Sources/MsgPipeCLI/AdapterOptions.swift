@@ -38,7 +38,7 @@ public struct AdapterOptions: ParsableArguments, Sendable {
     public var connectTimeout: Double = 20
 
     @Option(help: "The Bluetooth stack: auto (bluez when bluetoothd runs), bluez (through bluetoothd), kernel.")
-    public var backend: PipeBackend = .auto
+    public var backend: PipeBackend.Name = .auto
 
     @Option(help: """
         What carries the data: auto (the peripheral's L2CAP channel where it publishes one, else GATT), gatt, \
@@ -81,6 +81,20 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         if bare { throw ValidationError("--to unix:PATH needs a PATH") }
     }
 
+    /// The library's backend for `--backend`, carrying the kernel's options: `--bonds` and `parameters` (the
+    /// connection parameters and PHY). `--backend bluez` carries none: with `parameters` it is a usage error
+    /// with the library's remedy (bluetoothd's main.conf, or `--backend kernel`); `--bonds` does not apply there.
+    func pipeBackend(parameters: ConnectionParameterRequest?) throws(ValidationError) -> PipeBackend {
+        let kernel = KernelOptions(connectionParameters: parameters, bondDirectory: bondDirectory)
+        switch backend {
+        case .auto: return .auto(kernel: kernel)
+        case .kernel: return .kernel(kernel)
+        case .bluez:
+            guard let parameters else { return .bluez }
+            throw ValidationError(FlagWords.flagged("\(MessagePipeError.connectionParametersThroughBluetoothd(parameters))"))
+        }
+    }
+
     public func securityLevel() throws(ValidationError) -> L2CAPSecurityLevel {
         guard let level = L2CAPSecurityLevel(rawValue: security) else {
             throw ValidationError("--security must be low, medium or high, not '\(security)'")
@@ -103,7 +117,7 @@ public enum BluetoothDiagnostics {
     }
 }
 
-extension PipeBackend: ExpressibleByArgument {}
+extension PipeBackend.Name: ExpressibleByArgument {}
 extension PipeAddress: ExpressibleByArgument {
     public init?(argument: String) { self.init(argument) }
 }

@@ -76,17 +76,16 @@ struct LinkOptions: ParsableArguments {
         format: FrameFormat, verbose: Bool, printReconnects: Bool = true, connection: ConnectionParameterOptions?
     ) throws -> MessagePipe.Options {
         var options = MessagePipe.Options()
-        options.connectionParameters = try connection?.request()
-        if options.connectionParameters != nil, case .unix = try endpoint() {
+        let parameters = try connection?.request()
+        if parameters != nil, case .unix = try endpoint() {
             throw ValidationError("--conn-interval, --conn-latency, --supervision-timeout and --phy apply to Bluetooth links, not --link unix:PATH")
         }
         options.adapter = bluetooth.adapter
-        options.backend = bluetooth.backend
+        options.backend = try bluetooth.pipeBackend(parameters: parameters)
         options.linkMode = bluetooth.linkMode
         options.profile = try gattProfile()
         options.format = format
         options.security = try bluetooth.securityLevel()
-        options.bondDirectory = bluetooth.bondDirectory
         options.connectTimeout = .milliseconds(Int64(bluetooth.connectTimeout * 1000))
         options.onNote = { note in
             switch note.kind {

@@ -38,7 +38,7 @@ struct ScanCommand: AsyncParsableCommand {
         The Bluetooth stack: bluez (bluetoothd's discovery, shared with its other clients), kernel (the mgmt \
         socket; bluetoothd must not run), or auto (bluez when bluetoothd is on the system bus).
         """)
-    var backend: PipeBackend = .auto
+    var backend: PipeBackend.Name = .auto
 
     @Flag(help: "Say which backend scans.")
     var verbose = false

@@ -59,43 +59,63 @@ struct MessagePipeBlueZTests {
     }
 }
 
-/// Connection parameters through bluetoothd: its D-Bus API sets none, so both roles refuse before anything is
-/// registered or connected, with the main.conf remedy.
+/// Kernel options when auto picks bluetoothd: its D-Bus API sets no connection parameters, so both roles refuse
+/// with the main.conf remedy before bluetoothd is asked anything (``PipeStacks`` decides it once); a bond directory
+/// alone does not apply there and the pipe is made.
 @Suite(.enabled(if: PrivateBus.isAvailable, "dbus-daemon is not installed (apt install dbus-daemon)"), .serialized,
        .timeLimit(.minutes(2)))
 struct MessagePipeBlueZConnectionParameterTests {
-    static func options(bus: PrivateBus) throws -> MessagePipe.Options {
+    static func options(bus: PrivateBus, kernel: KernelOptions) -> MessagePipe.Options {
         var options = MessagePipe.Options()
-        options.backend = .bluez
+        options.backend = .auto(kernel: kernel)
         options.adapter = "hci0"
         options.bluetoothdBus = bus.address
-        options.connectionParameters = try ConnectionParameterRequest(
-            interval: "15-30", latency: nil, supervisionTimeout: nil, phy: nil)
         return options
     }
 
-    @Test func aPeripheralRefusesBeforeAdvertising() async throws {
+    static func parameters() throws -> ConnectionParameterRequest {
+        try ConnectionParameterRequest(interval: "15-30", latency: nil, supervisionTimeout: nil, phy: nil)
+    }
+
+    @Test func aPeripheralRefusesBeforeRegistering() async throws {
         let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
-        let options = try Self.options(bus: bus)
-        await #expect(throws: MessagePipeError.connectionParametersThroughBluetoothd(options.connectionParameters!)) {
+        let parameters = try Self.parameters()
+        let options = Self.options(bus: bus, kernel: KernelOptions(connectionParameters: parameters))
+        await #expect(throws: MessagePipeError.connectionParametersThroughBluetoothd(parameters)) {
             _ = try await MessagePipe.advertise(name: "msgpipe-params", options: options)
         }
+        #expect(fake.record.application.withLock { $0 } == nil)
         #expect(fake.record.advertisement.withLock { $0 } == nil)
     }
 
-    @Test func aCentralRefusesBeforeConnecting() async throws {
+    @Test func aCentralRefusesBeforeDiscoveringOrConnecting() async throws {
+        let bus = try await PrivateBus.started()
+        defer { bus.stop() }
+        let fake = try await FakeBlueZRemote(address: bus.address)
+        defer { fake.stop() }
+        fake.announceWhenDiscovering(BlueZCentralTests.peripheral)
+        let parameters = try Self.parameters()
+        let options = Self.options(bus: bus, kernel: KernelOptions(connectionParameters: parameters))
+        await #expect {
+            _ = try await MessagePipe.connect(to: "msgpipe-peer", options: options)
+        } throws: { error in
+            error as? MessagePipeError == .connectionParametersThroughBluetoothd(parameters)
+                && "\(error)".contains("MinConnectionInterval=12 MaxConnectionInterval=24")
+        }
+        #expect(fake.record.starts.withLock { $0 } == 0 && fake.record.connectAttempts.withLock { $0 } == 0)
+    }
+
+    @Test func aBondDirectoryAloneIsBluetoothdsBusinessThere() async throws {
         let bus = try await PrivateBus.started()
         defer { bus.stop() }
         let fake = try await FakeBlueZ(address: bus.address)
         defer { fake.stop() }
-        let options = try Self.options(bus: bus)
-        await #expect {
-            _ = try await MessagePipe.connect(to: "msgpipe-peer", options: options)
-        } throws: { error in
-            "\(error)".contains("MinConnectionInterval=12 MaxConnectionInterval=24")
-        }
+        let options = Self.options(bus: bus, kernel: KernelOptions(bondDirectory: "/nonexistent/msgpipe-bonds"))
+        let server = try await MessagePipe.advertise(name: "msgpipe-bonds", options: options)
+        #expect(server.description.hasPrefix("advertising 'msgpipe-bonds' on hci0 (through bluetoothd)"), "\(server.description)")
+        await server.close()
     }
 }

@@ -43,6 +43,16 @@ extension ConnectionParameterCLITests {
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("apply to Bluetooth links"))
     }
+
+    @Test("through --backend bluez they are a usage error with bluetoothd's remedy, in either role", arguments: [
+        ["send", "--to", "AA:BB:CC:DD:EE:FF", "/dev/null"], ["listen", "--name", "msgpipe-params"],
+    ])
+    func throughBluezTheyAreAUsageError(command: [String]) throws {
+        let result = try MsgPipeProcess.run(command + ["--backend", "bluez", "--conn-interval", "15", "--phy", "2m"])
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("MinConnectionInterval=12 MaxConnectionInterval=12"), "\(result.stderr)")
+        #expect(result.stderr.contains("a PHY preference needs --backend kernel"), "\(result.stderr)")
+    }
 }
 
 extension ConnectionParameterCLITests {

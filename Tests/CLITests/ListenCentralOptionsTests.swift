@@ -1,9 +1,11 @@
+import ArgumentParser
 import GATT
 import MsgPipe
 import Testing
 @testable import MsgPipeCLI
 
-/// `listen` as the central hands its connection parameters to every link it opens, to one `--to` or to several.
+/// `listen` as the central hands its connection parameters to every link it opens, to one `--to` or to several:
+/// they travel in the options' backend, which every link's stack is picked from.
 struct ListenCentralOptionsTests {
     static let parameters = ["--conn-interval", "15-30", "--conn-latency", "2", "--supervision-timeout", "2000", "--phy", "2m"]
 
@@ -15,7 +17,8 @@ struct ListenCentralOptionsTests {
         let command = try ListenCommand.parse(peers + ["--backend", "kernel"] + Self.parameters)
         #expect(command.link.hasSeveralPeers == (peers.count > 2))
         let options = try command.receiverOptions(asCentral: true)
-        let request = try #require(options.connectionParameters)
+        #expect(options.backend.name == .kernel)
+        let request = try #require(options.backend.kernelOptions?.connectionParameters)
         #expect(request.interval?.minimum == 12)   // 15 ms in 1.25 ms units
         #expect(request.interval?.maximum == 24)   // 30 ms
         #expect(request.latency == 2)
@@ -24,8 +27,30 @@ struct ListenCentralOptionsTests {
         #expect(options.holdsAcknowledgements)
     }
 
+    @Test("without --backend the parameters ride on auto, for when it picks the kernel")
+    func withoutABackendTheyRideOnAuto() throws {
+        let command = try ListenCommand.parse(["--to", "door", "--to", "hall"] + Self.parameters)
+        let options = try command.receiverOptions(asCentral: true)
+        #expect(options.backend.name == .auto)
+        #expect(options.backend.kernelOptions?.connectionParameters?.interval?.maximum == 24)
+    }
+
     @Test func withoutTheOptionsTheAdapterDefaultsStand() throws {
         let command = try ListenCommand.parse(["--to", "door", "--to", "hall"])
-        #expect(try command.receiverOptions(asCentral: true).connectionParameters == nil)
+        #expect(try command.receiverOptions(asCentral: true).backend.kernelOptions?.connectionParameters == nil)
+    }
+
+    @Test("--backend bluez with connection parameters is a usage error naming the remedy, before any link")
+    func bluezRefusesThemAsAUsageError() throws {
+        let command = try ListenCommand.parse(["--to", "door", "--backend", "bluez", "--conn-interval", "15-30"])
+        #expect {
+            _ = try command.receiverOptions(asCentral: true)
+        } throws: { error in
+            let message = "\((error as? ValidationError)?.message ?? "")"
+            return message.contains("MinConnectionInterval=12 MaxConnectionInterval=24")
+                && message.contains("or use --backend kernel (with bluetoothd stopped)")
+        }
+        let bonds = try ListenCommand.parse(["--to", "door", "--backend", "bluez", "--bonds", "/tmp/bonds"])
+        #expect(try bonds.receiverOptions(asCentral: true).backend == .bluez)
     }
 }

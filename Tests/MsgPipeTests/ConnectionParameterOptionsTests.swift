@@ -26,7 +26,8 @@ struct ConnectionParameterOptionsTests {
         // Over a UNIX socket there is no LE link: the options do not apply and the pipe is made as usual.
         let path = "/tmp/msgpipe-test-params-\(UInt32.random(in: 0 ... .max)).sock"
         var options = MessagePipe.Options()
-        options.connectionParameters = try ConnectionParameterRequest(interval: "7.5", latency: nil, supervisionTimeout: nil, phy: nil)
+        options.backend = .kernel(KernelOptions(
+            connectionParameters: try ConnectionParameterRequest(interval: "7.5", latency: nil, supervisionTimeout: nil, phy: nil)))
         let server = try await MessagePipe.listen(path: path, options: options)
         let pipe = try await MessagePipe.connect(to: "unix:\(path)", options: options)
         try await pipe.send([1, 2, 3])

@@ -19,6 +19,19 @@ struct StackAcceptorTests {
         #expect(BluetoothdAcceptor(name: "kiosk", options: options).options.backend == .bluez)
     }
 
+    @Test("a stack's acceptor keeps only what its stack honours: the kernel's keeps auto's kernel options, bluetoothd's drops them")
+    func acceptorsKeepTheirOwnOptions() throws {
+        let kernel = KernelOptions(
+            connectionParameters: try ConnectionParameterRequest(interval: "15", latency: nil, supervisionTimeout: nil, phy: "2m"),
+            bondDirectory: "/var/lib/msgpipe/bonds")
+        var options = MessagePipe.Options()
+        options.backend = .auto(kernel: kernel)
+        #expect(KernelAcceptor(name: "kiosk", options: options).options.backend == .kernel(kernel))
+        #expect(BluetoothdAcceptor(name: "kiosk", options: options).options.backend.kernelOptions == nil)
+        options.backend = .bluez
+        #expect(KernelAcceptor(name: "kiosk", options: options).options.backend == .kernel)
+    }
+
     @Test("the factory's acceptor for a unix: address listens on the socket whatever the backend")
     func factoryPicksTheSocketForAPath() async throws {
         var options = MessagePipe.Options()

@@ -1,6 +1,6 @@
 public import BLELink
 
-/// The bonds a kernel-backend peripheral keeps in its bond directory (`MessagePipe.Options.bondDirectory`):
+/// The bonds a kernel-backend peripheral keeps in its bond directory (`KernelOptions.bondDirectory`):
 /// list the bonded peers, or forget one, in the files and in the kernel. Through bluetoothd the bonds are
 /// bluetoothd's, not these.
 ///

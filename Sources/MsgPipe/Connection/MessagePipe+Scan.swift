@@ -12,13 +12,14 @@ extension MessagePipe {
     }
 
     /// Lists advertising LE peers for `duration`, on `adapter` (nil: the first powered LE adapter) through
-    /// `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel, `auto` as `PipeBackend` says).
+    /// `backend` (bluetoothd's discovery for bluez, the mgmt socket for kernel, `auto` as `PipeBackend` says;
+    /// a scan takes no kernel options, so only the name).
     /// `onMatch` hears each peer that `filter` keeps the first time it is seen; the result is every such peer,
     /// strongest first. Throws `BluetoothError` or `BlueZError` (no adapter, powered off, bluetoothd missing
     /// for bluez, no permission), with the remedy in its description. `busAddress`: where bluetoothd runs (nil:
     /// the system bus). In BLELink's terms; the public entry point is `scan(adapter:backend:for:matching:...)`.
     package static func scan(
-        adapter: String? = nil, backend: PipeBackend = .auto, for duration: Duration, filter: ScanFilter = ScanFilter(),
+        adapter: String? = nil, backend: PipeBackend.Name = .auto, for duration: Duration, filter: ScanFilter = ScanFilter(),
         busAddress: String? = nil, onStart: @escaping @Sendable (ScanStart) -> Void = { _ in },
         onMatch: @escaping @Sendable (DiscoveredPeer) -> Void = { _ in }
     ) async throws -> [DiscoveredPeer] {

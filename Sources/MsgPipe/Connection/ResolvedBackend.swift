@@ -1,7 +1,8 @@
 public import BlueZLink
 public import SDBus
 
-/// The Bluetooth stack a pipe runs on, once `PipeBackend` was resolved.
+/// The Bluetooth stack a pipe runs on, once `PipeBackend` was resolved (``PipeStacks`` resolves it, and
+/// decides what kernel options mean there).
 public enum ResolvedBackend: Sendable {
     case kernel
     /// bluetoothd, reached over this system-bus connection (owned by whoever resolved it).
@@ -10,7 +11,7 @@ public enum ResolvedBackend: Sendable {
     /// Resolves `choice`: `auto` takes bluez when org.bluez owns a name on the bus, kernel otherwise; `bluez`
     /// throws when bluetoothd cannot be reached (the error names the remedy). `busAddress`: the D-Bus address
     /// where bluetoothd runs (nil: the system bus, which DBUS_SYSTEM_BUS_ADDRESS may name).
-    public static func resolve(_ choice: PipeBackend, busAddress: String? = nil) async throws(BlueZError) -> ResolvedBackend {
+    public static func resolve(_ choice: PipeBackend.Name, busAddress: String? = nil) async throws(BlueZError) -> ResolvedBackend {
         if choice == .kernel { return .kernel }
         let bus: DBusConnection
         do throws(DBusError) {

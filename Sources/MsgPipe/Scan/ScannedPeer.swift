@@ -83,7 +83,7 @@ extension MessagePipe {
     /// for till in tills { print(till.peer.address, till.rssi, till.distanceMetres ?? .nan) }
     /// ```
     public static func scan(
-        adapter: String? = nil, backend: PipeBackend = .auto, for duration: Duration, matching criteria: ScanCriteria,
+        adapter: String? = nil, backend: PipeBackend.Name = .auto, for duration: Duration, matching criteria: ScanCriteria,
         busAddress: String? = nil, onStart: @escaping @Sendable (ScanStart) -> Void = { _ in },
         onFound: @escaping @Sendable (ScannedPeer) -> Void = { _ in }
     ) async throws -> [ScannedPeer] {

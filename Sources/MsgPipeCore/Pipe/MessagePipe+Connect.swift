@@ -79,7 +79,7 @@ extension MessagePipe {
             return MessagePipe(
                 peer: description, transport: transport, link: link, reconnector: reconnector, peerInfo: link.peerInfo,
                 secured: secured, connections: { connections.load(ordering: .relaxed) },
-                observation: connector.observation, preferredPHY: options.connectionParameters?.phy)
+                observation: connector.observation, preferredPHY: options.backend.kernelOptions?.connectionParameters?.phy)
         }
         // Plain formats: the first event of a connected link says its packet size.
         var events = link.events.makeAsyncIterator()

@@ -182,7 +182,7 @@ public final class MessagePipe: Sendable {
     ) {
         connectionCount = connections
         self.observation = observation
-        preferredPHY = options.connectionParameters?.phy
+        preferredPHY = options.backend.kernelOptions?.connectionParameters?.phy
         self.peer = peer
         self.format = format
         transport = nil

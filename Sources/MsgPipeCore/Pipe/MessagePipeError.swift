@@ -27,8 +27,8 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case notAuthenticated(String)
     /// End-to-end keys cannot be used as given (a plain format, or authorized keys on a central).
     case keysUnusable(String)
-    /// Connection parameters or a PHY were asked for on the bluez backend: bluetoothd's D-Bus API sets
-    /// neither, so the pipe is not made (its main.conf does, for every program).
+    /// ``PipeBackend/auto(kernel:)`` asked for connection parameters or a PHY and auto picked bluetoothd, whose
+    /// D-Bus API sets neither: the pipe is not made (bluetoothd's main.conf sets them, for every program).
     case connectionParametersThroughBluetoothd(ConnectionParameterRequest)
 
     public var description: String {

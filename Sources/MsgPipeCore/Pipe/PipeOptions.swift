@@ -61,7 +61,9 @@ extension MessagePipe {
     public struct Options: Sendable {
         /// The Bluetooth adapter, `hciN` or its address (nil: the first powered LE adapter).
         public var adapter: String?
-        /// The Bluetooth stack (``PipeBackend/auto``: through bluetoothd when it runs).
+        /// The Bluetooth stack (``PipeBackend/auto``: through bluetoothd when it runs), with what only it
+        /// honours: the kernel's connection parameters, PHY and bond directory go in ``PipeBackend/kernel(_:)``
+        /// or ``PipeBackend/auto(kernel:)``.
         public var backend: PipeBackend = .auto
         /// Where bluetoothd's D-Bus API is (nil: the system bus, which DBUS_SYSTEM_BUS_ADDRESS may name).
         public var bluetoothdBus: String?
@@ -75,25 +77,9 @@ extension MessagePipe {
         /// Link security: low (none), medium (encrypted, Just Works), high (authenticated pairing); a channel
         /// asks for the same level.
         public var security: L2CAPSecurityLevel = .low
-        /// Where a kernel-backend peripheral with security medium keeps the keys of bonded centrals, one file
-        /// per adapter (nil: none kept; a bond then lasts until the kernel restarts). Through bluetoothd,
-        /// bluetoothd keeps them.
-        public var bondDirectory: String?
         /// How long one connect (a scan for a name included) may take; transient failures within it are
         /// retried with ``reconnect``'s backoff.
         public var connectTimeout: Duration = .seconds(20)
-        /// The LE connection parameters and PHY to ask for (nil: the system's). Kernel backend only: a central
-        /// loads them for each peer before connecting, a peripheral makes them the adapter's defaults while it
-        /// runs (the kernel asks each central for that range). Never ignored: when they cannot be applied
-        /// (no CAP_NET_ADMIN, an older kernel, the bluez backend) connecting or serving fails with an error
-        /// that says how to set them. A UNIX socket has no LE connection, so they do not apply there (the CLI
-        /// refuses them with `--link unix:PATH`). The PHY preference is the adapter's and stays after the pipe.
-        ///
-        /// ```swift
-        /// options.connectionParameters = try ConnectionParameterRequest(
-        ///     interval: "7.5-15", latency: "0", supervisionTimeout: "2000", phy: "2m")
-        /// ```
-        public var connectionParameters: ConnectionParameterRequest?
         /// The central's backoff after a drop; `attempts` failures in a row end the pipe
         /// (``MessagePipeError/linkLost(attempts:)``). `Int.max`: keep trying.
         public var reconnect = ReconnectBackoff(attempts: 5)
@@ -170,11 +156,6 @@ extension MessagePipe {
             MsgPipeServiceInfo(
                 formats: format.advertised, maximumMessageSize: UInt32(clamping: maximumMessageSize ?? self.maximumMessageSize),
                 serverMTU: UInt16(ATTOpcode.maximumMTU))
-        }
-
-        /// ``connectionParameters`` when it asks for anything.
-        package var requestedConnectionParameters: ConnectionParameterRequest? {
-            connectionParameters.flatMap { $0.isEmpty ? nil : $0 }
         }
 
         /// Passes a note to ``onNote``.

@@ -14,7 +14,7 @@ final class AcceptLoop: Sendable {
     private let stopping = Mutex<(stopped: Bool, actions: [@Sendable () -> Void])>((false, []))
 
     /// `backend`: what the options name as their backend (nil: as given), so a stack's acceptor reports the
-    /// stack it runs on.
+    /// stack it runs on and carries only what that stack honours (`.bluez` drops kernel options).
     init(address: PipeAddress, options: MessagePipe.Options, backend: PipeBackend? = nil) {
         var options = options
         if let backend { options.backend = backend }

@@ -27,8 +27,8 @@ public final class BluetoothdAcceptor: LinkAcceptor {
         + "MaxConnectionInterval in /etc/bluetooth/main.conf say otherwise) to move into it; the kernel backend "
         + "with CAP_NET_ADMIN keeps the central's interval"
 
-    /// Advertises `name` with `options` (their backend set to bluez); the accept loop connects to bluetoothd
-    /// on `MessagePipe.Options.bluetoothdBus`.
+    /// Advertises `name` with `options` (their backend set to bluez, which carries no kernel options); the
+    /// accept loop connects to bluetoothd on `MessagePipe.Options.bluetoothdBus`.
     public convenience init(name: String, options: MessagePipe.Options) {
         self.init(name: name, options: options, bus: nil)
     }
@@ -42,9 +42,7 @@ public final class BluetoothdAcceptor: LinkAcceptor {
     /// `LinkAcceptor/acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:handle:)`
     /// through bluetoothd. `centralsAtOnce` above 1 throws `BlueZError.severalCentralsUnsupported(version:centrals:)`
     /// before bluetoothd 5.76, which serves one central at a time; `unnumbered` asks for the EATT advice where
-    /// bluetoothd may reorder values. Throws `BlueZError` when bluetoothd cannot be reached or refuses, and
-    /// `MessagePipeError.connectionParametersThroughBluetoothd(_:)` when the options ask for connection
-    /// parameters, which bluetoothd cannot apply.
+    /// bluetoothd may reorder values. Throws `BlueZError` when bluetoothd cannot be reached or refuses.
     public func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int, unnumbered: Bool,
         onReady: (String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
@@ -52,9 +50,6 @@ public final class BluetoothdAcceptor: LinkAcceptor {
         let bus = try await openedBus()
         defer { bus.close() }
         options.note(.detail, ResolvedBackend.bluez(bus).summary)
-        if let request = options.requestedConnectionParameters {
-            throw MessagePipeError.connectionParametersThroughBluetoothd(request)
-        }
         options.note(.advice, Self.intervalAdvice)
         let (options, channelOnly) = (options, options.linkMode == .l2cap)
         try await loop.besideChannels(info: info, maximumConcurrent: maximumConcurrent, handle: handle) { served in

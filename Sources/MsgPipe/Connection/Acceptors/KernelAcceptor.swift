@@ -4,8 +4,8 @@ import Transport
 
 /// The kernel backend's peripheral (``KernelStack``'s acceptor): advertises the profile's service through the
 /// mgmt socket and serves each central with msgpipe's own GATT server on the kernel's ATT channel, beside an LE
-/// credit-based channel unless the link mode is gatt. Applies `MessagePipe.Options.connectionParameters` to the
-/// adapter while serving; without them widens the adapter's default interval range so centrals keep theirs.
+/// credit-based channel unless the link mode is gatt. Applies the backend's `KernelOptions.connectionParameters`
+/// to the adapter while serving; without them widens the adapter's default interval range so centrals keep theirs.
 ///
 /// ```swift
 /// let acceptor = KernelAcceptor(name: "kiosk", options: options)
@@ -17,11 +17,15 @@ public final class KernelAcceptor: LinkAcceptor {
     private let loop: AcceptLoop
     /// The local name advertised.
     public let name: String
+    /// What only the kernel honours, from the options' backend.
+    private let kernel: KernelOptions
 
-    /// Advertises `name` with `options` (their backend set to kernel).
+    /// Advertises `name` with `options` (their backend set to kernel, keeping the kernel options of
+    /// ``PipeBackend/kernel(_:)`` or ``PipeBackend/auto(kernel:)``).
     public init(name: String, options: MessagePipe.Options) {
-        self.name = name
-        self.loop = AcceptLoop(address: .bluetooth(name), options: options, backend: .kernel)
+        let kernel = options.backend.kernelOptions ?? KernelOptions()
+        (self.name, self.kernel) = (name, kernel)
+        self.loop = AcceptLoop(address: .bluetooth(name), options: options, backend: .kernel(kernel))
     }
 
     /// `LinkAcceptor/acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:handle:)`:
@@ -34,7 +38,7 @@ public final class KernelAcceptor: LinkAcceptor {
     ) async throws {
         options.note(.detail, ResolvedBackend.kernel.summary)
         var restoreDefaults: (@Sendable () -> Void)?
-        let request = options.requestedConnectionParameters
+        let request = kernel.requestedConnectionParameters
         if let request { restoreDefaults = try await setPeripheralParameters(request) }
         if request?.hasConnectionParameters != true { restoreDefaults = await widenPeripheralInterval() }
         defer { restoreDefaults?() }
@@ -135,14 +139,14 @@ public final class KernelAcceptor: LinkAcceptor {
         maximumConcurrent: Int, connections: Int?, onReady: (String) -> Void,
         serve: @escaping @Sendable (ConnectedATTSocket) async -> Void
     ) async throws {
-        let (options, localName) = (options, name)
+        let (options, localName, bondDirectory) = (options, name, kernel.bondDirectory)
         let peripheral = try await BlockingCall.run { () throws(BluetoothError) in
             try BLEPeripheral(
                 adapter: try AdapterSelector(options.adapter),
                 advertisement: Advertisement(
                     localName: localName, service: AdvertisedServiceUUID(options.profile.service.description)),
                 security: options.security,
-                pairing: BLEPeripheral.Pairing(bondDirectory: options.bondDirectory) { note in
+                pairing: BLEPeripheral.Pairing(bondDirectory: bondDirectory) { note in
                     options.note(note.kind == .warning ? .warning : .detail, note.description)
                 })
         }

@@ -22,17 +22,13 @@ public struct BluetoothdStack: PipeStack {
     }
 
     /// A ``BlueZCentralLink`` to `address`. With a plain format every packet is a Write Request (bluetoothd
-    /// would queue Write Commands without bound and hide a loss). Throws
-    /// `MessagePipeError.connectionParametersThroughBluetoothd(_:)` when the options ask for connection
-    /// parameters, and `BlueZError` when the adapter is missing. A `unix:` address is ``SocketStack``'s.
+    /// would queue Write Commands without bound and hide a loss). Throws `BlueZError` when the adapter is
+    /// missing. `options.backend` is not read: kernel options are ``KernelStack``'s (``PipeStacks`` refuses
+    /// auto's when it picks bluetoothd). A `unix:` address is ``SocketStack``'s.
     public func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
         guard case let .bluetooth(text) = address else {
             bus.close()
             return try await SocketStack().centralLink(to: address, options: options)
-        }
-        if let request = options.requestedConnectionParameters {
-            bus.close()
-            throw MessagePipeError.connectionParametersThroughBluetoothd(request)
         }
         let central: BlueZCentralLink
         do {

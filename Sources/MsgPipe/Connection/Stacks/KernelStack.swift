@@ -3,7 +3,8 @@ import GATT
 import Transport
 
 /// The kernel backend: the kernel's L2CAP ATT channel and mgmt socket directly, bluetoothd must not hold the
-/// adapter. Applies `MessagePipe.Options.connectionParameters` before each connect, and carries the data
+/// adapter. Applies the connection parameters of the options' ``PipeBackend/kernel(_:)`` (or
+/// ``PipeBackend/auto(kernel:)``) before each connect, and carries the data
 /// over the peripheral's LE credit-based channel where `MessagePipe.Options.linkMode` allows it.
 ///
 /// ```swift
@@ -82,7 +83,7 @@ public struct KernelStack: PipeStack {
                     connectTimeout: timeout, scanTimeout: timeout, backoff: ReconnectBackoff(attempts: 1))
                 var target = target
                 observation?.connecting(controller: central.adapter.index, makeWatch: Self.parameterWatch)
-                if let request = options.requestedConnectionParameters {
+                if let request = options.backend.kernelOptions?.requestedConnectionParameters {
                     // The peer's entry must be loaded before LE Create Connection, so resolve a name first.
                     let peer = try central.resolve(target, service: service)
                     let loaded = try ConnectionParameterSetup.prepareConnection(

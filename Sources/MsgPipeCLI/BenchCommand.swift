@@ -113,7 +113,8 @@ struct BenchCommand: AsyncParsableCommand {
                 "--conn-interval, --conn-latency and --supervision-timeout are for a real link; the simulator takes --interval-ms")
         }
         if isReal {
-            _ = try realLink()
+            // --backend bluez cannot carry connection parameters: a usage error, as for listen and send.
+            _ = try realLink().options.bluetooth.pipeBackend(parameters: try connection?.request())
             guard size >= 1, messages >= 1 else { throw ValidationError("--size and --messages must be at least 1") }
         }
     }

@@ -21,7 +21,7 @@ public final class KernelAcceptor: LinkAcceptor {
     private let kernel: KernelOptions
 
     /// Advertises `name` with `options` (their backend set to kernel, keeping the kernel options of
-    /// ``PipeBackend/kernel(_:)`` or ``PipeBackend/auto(kernel:)``).
+    /// `PipeBackend.kernel(_:)` or `PipeBackend.auto(kernel:)`).
     public init(name: String, options: MessagePipe.Options) {
         let kernel = options.backend.kernelOptions ?? KernelOptions()
         (self.name, self.kernel) = (name, kernel)

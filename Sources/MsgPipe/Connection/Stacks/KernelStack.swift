@@ -3,8 +3,8 @@ import GATT
 import Transport
 
 /// The kernel backend: the kernel's L2CAP ATT channel and mgmt socket directly, bluetoothd must not hold the
-/// adapter. Applies the connection parameters of the options' ``PipeBackend/kernel(_:)`` (or
-/// ``PipeBackend/auto(kernel:)``) before each connect, and carries the data
+/// adapter. Applies the connection parameters of the options' `PipeBackend.kernel(_:)` (or
+/// `PipeBackend.auto(kernel:)`) before each connect, and carries the data
 /// over the peripheral's LE credit-based channel where `MessagePipe.Options.linkMode` allows it.
 ///
 /// ```swift

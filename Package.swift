@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "GATT", targets: ["GATT"]),
         .library(name: "BluetoothCore", targets: ["BluetoothCore"]),
         .library(name: "PollThread", targets: ["PollThread"]),
+        .library(name: "BLESocket", targets: ["BLESocket"]),
         .library(name: "BLELink", targets: ["BLELink"]),
         .library(name: "SDBus", targets: ["SDBus"]),
         .library(name: "BlueZLink", targets: ["BlueZLink"]),
@@ -128,17 +129,24 @@ let package = Package(
             swiftSettings: strict),
 
         // The Bluetooth values every backend and the connection library speak in (addresses, peers, PHYs,
-        // security levels, the reconnect policy): pure Swift, no OS API. BLELink re-exports it.
-        .target(name: "BluetoothCore", dependencies: ["GATT"], swiftSettings: strict),
+        // security levels, the reconnect policy, scan results and filters, adapter selectors, the per-adapter
+        // connect queue): pure Swift, no OS API. BLELink re-exports it.
+        .target(name: "BluetoothCore", dependencies: ["GATT", "Backpressure"], swiftSettings: strict),
 
         // The detached POSIX thread and the wake pipe every OS binding's poll loop runs on (Glibc only).
         .target(name: "PollThread", swiftSettings: strict),
-        // The socket base and the kernel backend: the SEQPACKET bearer and stream link, kernel L2CAP, mgmt,
-        // bonds and connection parameters (the only libbluetooth user).
+        // The socket base both Linux backends run on: the SEQPACKET ATT bearer and stream link, UNIX SEQPACKET
+        // sockets, a link's PHY from BT_PHY, blocking calls on a thread of their own (Glibc, no libbluetooth).
+        .target(
+            name: "BLESocket",
+            dependencies: ["BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "PollThread"],
+            swiftSettings: strict),
+        // The kernel backend over BLESocket: kernel L2CAP, mgmt, bonds and connection parameters (the only
+        // libbluetooth user).
         .target(
             name: "BLELink",
             dependencies: [
-                "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "PollThread", "CBluetooth",
+                "BLESocket", "BluetoothCore", "GATT", "Transport", "Framing", "Backpressure", "PollThread", "CBluetooth",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -151,12 +159,12 @@ let package = Package(
                 "PollThread", "CSystemd", "CSDBusShim", .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict),
-        // The bluetoothd backend over SDBus: peripheral, central, discovery and the acquired links (BLELink only
-        // for the socket base and the scan and adapter values both backends share).
+        // The bluetoothd backend over SDBus: peripheral, central, discovery and the acquired links, on BLESocket's
+        // socket base (no kernel backend: no BLELink).
         .target(
             name: "BlueZLink",
             dependencies: [
-                "BLELink", "SDBus", "BluetoothCore", "GATT", "Transport", "Backpressure",
+                "BLESocket", "SDBus", "BluetoothCore", "GATT", "Transport", "Backpressure",
             ],
             swiftSettings: strict),
 
@@ -175,7 +183,8 @@ let package = Package(
         .target(
             name: "MsgPipe",
             dependencies: [
-                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLELink", "BlueZLink", "SDBus",
+                "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLESocket", "BLELink", "BlueZLink",
+                "SDBus",
                 "Secure", "Exchange", "ExchangePosix",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -248,7 +257,8 @@ let package = Package(
         .testTarget(
             name: "MsgPipeTests",
             dependencies: [
-                "MsgPipe", "MsgPipeCore", "GATT", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks", "TestSupport"],
+                "MsgPipe", "MsgPipeCore", "GATT", "BLESocket", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks",
+                "TestSupport"],
             swiftSettings: strict),
         // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
         // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.
@@ -298,7 +308,7 @@ let package = Package(
         .testTarget(
             name: "BLELinkTests",
             dependencies: [
-                "GATT", "BLELink", "Framing", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
+                "GATT", "BLESocket", "BLELink", "Framing", "Transport", "MemoryLinks", "TestSupport", "GATTTestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
 
@@ -306,7 +316,8 @@ let package = Package(
         .testTarget(
             name: "BlueZTests",
             dependencies: [
-                "BLELink", "BlueZLink", "SDBus", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe", "TestSupport"],
+                "BLESocket", "BLELink", "BlueZLink", "SDBus", "GATT", "Transport", "Backpressure", "MsgPipe", "msgpipe",
+                "TestSupport"],
             swiftSettings: strict),
 
         // The lab's checks, run inside the lab VM by Scripts/lab-test.sh (skipped everywhere else).

@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "BlueZFuzzer",
             dependencies: [
-                "FuzzSupport", .product(name: "BLELink", package: "msgpipe"), .product(name: "BlueZLink", package: "msgpipe"),
+                "FuzzSupport", .product(name: "BluetoothCore", package: "msgpipe"), .product(name: "BlueZLink", package: "msgpipe"),
                 .product(name: "SDBus", package: "msgpipe"), .product(name: "GATT", package: "msgpipe"),
             ],
             swiftSettings: strict),

@@ -1,4 +1,4 @@
-import BLELink
+import BLESocket
 public import Backpressure
 import GATT
 import Synchronization

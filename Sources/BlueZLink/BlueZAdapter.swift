@@ -1,4 +1,3 @@
-public import BLELink
 public import BluetoothCore
 public import SDBus
 

@@ -1,4 +1,3 @@
-import BLELink
 import Backpressure
 public import BluetoothCore
 public import GATT

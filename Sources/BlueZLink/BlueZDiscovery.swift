@@ -1,5 +1,5 @@
-public import BLELink
 public import Backpressure
+public import BluetoothCore
 public import SDBus
 import Synchronization
 
@@ -10,7 +10,7 @@ import Synchronization
 /// when this D-Bus connection closes). One discovery per D-Bus connection at a time (bluetoothd's rule).
 public final class BlueZDiscovery: Sendable {
     /// Each matching peer once, when it is first heard advertising (a reported RSSI): the kernel
-    /// ``Scanner``'s report type. Bounded by the peer limit given to ``start(bus:adapter:filter:peerLimit:)``;
+    /// backend's scanner (BLELink's `Scanner`) reports the same type. Bounded by the peer limit given to ``start(bus:adapter:filter:peerLimit:)``;
     /// finishes at ``stop()``, or throws ``BlueZError/notRunning`` if bluetoothd leaves the bus.
     public let reports: BoundedAsyncQueue<DiscoveredPeer, BlueZError>
     public let filter: ScanFilter
@@ -97,7 +97,7 @@ public final class BlueZDiscovery: Sendable {
     }
 
     /// Discovers for `duration`, calling `onMatch` the first time each matching peer is heard; returns the
-    /// matching peers, strongest first (the D-Bus counterpart of ``Scanner/scan(adapter:using:duration:filter:stopAtFirstMatch:onMatch:)``).
+    /// matching peers, strongest first (the D-Bus counterpart of BLELink's `Scanner.scan`).
     public static func scan(
         bus: DBusConnection, adapter: String = "hci0", duration: Duration, filter: ScanFilter = ScanFilter(),
         stopAtFirstMatch: Bool = false, onMatch: (DiscoveredPeer) -> Void = { _ in }

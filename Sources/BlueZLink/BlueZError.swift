@@ -1,3 +1,4 @@
+import BluetoothCore
 public import SDBus
 
 /// Why the BlueZ D-Bus backend failed, each with its remedy. The texts name settings as the library does ("the

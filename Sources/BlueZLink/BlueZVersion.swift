@@ -1,4 +1,4 @@
-import BLELink
+import BLESocket
 import Glibc
 public import SDBus
 

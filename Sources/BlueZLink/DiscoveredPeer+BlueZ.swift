@@ -1,5 +1,4 @@
-public import BLELink
-import BluetoothCore
+public import BluetoothCore
 public import SDBus
 
 /// Scan reports from bluetoothd's `Device1` objects: the same ``DiscoveredPeer`` the kernel scanner yields,

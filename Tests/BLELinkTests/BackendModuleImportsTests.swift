@@ -2,15 +2,18 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The backends stay modules of their own: the kernel's (BLELink) knows nothing of D-Bus or bluetoothd, the
-/// D-Bus glue (SDBus) nothing of Bluetooth, and the thread primitives under both (PollThread) nothing but the OS.
+/// The backends stay modules of their own: the kernel's (BLELink) knows nothing of D-Bus or bluetoothd,
+/// bluetoothd's (BlueZLink) nothing of the kernel backend, the socket base under both (BLESocket) neither
+/// backend nor libbluetooth, the D-Bus glue (SDBus) nothing of Bluetooth, and the thread primitives under all of
+/// them (PollThread) nothing but the OS.
 @Suite struct BackendModuleImportsTests {
     /// Each module's folder, and the modules none of its files may import.
     static let forbidden: [(module: String, imports: Set<String>)] = [
         ("BLELink", ["SDBus", "BlueZLink", "CSystemd", "CSDBusShim", "MsgPipe", "MsgPipeCore"]),
         ("SDBus", ["BLELink", "BlueZLink", "CBluetooth", "BluetoothCore", "GATT", "Transport", "MsgPipe", "MsgPipeCore"]),
-        ("PollThread", ["BLELink", "BlueZLink", "SDBus", "CBluetooth", "CSystemd", "CSDBusShim", "GATT", "Transport"]),
-        ("BlueZLink", ["CBluetooth", "CSystemd", "CSDBusShim", "MsgPipe", "MsgPipeCore"]),
+        ("PollThread", ["BLESocket", "BLELink", "BlueZLink", "SDBus", "CBluetooth", "CSystemd", "CSDBusShim", "GATT", "Transport"]),
+        ("BlueZLink", ["BLELink", "CBluetooth", "CSystemd", "CSDBusShim", "MsgPipe", "MsgPipeCore"]),
+        ("BLESocket", ["BLELink", "BlueZLink", "SDBus", "CBluetooth", "CSystemd", "CSDBusShim", "MsgPipe", "MsgPipeCore"]),
     ]
 
     static var sources: URL {
@@ -27,7 +30,7 @@ import Testing
         }
     }
 
-    @Test("the kernel backend imports no D-Bus or bluetoothd module, SDBus and PollThread no Bluetooth module")
+    @Test("no backend imports the other, BLESocket neither, SDBus and PollThread no Bluetooth module")
     func backendsImportOnlyWhatTheyMayUse() throws {
         for (module, imports) in Self.forbidden {
             let files = try Self.files(of: module)

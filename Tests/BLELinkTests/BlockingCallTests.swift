@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import Testing
 @testable import BLELink
+@testable import BLESocket
 
 /// A blocking call runs on a thread of its own, and a thread that cannot start is an error, never a call on the
 /// caller's thread.

@@ -1,4 +1,5 @@
 @testable import BLELink
+@testable import BLESocket
 import Framing
 import Glibc
 import Logging

@@ -1,4 +1,4 @@
-import BLELink
+import BluetoothCore
 import BlueZLink
 import SDBus
 import FuzzSupport
@@ -6,7 +6,7 @@ import GATT
 
 /// What msgpipe reads from bluetoothd's D-Bus messages, whose contents come partly from radio peers
 /// (advertising data, names, UUIDs). sd-bus decodes the wire, so the target builds the ``DBusValue`` trees it
-/// would hand over from a script (``DBusValueScript``) and feeds them to BLELink's public consumers:
+/// would hand over from a script (``DBusValueScript``) and feeds them to BlueZLink's public consumers:
 ///
 /// 1. Every value: the accessors (`stringValue`, `stringKeyed`, `stringArray`, ...) agree with the value, and
 ///    the value writes back to a script that reads back equal.

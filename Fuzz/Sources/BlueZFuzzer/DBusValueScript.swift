@@ -1,4 +1,4 @@
-import BLELink
+import BluetoothCore
 import BlueZLink
 import SDBus
 import FuzzSupport

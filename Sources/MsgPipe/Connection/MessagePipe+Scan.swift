@@ -1,4 +1,4 @@
-package import BLELink
+package import BluetoothCore
 
 extension MessagePipe {
     /// Where and how a scan runs, told once before it starts.

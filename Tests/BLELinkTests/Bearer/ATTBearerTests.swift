@@ -2,6 +2,7 @@
 import Glibc
 import Testing
 @testable import BLELink
+@testable import BLESocket
 
 /// Two bearers over `socketpair(AF_UNIX, SOCK_SEQPACKET)`: the same code that drives an L2CAP socket.
 func bearerPair(receiveCapacity: Int = 16) throws -> (ATTBearer, ATTBearer) {

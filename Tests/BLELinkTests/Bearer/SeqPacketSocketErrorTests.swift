@@ -2,6 +2,7 @@ import GATT
 import Glibc
 import Testing
 @testable import BLELink
+@testable import BLESocket
 
 struct SeqPacketSocketErrorTests {
     @Test func connectingToAMissingPathSaysSoAndKeepsTheErrno() throws {

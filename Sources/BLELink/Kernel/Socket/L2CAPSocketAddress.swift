@@ -58,15 +58,6 @@ enum L2CAPCalls {
         guard result == 0 else { throw bluetoothError("setsockopt(BT_SECURITY \(level))", errno: errno) }
     }
 
-    /// The security of the link under a connected L2CAP socket (`getsockopt(BT_SECURITY)`: the link's level,
-    /// which rises when it is encrypted); nil when the socket is not an L2CAP one or the level is unknown.
-    static func linkSecurity(_ fd: Int32) -> ATTLinkSecurity? {
-        var security = bt_security()
-        var length = socklen_t(MemoryLayout<bt_security>.size)
-        guard getsockopt(fd, SOL_BLUETOOTH, BT_SECURITY, &security, &length) == 0 else { return nil }
-        return ATTLinkSecurity(rawValue: Int(security.level))
-    }
-
     /// The receive buffer asked for on ATT sockets. The ATT channel has no flow control: when a socket's
     /// buffer is full the kernel drops incoming Write Commands and Notifications silently. 2 MiB holds
     /// thousands of PDUs; SO_RCVBUFFORCE (CAP_NET_ADMIN) passes rmem_max.

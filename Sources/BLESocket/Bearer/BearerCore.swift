@@ -1,4 +1,5 @@
 import Backpressure
+import BluetoothCore
 package import GATT
 import Glibc
 import PollThread

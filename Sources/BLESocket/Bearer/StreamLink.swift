@@ -1,4 +1,5 @@
 public import Backpressure
+public import BluetoothCore
 import Framing
 import Glibc
 public import GATT

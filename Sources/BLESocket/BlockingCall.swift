@@ -1,3 +1,4 @@
+import GATT
 import Glibc
 import PollThread
 
@@ -18,23 +19,15 @@ public enum BlockingCall {
         try await run(threadStartFailure: threadStartFailure, startThread: DetachedThread.spawn, body)
     }
 
-    /// ``run(threadStartFailure:_:)`` for a Bluetooth call: a thread that cannot start throws
-    /// ``BluetoothError/system(call:errno:message:)`` of `pthread_create`.
-    public static func run<T: Sendable>(
-        _ body: @escaping @Sendable () throws(BluetoothError) -> T
-    ) async throws(BluetoothError) -> T {
-        try await run(threadStartFailure: threadNotStarted, body)
-    }
-
     /// ``run(threadStartFailure:_:)`` for a body that throws any error, or none: a thread that cannot start
-    /// throws ``BluetoothError/system(call:errno:message:)`` of `pthread_create`.
+    /// throws `ATTError.io` of `pthread_create`'s error ("cannot start a thread: ...").
     public static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await run(threadStartFailure: { threadNotStarted($0) }, body)
+        try await run(threadStartFailure: { ATTError.system("start a thread", errno: $0) }, body)
     }
 
     /// ``run(threadStartFailure:_:)`` with the thread started by `startThread` (returns 0, or an error number
     /// and then never runs its closure).
-    static func run<T: Sendable, E: Error>(
+    package static func run<T: Sendable, E: Error>(
         threadStartFailure: (Int32) -> E, startThread: (@escaping @Sendable () -> Void) -> Int32,
         _ body: @escaping @Sendable () throws(E) -> T
     ) async throws(E) -> T {
@@ -43,29 +36,5 @@ public enum BlockingCall {
             if status != 0 { continuation.resume(returning: .failure(threadStartFailure(status))) }
         }
         return try result.get()
-    }
-
-    static func threadNotStarted(_ status: Int32) -> BluetoothError {
-        .system(call: "pthread_create", errno: status, message: String(cString: strerror(status)))
-    }
-}
-
-/// A connected ATT socket handed over by value: the receiver owns `fileDescriptor` and must close it
-/// (C's `ATTBearer(adopting:)` does).
-public struct ConnectedATTSocket: Sendable, Equatable {
-    public var fileDescriptor: Int32
-    public var peer: BluetoothPeer
-
-    public init(fileDescriptor: Int32, peer: BluetoothPeer) {
-        self.fileDescriptor = fileDescriptor
-        self.peer = peer
-    }
-}
-
-extension L2CAPConnection {
-    /// Gives up ownership of the socket: the returned value's descriptor must be closed by the receiver.
-    public consuming func handOver() -> ConnectedATTSocket {
-        let peer = self.peer
-        return ConnectedATTSocket(fileDescriptor: socket.release(), peer: peer)
     }
 }

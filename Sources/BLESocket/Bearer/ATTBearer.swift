@@ -1,3 +1,4 @@
+public import BluetoothCore
 public import GATT
 import Glibc
 
@@ -37,7 +38,7 @@ public final class ATTBearer: ATTConnection {
 
     /// How the link is secured now, as the kernel tells it for an L2CAP socket (nil for a UNIX socket, or
     /// once closed). Encryption raises it while the connection lasts.
-    public var linkSecurity: ATTLinkSecurity? { core.withOpenDescriptor { L2CAPCalls.linkSecurity($0) } ?? nil }
+    public var linkSecurity: ATTLinkSecurity? { core.withOpenDescriptor { BluetoothSocketOption.linkSecurity($0) } ?? nil }
 
     /// Times reading resumed after a full inbox (the watermarks' hysteresis; for tests).
     var receiveResumes: Int { core.resumes }

@@ -1,9 +1,4 @@
-/// Which controller to use: `hciN` (or just `N`), its address, or the first one that is ready for LE.
-public enum AdapterSelector: Equatable, Sendable, CustomStringConvertible {
-    case index(UInt16)
-    case address(BluetoothAddress)
-    case firstAvailable
-
+extension AdapterSelector {
     /// Parses "hci0", "0", "00:AA:01:00:00:00", or nil / "" for the first available adapter.
     public init(_ text: String?) throws(BluetoothError) {
         guard let text, !text.isEmpty else {
@@ -17,14 +12,6 @@ public enum AdapterSelector: Equatable, Sendable, CustomStringConvertible {
             self = .address(address)
         } else {
             throw .invalidArgument("'\(text)' is not an adapter: use hciN (e.g. hci0) or an address (00:11:22:33:44:55)")
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .index(index): "hci\(index)"
-        case let .address(address): "\(address)"
-        case .firstAvailable: ""
         }
     }
 }

@@ -290,12 +290,17 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
+        // The pure Exchange module: envelopes, RequestServer with a Swift handler; no file, no process.
         .testTarget(
             name: "ExchangeTests",
+            dependencies: ["Exchange", "Framing", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strict),
+        // Exchange's OS side: the journal and its lock in a state directory, the command runner, key files.
+        .testTarget(
+            name: "ExchangePosixTests",
             dependencies: [
-                "Exchange", "ExchangePosix", "Secure", "Transport", "Framing", "MemoryLinks", "TestSupport",
+                "Exchange", "ExchangePosix", "Secure", "Transport", "MemoryLinks", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             swiftSettings: strict),
         // The pure GATT layer's tests: over an in-memory ATTConnection pair, no socket, no libbluetooth.

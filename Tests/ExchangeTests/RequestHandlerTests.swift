@@ -1,9 +1,9 @@
 import Synchronization
 import Testing
 @testable import Exchange
-@testable import ExchangePosix
 
-/// ``RequestServer`` answering with a Swift handler instead of a command, with and without a journal.
+/// ``RequestServer`` answering with a Swift handler instead of a command, without a journal or with one that fails
+/// (ExchangePosixTests has the one on disk).
 @Suite("request server with a handler")
 struct RequestHandlerTests {
     static func request(_ id: String, _ body: String) throws -> [UInt8] {
@@ -14,26 +14,10 @@ struct RequestHandlerTests {
         try ResponseEnvelope(decoding: try #require(answer).response)
     }
 
-    @Test("with a journal a retried id is answered from it and the handler runs once")
-    func journalAnswersRetries() async throws {
-        let runs = Atomic<Int>(0)
-        let server = try RequestServer(stateDirectory: temporaryDirectory() + "/state") { body in
-            runs.add(1, ordering: .relaxed)
-            return Array("receipt:".utf8) + body
-        }
-        let first = await server.answer(try Self.request("pay-1", "12.50"))
-        #expect(try Self.response(first).body == Array("receipt:12.50".utf8))
-        #expect(first?.handled.ranCommand == true)
-        let again = await server.answer(try Self.request("pay-1", "12.50"))
-        #expect(again?.response == first?.response)
-        #expect(again?.handled.fromJournal == true)
-        #expect(runs.load(ordering: .relaxed) == 1)
-    }
-
     @Test("without a journal every request runs the handler")
     func noJournalRunsEveryTime() async throws {
         let runs = Atomic<Int>(0)
-        let server = try RequestServer(stateDirectory: nil) { body in
+        let server = RequestServer(journal: nil) { body in
             runs.add(1, ordering: .relaxed)
             return body
         }
@@ -69,7 +53,7 @@ struct RequestHandlerTests {
     @Test("a thrown error is command-failed with its description; a body over the limit fails too")
     func errorsAndLimits() async throws {
         struct Declined: Error, CustomStringConvertible { var description: String { "card declined" } }
-        let server = try RequestServer(stateDirectory: nil, limits: ExchangeLimits(maximumResponseSize: 4)) { body in
+        let server = RequestServer(journal: nil, limits: ExchangeLimits(maximumResponseSize: 4)) { body in
             if body == Array("no".utf8) { throw Declined() }
             return body
         }

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import Exchange
 @testable import ExchangePosix
@@ -28,6 +29,22 @@ struct RequestServerTests {
 
     static func request(_ id: String, _ body: String) throws -> [UInt8] {
         RequestEnvelope(id: try RequestID(id), body: Array(body.utf8)).encoded()
+    }
+
+    @Test("a handler with a journal in the state directory: a retried id is answered from it and the handler runs once")
+    func handlerJournalAnswersRetries() async throws {
+        let runs = Atomic<Int>(0)
+        let server = try RequestServer(stateDirectory: temporaryDirectory() + "/state") { body in
+            runs.add(1, ordering: .relaxed)
+            return Array("receipt:".utf8) + body
+        }
+        let first = await server.answer(try Self.request("pay-1", "12.50"))
+        #expect(try ResponseEnvelope(decoding: try #require(first).response).body == Array("receipt:12.50".utf8))
+        #expect(first?.handled.ranCommand == true)
+        let again = await server.answer(try Self.request("pay-1", "12.50"))
+        #expect(again?.response == first?.response)
+        #expect(again?.handled.fromJournal == true)
+        #expect(runs.load(ordering: .relaxed) == 1)
     }
 
     @Test("a retried id gets the same response and the command runs once, also after a restart")

@@ -1,7 +1,7 @@
 public import GATT
 
 /// The LE PHYs a connection transmits and receives on, as its backend learns them (on Linux the kernel's
-/// `getsockopt(BT_PHY)` for an L2CAP socket, in BLELink): 1M at connection, 2M or Coded after a PHY update.
+/// `getsockopt(BT_PHY)` for an L2CAP socket, in BLESocket): 1M at connection, 2M or Coded after a PHY update.
 public struct LinkPHY: Sendable, Equatable, CustomStringConvertible {
     /// One LE PHY.
     public typealias Kind = LEPHY

@@ -1,6 +1,6 @@
 /// A connected ATT bearer: whole PDUs in both directions, sends paced by the isReady contract.
 ///
-/// The GATT server and client run over any conforming type: BLELink's `ATTBearer` binds one to a kernel
+/// The GATT server and client run over any conforming type: BLESocket's `ATTBearer` binds one to a kernel
 /// L2CAP or UNIX SEQPACKET socket; GATTTests use an in-memory pair. Both pace sends with Backpressure's
 /// `ReadinessGate` (refused, then ready) and buffer received PDUs in its `BoundedAsyncQueue`.
 public protocol ATTConnection: AnyObject, Sendable {

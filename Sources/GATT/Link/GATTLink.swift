@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// ```swift
 /// let link = GATTLink(profile: .msgpipe)
-/// try await link.connect(bearer)     // central; bearer: any ATTConnection, e.g. BLELink's ATTBearer
+/// try await link.connect(bearer)     // central; bearer: any ATTConnection, e.g. BLESocket's ATTBearer
 /// let transport = Transport(link: link)
 /// try await transport.send(Array("hello".utf8))
 /// ```

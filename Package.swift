@@ -179,14 +179,16 @@ let package = Package(
             ],
             swiftSettings: strict),
         // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
-        // that picks one, the accept loop, scanning and the benchmark: `import MsgPipe` gives all of it.
+        // that picks one, the accept loop, scanning, the benchmark, and a service's signals and systemd readiness
+        // (swift-service-lifecycle's UnixSignals, libsystemd): `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
                 "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLESocket", "BLELink", "BlueZLink",
                 "SDBus",
-                "Secure", "Exchange", "ExchangePosix",
+                "Secure", "Exchange", "ExchangePosix", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
 
@@ -213,7 +215,7 @@ let package = Package(
             name: "MsgPipeCLI",
             dependencies: [
                 "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator", "Secure",
-                "Exchange", "CSystemd", "CBuildInfo",
+                "Exchange", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -258,7 +260,7 @@ let package = Package(
             name: "MsgPipeTests",
             dependencies: [
                 "MsgPipe", "MsgPipeCore", "GATT", "BLESocket", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks",
-                "TestSupport"],
+                "TestSupport", .product(name: "UnixSignals", package: "swift-service-lifecycle")],
             swiftSettings: strict),
         // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
         // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Glibc
+import FoundationEssentials
 import Logging
 import MsgPipe
 import MsgPipeMQTT
@@ -188,14 +188,7 @@ struct ListenCommand: AsyncParsableCommand {
         _ signals: UnixSignalsSequence, onSignal: @escaping @Sendable () -> Void = {},
         _ receive: @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error> {
-        let receiving = Task { try await receive() }
-        let watching = Task {
-            guard await signals.firstSignal() != nil else { return }
-            onSignal()
-            receiving.cancel()
-        }
-        defer { watching.cancel() }
-        return await receiving.result
+        await signals.cancellingOnSignal(onSignal: onSignal, receive)
     }
 
     /// Ends a run by `end`: an inbox failure exits at once; otherwise what was handed over is kept first, and
@@ -209,16 +202,28 @@ struct ListenCommand: AsyncParsableCommand {
     /// With --mqtt: the gateway, connected to its broker; nil without.
     private func connectGateway() async throws -> MQTTGateway? {
         guard let mqtt else { return nil }
+        return try await Self.connectBroker { () async throws(MQTTGatewayError) in
+            try await MQTTGateway.connect(
+                to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? MQTTGateway.defaultGatewayID,
+                options: Self.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval))
+        }
+    }
+
+    /// The broker options of `listen`, `serve` and `send --mqtt`: `--mqtt-ca`, a metrics line every
+    /// `metricsInterval` seconds (0 or nil: none), the client's notes on standard error.
+    static func mqttOptions(ca: String?, metricsInterval: Int?) -> MQTTGateway.Options {
+        MQTTGateway.Options(trustedCAFile: ca, metricsInterval: metricsInterval.flatMap { $0 > 0 ? .seconds($0) : nil }) {
+            printError(FlagWords.flagged("\($0)"))
+        }
+    }
+
+    /// What `connect` returns; a broker failure is printed and exits with its code.
+    static func connectBroker<Broker>(_ connect: () async throws(MQTTGatewayError) -> Broker) async throws -> Broker {
         do throws(MQTTGatewayError) {
-            let url = try MQTTBrokerURL(mqtt)
-            var options = MQTTGateway.Options()
-            options.trustedCAFile = mqttCA
-            options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
-            options.onNote = { printError(FlagWords.flagged("\($0)")) }
-            return try await MQTTGateway.connect(to: url, gatewayID: gateway ?? hostName(), options: options)
+            return try await connect()
         } catch {
             printError("\(cli: error)")
-            throw ExitCode(Self.exitCode(error))
+            throw ExitCode(exitCode(error))
         }
     }
 
@@ -226,7 +231,7 @@ struct ListenCommand: AsyncParsableCommand {
     static func validateMQTTCA(_ file: String?, mqtt: String?) throws {
         guard let file else { return }
         guard mqtt?.hasPrefix("mqtts://") == true else { throw ValidationError("--mqtt-ca goes with an mqtts:// --mqtt URL") }
-        guard access(file, R_OK) == 0 else { throw ValidationError("--mqtt-ca \(file): cannot be read") }
+        guard FileManager.default.isReadableFile(atPath: file) else { throw ValidationError("--mqtt-ca \(file): cannot be read") }
     }
 
     /// The exit code for a broker failure (docs/CLI.md).

@@ -1,6 +1,5 @@
 import ArgumentParser
 import MsgPipe
-import UnixSignals
 
 /// The end-to-end keys of `request`, `serve`, `send` and `listen` (PROTOCOL.md 6.1): a pre-shared key file, or
 /// our X25519 identity file with the peer's pinned public key (a central; or a server of one peer), or with an
@@ -82,24 +81,16 @@ struct SecureOptions: ParsableArguments {
 }
 
 extension PipeKeys {
-    /// With a keyring: reloads its file on every SIGHUP, closing the sessions of revoked keys, and logs what
-    /// changed (a file that fails its checks is logged and the keys stay as they were). SIGHUP is caught from
-    /// the return on (before, and without a keyring, it keeps its default action: terminate); reloads run one
-    /// after the other, and a SIGHUP that arrives during one runs another after it. Called once per process:
-    /// a signal has one handler.
+    /// With a keyring: ``reloadOnHangup(onReload:)``, each reload's outcome on standard error.
     func reloadOnHangup() async {
-        guard case let .authorized(_, keyring) = self else { return }
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        Task {
-            for await _ in hangups {
-                do {
-                    let revoked = try await keyring.reload()
-                    let names = revoked.map(\.label).joined(separator: ", ")
-                    printError("reloaded \(keyring.path ?? "the authorized keys"): \(keyring.keys.entries.count) keys"
-                        + (revoked.isEmpty ? "" : "; revoked \(names)"))
-                } catch {
-                    printError("reload failed, the keys stay as they were: \(cli: error)")
-                }
+        await reloadOnHangup { keyring, outcome in
+            switch outcome {
+            case let .success(revoked):
+                let names = revoked.map(\.label).joined(separator: ", ")
+                printError("reloaded \(keyring.path ?? "the authorized keys"): \(keyring.keys.entries.count) keys"
+                    + (revoked.isEmpty ? "" : "; revoked \(names)"))
+            case let .failure(error):
+                printError("reload failed, the keys stay as they were: \(cli: error)")
             }
         }
     }

@@ -11,17 +11,10 @@ extension SendCommand {
     func runDownlink(url text: String, journal: String) async throws {
         let signals = await UnixSignalsSequence.shutdown()
         defer { withExtendedLifetime(signals) {} }
-        let downlink: MQTTDownlink
-        do throws(MQTTGatewayError) {
-            var options = MQTTGateway.Options()
-            options.onNote = { printError(FlagWords.flagged("\($0)")) }
-            options.trustedCAFile = mqttCA
-            options.metricsInterval = metricsInterval > 0 ? .seconds(metricsInterval) : nil
-            downlink = try await MQTTDownlink.connect(
-                to: MQTTBrokerURL(text), gatewayID: gateway ?? hostName(), journal: journal, options: options)
-        } catch {
-            printError("\(cli: error)")
-            throw ExitCode(ListenCommand.exitCode(error))
+        let downlink = try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
+            try await MQTTDownlink.connect(
+                to: MQTTBrokerURL(text), gatewayID: gateway ?? MQTTGateway.defaultGatewayID, journal: journal,
+                options: ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval))
         }
         for name in downlink.unreadableJournalFiles { printError("cannot read journal file \(name); left in place") }
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)

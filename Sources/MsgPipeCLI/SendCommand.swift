@@ -146,12 +146,15 @@ struct SendCommand: AsyncParsableCommand {
         // With --timeout the whole run, connecting included, is bounded: a peer that connects but never answers
         // (or a connect that hangs) ends in exit 2 as well. Each send also checks the deadline itself to report
         // which message was not acknowledged.
-        let outcome = try await Self.bounded(by: deadline.map { $0 + .milliseconds(500) }) {
+        let bounded = await MessagePipe.abandoning(after: deadline.map { $0 + .milliseconds(500) }) {
             if asPeripheral {
                 await session.serve(inputs: inputs, centrals: centrals, json: json)
             } else {
                 await session.send(inputs, to: peers.count > 1 ? peers : nil, json: json)
             }
+        }
+        guard let outcome = bounded else {
+            try fail("not every message was acknowledged before --timeout", .notAcknowledged)
         }
         progress.finish(complete: outcome == .success)
         if outcome != .success { throw ExitCode(outcome.rawValue) }
@@ -168,31 +171,6 @@ struct SendCommand: AsyncParsableCommand {
             if note.kind == .reconnect { progress.note(FlagWords.flagged(note.description)) } else { onNote(note) }
         }
         return options
-    }
-
-    /// `send`'s outcome, or past `deadline` (nil: none) "not every message was acknowledged before --timeout"
-    /// on standard error and ``ExitCode`` 2. The send is then cancelled but not awaited (a Bluetooth connect
-    /// may not return): it ends with the process.
-    static func bounded(
-        by deadline: ContinuousClock.Instant?, _ send: @escaping @Sendable () async -> SendExitCode
-    ) async throws -> SendExitCode {
-        guard let deadline else { return await send() }
-        let (first, arrival) = AsyncStream<SendExitCode?>.makeStream()
-        let sending = Task {
-            arrival.yield(await send())
-        }
-        let timer = Task {
-            guard (try? await Task.sleep(until: deadline)) != nil else { return }
-            arrival.yield(nil)
-        }
-        for await outcome in first {
-            timer.cancel()
-            if let outcome { return outcome }
-            sending.cancel()
-            printError("not every message was acknowledged before --timeout")
-            throw ExitCode(SendExitCode.notAcknowledged.rawValue)
-        }
-        preconditionFailure("the stream of outcomes is never finished")
     }
 
     func fail(_ message: String, _ code: SendExitCode) throws -> Never {

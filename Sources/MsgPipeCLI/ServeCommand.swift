@@ -124,8 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
                 await server.serveRequests(with: requests, idleTimeout: .seconds(idleTimeout)) { event in
                     ServeEvent.report(event, json: json)
                     if let broker, case let .handled(request) = event {
-                        let line = JSONLine.text(ServeEvent.RequestLine(request))
-                        Task { try? await broker.publishServed(line) }
+                        Task { try? await broker.publishServed(request.jsonLine) }
                     }
                 }
             }
@@ -150,15 +149,10 @@ struct ServeCommand: AsyncParsableCommand {
     /// With --mqtt: the broker connection for the outcome lines.
     private func connectBroker() async throws -> MQTTGateway? {
         guard let mqtt else { return nil }
-        do throws(MQTTGatewayError) {
-            var options = MQTTGateway.Options()
-            options.trustedCAFile = mqttCA
-            options.metricsInterval = nil
-            options.onNote = { printError(FlagWords.flagged("\($0)")) }
-            return try await MQTTGateway.connect(to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? hostName(), options: options)
-        } catch {
-            printError("\(cli: error)")
-            throw ExitCode(ListenCommand.exitCode(error))
+        return try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
+            try await MQTTGateway.connect(
+                to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? MQTTGateway.defaultGatewayID,
+                options: ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: nil))
         }
     }
 
@@ -179,9 +173,7 @@ enum ServeEvent {
     static func report(_ event: RequestServer.Event, json: Bool) {
         switch event {
         case let .handled(request):
-            if json {
-                BluetoothDiagnostics.emit(JSONLine.text(RequestLine(request)))
-            }
+            if json { BluetoothDiagnostics.emit(request.jsonLine) }
             if let note = request.note, request.status != .ok { printError("request \(request.id): \(request.status): \(note)") }
         case let .rejected(error):  // the library warns on stderr as it closes the connection
             if json { emit(["event": "rejected", "error": "\(cli: error)"]) }
@@ -191,27 +183,5 @@ enum ServeEvent {
     /// One JSON object of string fields ("event" and what it needs).
     static func emit(_ fields: [String: String]) {
         BluetoothDiagnostics.emit(JSONLine.text(fields))
-    }
-
-    /// The line of a handled request.
-    struct RequestLine: Encodable {
-        let event = "request"
-        let id: String
-        let status: String
-        let exitCode: UInt8
-        let ranCommand: Bool
-        let fromJournal: Bool
-        let requestBytes: Int
-        let responseBytes: Int
-
-        init(_ request: HandledRequest) {
-            id = request.id
-            status = request.status.description
-            exitCode = request.exitCode
-            ranCommand = request.ranCommand
-            fromJournal = request.fromJournal
-            requestBytes = request.requestBytes
-            responseBytes = request.responseBytes
-        }
     }
 }

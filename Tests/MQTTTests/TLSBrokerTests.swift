@@ -49,9 +49,7 @@ struct TLSBrokerTests {
         let broker = try await Mosquitto.started(tls: (certificates.certificate, certificates.key))
         let served = try Consumer(port: broker.port, topic: "fleet/+/served")
         try await Task.sleep(for: .milliseconds(300))
-        var options = MQTTGateway.Options()
-        options.trustedCAFile = certificates.ca
-        options.metricsInterval = nil
+        let options = MQTTGateway.Options(trustedCAFile: certificates.ca, metricsInterval: nil)
         let url = try MQTTBrokerURL("mqtts://127.0.0.1:\(try #require(broker.tlsPort))/fleet")
         let gateway = try await MQTTGateway.connect(to: url, gatewayID: "gw1", options: options)
         try await gateway.publishServed("over TLS")

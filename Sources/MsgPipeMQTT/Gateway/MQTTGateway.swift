@@ -47,7 +47,19 @@ public final class MQTTGateway: Sendable {
         /// Told about lost and restored broker connections (the library never prints).
         public var onNote: @Sendable (String) -> Void = { _ in }
 
-        public init() {}
+        /// Options with the defaults above but what is given; `listen`, `serve` and `send --mqtt` make theirs so.
+        ///
+        /// ```swift
+        /// let options = MQTTGateway.Options(trustedCAFile: "/etc/msgpipe/ca.pem", metricsInterval: nil) { print($0) }
+        /// ```
+        public init(
+            trustedCAFile: String? = nil, metricsInterval: Duration? = .seconds(60),
+            onNote: @escaping @Sendable (String) -> Void = { _ in }
+        ) {
+            self.trustedCAFile = trustedCAFile
+            self.metricsInterval = metricsInterval
+            self.onNote = onNote
+        }
     }
 
     private init(url: MQTTBrokerURL, gatewayID: String, client: MQTTClient) {

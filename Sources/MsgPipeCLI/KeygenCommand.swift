@@ -1,6 +1,5 @@
 import MsgPipe
 import ArgumentParser
-import Glibc
 
 /// `msgpipe keygen`: a new pre-shared key, or with `--x25519` a new identity key pair.
 struct KeygenCommand: ParsableCommand {
@@ -32,26 +31,20 @@ struct KeygenCommand: ParsableCommand {
             secret = PreSharedKey().text
         }
         if let out {
-            try Self.writeSecret(secret + "\n", to: out)
+            do throws(KeyFileError) {
+                try KeyFiles.create(out, holding: secret + "\n")
+            } catch {
+                switch error {
+                case let .uncreatable(_, reason): printError("cannot create \(out): \(reason) (keygen never overwrites a key)")
+                case let .unwritable(_, reason): printError("cannot write \(out): \(reason)")
+                default: printError("\(error)")
+                }
+                throw ExitCode(1)
+            }
             if let publicLine { BluetoothDiagnostics.emit(publicLine) }
         } else {
             BluetoothDiagnostics.emit(secret)
             if let publicLine { BluetoothDiagnostics.print(publicLine) }
-        }
-    }
-
-    private static func writeSecret(_ text: String, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            printError("cannot create \(path): \(String(cString: strerror(errno))) (keygen never overwrites a key)")
-            throw ExitCode(1)
-        }
-        defer { _ = close(descriptor) }
-        var text = text
-        let written = text.withUTF8 { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == text.utf8.count, fsync(descriptor) == 0 else {
-            printError("cannot write \(path): \(String(cString: strerror(errno)))")
-            throw ExitCode(1)
         }
     }
 }

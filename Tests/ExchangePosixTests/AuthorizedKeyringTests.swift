@@ -79,6 +79,28 @@ struct AuthorizedKeyringTests {
         #expect(throws: KeyFileError.worldWritable(path: open)) { try KeyFiles.preSharedKey(at: open) }
     }
 
+    @Test("a created key file is its owner's only, reads back its key, and is never replaced")
+    func createdKeyFile() throws {
+        let key = PreSharedKey()
+        let path = temporaryDirectory() + "/psk"
+        try KeyFiles.create(path, holding: key.text + "\n")
+        var status = stat()
+        #expect(stat(path, &status) == 0 && status.st_mode & 0o077 == 0)  // no one else may read it
+        #expect(try KeyFiles.preSharedKey(at: path).text == key.text)
+        #expect {
+            try KeyFiles.create(path, holding: PreSharedKey().text + "\n")
+        } throws: { error in
+            guard case let .uncreatable(failed, _)? = error as? KeyFileError else { return false }
+            return failed == path
+        }
+        #expect(try KeyFiles.preSharedKey(at: path).text == key.text)
+        #expect {
+            try KeyFiles.create(temporaryDirectory() + "/missing/psk", holding: "x")
+        } throws: { error in
+            if case .uncreatable? = error as? KeyFileError { true } else { false }
+        }
+    }
+
     @Test("a file larger than the limit is refused")
     func tooLarge() {
         let path = Self.write(String(repeating: "#\n", count: KeyFiles.maximumSize / 2 + 1))

@@ -1,5 +1,5 @@
-/// Why a key file (an identity or an authorized-keys file) was refused before anything was served. The
-/// description names the file and is printed by the CLI as is.
+/// Why a key file (an identity or an authorized-keys file) was refused before anything was served, or a new
+/// one could not be made. The description names the file and is printed by the CLI as is.
 public enum KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
     case missing(path: String)
     case unreadable(path: String, reason: String)
@@ -9,6 +9,10 @@ public enum KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooLarge(path: String, size: Int, limit: Int)
     /// The file's text is not a valid key or key list (the reason names the line).
     case invalid(path: String, reason: String)
+    /// A new key file could not be created: it exists (a key file is never replaced), or the directory refused.
+    case uncreatable(path: String, reason: String)
+    /// A new key file could not be written or synced to disk.
+    case unwritable(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -18,6 +22,8 @@ public enum KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notRegularFile(path): "key file \(path) is not a regular file"
         case let .tooLarge(path, size, limit): "key file \(path) has \(size) bytes, more than the limit of \(limit)"
         case let .invalid(path, reason): "key file \(path): \(reason)"
+        case let .uncreatable(path, reason): "key file \(path) cannot be created: \(reason)"
+        case let .unwritable(path, reason): "key file \(path) cannot be written: \(reason)"
         }
     }
 }

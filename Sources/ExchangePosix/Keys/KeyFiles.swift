@@ -3,7 +3,8 @@ import Glibc
 public import Secure
 
 /// Reads the key files a secure server or client starts from, with the checks ssh makes: the file exists,
-/// is a regular file no larger than ``maximumSize``, can be read, and is not writable by every user.
+/// is a regular file no larger than ``maximumSize``, can be read, and is not writable by every user; and
+/// creates new ones that pass them (``create(_:holding:)``).
 public enum KeyFiles {
     /// The largest key file read (an authorized-keys file of about 6000 keys).
     public static let maximumSize = 1 << 20
@@ -79,5 +80,28 @@ public enum KeyFiles {
         }
         guard count <= maximumSize else { throw .tooLarge(path: path, size: count, limit: maximumSize) }
         return Array(bytes.prefix(count))
+    }
+
+    /// Creates `path` with mode 0600 (before the umask) holding `text`, synced to disk (`fsync`) before it
+    /// returns. Never replaces a file: throws ``KeyFileError/uncreatable(path:reason:)`` when `path` exists or
+    /// cannot be created, ``KeyFileError/unwritable(path:reason:)`` when the write or the sync fails (the
+    /// partial file is then left in place).
+    ///
+    /// ```swift
+    /// try KeyFiles.create("/etc/msgpipe/psk", holding: PreSharedKey().text + "\n")
+    /// ```
+    public static func create(_ path: String, holding text: String) throws(KeyFileError) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .uncreatable(path: path, reason: String(cString: strerror(errno))) }
+        defer { _ = close(descriptor) }
+        let bytes = Array(text.utf8)
+        var count = 0
+        while count < bytes.count {
+            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + count, $0.count - count) }
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+            count += result
+        }
+        guard fsync(descriptor) == 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
     }
 }

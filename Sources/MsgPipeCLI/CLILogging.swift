@@ -1,4 +1,3 @@
-import Glibc
 import Logging
 import MsgPipeStore
 import Synchronization
@@ -23,8 +22,7 @@ enum CLILogging {
 
 /// Writes `message` and a newline to standard error, prefixed with "msgpipe: ".
 func printError(_ message: String) {
-    let line = Array("msgpipe: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    try? OutputBuffer.write(Array("msgpipe: \(message)\n".utf8), to: 2)
 }
 
 extension FileIOError {

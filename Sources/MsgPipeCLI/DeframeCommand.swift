@@ -47,30 +47,15 @@ struct DeframeCommand: ParsableCommand {
         var decoder = HexPacketLineDecoder(
             format: format, limits: limits, maximumPacketSize: mtu.map { ATTOpcode.maximumValueLength(mtu: $0) } ?? (1 << 16))
         var output = OutputBuffer()
-        var chunk: [UInt8] = []
-        var events: [HexPacketLineDecoder.Event] = []
         do {
-            let input = try InputFile(path: file)
-            repeat {
-                chunk.removeAll(keepingCapacity: true)
-                events.removeAll(keepingCapacity: true)
-                if try input.read(appendingTo: &chunk, count: 1 << 16) > 0 {
-                    decoder.receive(chunk[...]) { events.append($0) }
-                } else {
-                    decoder.finish { events.append($0) }
-                }
-                for event in events {
-                    switch event {
-                    case let .message(body):
-                        try output.append(body)
-                    case let .failure(error):
-                        try output.flush()
-                        printError("\(error)")
-                        throw ExitCode(Self.exitCode(for: error))
-                    }
-                }
-            } while !chunk.isEmpty
+            let problem = try InputFile(path: file).decodeHexPacketLines(with: &decoder) { body throws(FileIOError) in
+                try output.append(body)
+            }
             try output.flush()
+            if let problem {
+                printError("\(problem)")
+                throw ExitCode(Self.exitCode(for: problem))
+            }
         } catch let error as FileIOError {
             printError(error.description)
             throw ExitCode(error.exitCode)

@@ -1,4 +1,4 @@
-import Glibc
+import MsgPipeStore
 import Synchronization
 
 /// Draws a ``ProgressBar`` on standard error while bytes go out, at most every `interval`, only when
@@ -17,7 +17,7 @@ final class ProgressReporter: Sendable {
 
     /// A reporter for `total` bytes; it draws nothing unless `enabled` and standard error is a terminal.
     init(total: Int, enabled: Bool, interval: Duration = .milliseconds(100)) {
-        bar = enabled && isatty(STDERR_FILENO) == 1 ? ProgressBar(total: total) : nil
+        bar = enabled && OutputBuffer.isTerminal(2) ? ProgressBar(total: total) : nil
         self.interval = interval
     }
 
@@ -54,8 +54,5 @@ final class ProgressReporter: Sendable {
         printError(message)
     }
 
-    private func draw(_ text: String) {
-        var text = text
-        text.withUTF8 { _ = write(STDERR_FILENO, $0.baseAddress, $0.count) }
-    }
+    private func draw(_ text: String) { try? OutputBuffer.write(Array(text.utf8), to: 2) }
 }

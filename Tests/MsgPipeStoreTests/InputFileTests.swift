@@ -1,4 +1,5 @@
 import Foundation
+import MsgPipe
 import MsgPipeStore
 import Testing
 
@@ -61,6 +62,47 @@ import Testing
             try broken.flush()
         } throws: { error in
             (error as? FileIOError).map { $0.operation == .write && $0.description.hasPrefix("cannot write output: ") } ?? false
+        }
+    }
+
+    @Test func anUnbufferedWriteLandsAtOnceAndOnlyATerminalIsOne() throws {
+        let (path, descriptor) = try openedFile()
+        defer { close(descriptor) }
+        try OutputBuffer.write(Array("line\n".utf8), to: descriptor)
+        #expect(try read(path) == Array("line\n".utf8))
+        #expect(throws: FileIOError.self) { try OutputBuffer.write([1], to: -1) }
+        #expect(!OutputBuffer.isTerminal(descriptor))
+        let terminal = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)  // a pseudo-terminal's controlling side
+        try #require(terminal >= 0)
+        defer { close(terminal) }
+        #expect(OutputBuffer.isTerminal(terminal))
+    }
+
+    @Test func hexPacketLinesGiveTheirMessagesInOrderOrTheFirstProblem() throws {
+        var text: [UInt8] = []
+        for (id, payload) in [(1, Array(repeating: UInt8(7), count: 300)), (2, Array(repeating: UInt8(9), count: 100))] {
+            var lines = try HexPacketLineEncoder(format: .msgpipe, payload: payload, packetSize: 20, messageID: UInt32(id))
+            var line: [UInt8] = []
+            while lines.writeNextLine(into: &line) { text += line }
+        }
+        func decode(_ text: [UInt8]) throws -> (messages: [[UInt8]], problem: HexPacketLineError?) {
+            let (path, descriptor) = try openedFile()
+            try OutputBuffer.write(text, to: descriptor)
+            close(descriptor)
+            var decoder = HexPacketLineDecoder(format: .msgpipe, limits: ReassemblyLimits())
+            var messages: [[UInt8]] = []
+            let problem = try InputFile(path: path).decodeHexPacketLines(with: &decoder) { messages.append($0) }
+            return (messages, problem)
+        }
+        let whole = try decode(text)
+        #expect(whole.messages == [Array(repeating: 7, count: 300), Array(repeating: 9, count: 100)] && whole.problem == nil)
+        // Cut inside the second message: the first arrives, then the partial one is the problem.
+        let lastLine = try #require(text.dropLast().lastIndex(of: UInt8(ascii: "\n")))
+        let cut = try decode(Array(text[...lastLine]))
+        #expect(cut.messages == [Array(repeating: 7, count: 300)])
+        guard case .framing(.incompleteMessage, _)? = cut.problem else {
+            Issue.record("expected an incomplete message, got \(String(describing: cut.problem))")
+            return
         }
     }
 }

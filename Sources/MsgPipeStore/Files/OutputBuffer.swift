@@ -26,11 +26,29 @@ public struct OutputBuffer {
 
     /// Writes everything pending ("cannot write output: …" when it cannot).
     public mutating func flush() throws(FileIOError) {
+        try Self.write(pending, to: descriptor)
+        pending.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes all of `bytes` to `descriptor` now, unbuffered (short writes and interruptions retried): a
+    /// diagnostic line on standard error (2) that must not wait. "cannot write output: …" when it cannot.
+    ///
+    /// ```swift
+    /// try? OutputBuffer.write(Array("warning: low battery\n".utf8), to: 2)
+    /// ```
+    public static func write(_ bytes: [UInt8], to descriptor: Int32) throws(FileIOError) {
         do throws(DurableFiles.Failure) {
-            try DurableFiles.write(pending, to: descriptor, name: "output")
+            try DurableFiles.write(bytes, to: descriptor, name: "output")
         } catch {
             throw FileIOError(operation: .write, description: error.description)
         }
-        pending.removeAll(keepingCapacity: true)
     }
+
+    /// Whether `descriptor` is a terminal (isatty(3)): where a program may draw progress, never into a file or
+    /// a pipe.
+    ///
+    /// ```swift
+    /// let drawsProgress = OutputBuffer.isTerminal(2)
+    /// ```
+    public static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 }

@@ -90,8 +90,8 @@ enum BenchReportFormat {
     /// central's address), then with several centrals the aggregate (`central`: "all") over the wall time.
     /// `direction` is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     /// Linux tells the negotiated ATT MTU and (msgpipe's own GATT on the kernel) the PHY, never the interval or
-    /// the LL data length ("unknown"): `limit_kbps` is ``AirTimeModel/bestCase(attMTU:phy:interval:)`` at the
-    /// central's transmit PHY (2M when unknown) and the largest interval asked for, named in `limit_assumes`.
+    /// the LL data length ("unknown"): `limit_kbps` is ``AirTimeModel/bestCaseLimitKbps(attMTU:phy:interval:)`` at
+    /// the central's transmit PHY (2M when unknown) and the largest interval asked for, named in `limit_assumes`.
     static func real(
         _ report: PipeBenchmark.Report, link: String, role: LinkRole, size: Int, requestedIntervalUnits: UInt16? = nil
     ) -> [[(String, Value)]] {
@@ -100,9 +100,7 @@ enum BenchReportFormat {
             "interval \(ConnectionParameters.millisecondsText(intervalUnits: $0)) ms (requested)"
         } ?? "interval 7.5 ms"
         return report.lines.map { line -> [(String, Value)] in
-            // The simulator's PHY for the central's transmit PHY (nil: Coded, which the simulator does not model).
-            let phy: BLEPhy? = if let measured = line.phy { BLEPhy(rawValue: measured.transmit.rawValue) } else { AirTimeModel.bestCasePHY }
-            let limit = line.mtu.flatMap { mtu in phy.map { AirTimeModel.bestCase(attMTU: mtu, phy: $0, interval: interval).limitKbps } }
+            let limit = AirTimeModel.bestCaseLimitKbps(attMTU: line.mtu, phy: line.phy?.transmit, interval: interval)
             let assumedPHY = line.phy.map { "phy \($0.transmit.rawValue) (measured)" } ?? "phy 2m"
             let limitValue: Value = limit.map(number) ?? .text("unknown")
             let efficiency: Value = limit.map { number($0 > 0 ? line.goodputKbps / $0 : 0) } ?? .text("unknown")

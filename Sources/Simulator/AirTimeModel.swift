@@ -1,3 +1,4 @@
+public import GATT
 import Transport
 /// Air time of LL data PDUs and the theoretical application throughput of a ``BLELinkConfiguration``.
 ///
@@ -128,6 +129,20 @@ extension AirTimeModel {
         AirTimeModel(configuration: BLELinkConfiguration(
             phy: phy, linkLayerPayload: bestCaseLinkLayerPayload, attMTU: min(max(attMTU, 23), 517),
             connectionInterval: interval ?? bestCaseInterval))
+    }
+
+    /// The best-case limit, in kbit/s, of a real link whose system told its ATT MTU (nil: unknown) and its
+    /// central's transmit PHY (nil: unknown, ``bestCasePHY`` assumed), at
+    /// `interval`, the slowest connection interval asked for (nil: ``bestCaseInterval``). Nil where the MTU is
+    /// unknown or the PHY is one the model lacks (Coded): there is no limit to measure against.
+    ///
+    /// ```swift
+    /// let limit = AirTimeModel.bestCaseLimitKbps(attMTU: 247, phy: .le1M, interval: nil)
+    /// ```
+    public static func bestCaseLimitKbps(attMTU: Int?, phy: LEPHY?, interval: Duration?) -> Double? {
+        let modelled: BLEPhy? = if let phy { BLEPhy(rawValue: phy.rawValue) } else { bestCasePHY }
+        guard let attMTU, let modelled else { return nil }
+        return bestCase(attMTU: attMTU, phy: modelled, interval: interval).limitKbps
     }
 
     /// What ``bestCase(attMTU:phy:interval:)`` assumes where nothing is known.

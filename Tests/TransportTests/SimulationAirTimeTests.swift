@@ -95,4 +95,12 @@ struct SimulationAirTimeTests {
         #expect(slow.configuration.connectionInterval == .milliseconds(50))
         #expect(slow.limitKbps < best.limitKbps)
     }
+
+    @Test func aRealLinksLimitNeedsItsMTUAndAModelledPHY() {
+        #expect(AirTimeModel.bestCaseLimitKbps(attMTU: 247, phy: nil, interval: nil) == AirTimeModel.bestCase(attMTU: 247).limitKbps)
+        let slow = AirTimeModel.bestCase(attMTU: 185, phy: .le1M, interval: .milliseconds(30)).limitKbps
+        #expect(AirTimeModel.bestCaseLimitKbps(attMTU: 185, phy: .le1M, interval: .milliseconds(30)) == slow)
+        #expect(AirTimeModel.bestCaseLimitKbps(attMTU: nil, phy: .le2M, interval: nil) == nil)
+        #expect(AirTimeModel.bestCaseLimitKbps(attMTU: 247, phy: .coded, interval: nil) == nil)
+    }
 }

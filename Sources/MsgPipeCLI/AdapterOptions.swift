@@ -1,6 +1,6 @@
 public import ArgumentParser
 public import MsgPipe
-import Glibc
+import MsgPipeStore
 
 /// The Bluetooth options of every command that uses a local controller (`scan`, and `listen`/`send` over BLE).
 public struct AdapterOptions: ParsableArguments, Sendable {
@@ -112,8 +112,7 @@ public enum BluetoothDiagnostics {
     public static func emit(_ message: String) { write(message, to: 1) }
 
     private static func write(_ message: String, to descriptor: Int32) {
-        var line = message + "\n"
-        line.withUTF8 { _ = Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        try? OutputBuffer.write(Array((message + "\n").utf8), to: descriptor)
     }
 }
 

@@ -219,7 +219,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "msgpipe", dependencies: ["MsgPipeCLI"], swiftSettings: strict),
@@ -260,7 +259,7 @@ let package = Package(
             name: "MsgPipeTests",
             dependencies: [
                 "MsgPipe", "MsgPipeCore", "GATT", "BLESocket", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks",
-                "TestSupport", .product(name: "UnixSignals", package: "swift-service-lifecycle")],
+                "TestSupport"],
             swiftSettings: strict),
         // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
         // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.

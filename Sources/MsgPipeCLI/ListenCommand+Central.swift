@@ -1,7 +1,6 @@
 import ArgumentParser
 import MsgPipe
 import MsgPipeStore
-import UnixSignals
 
 extension ListenCommand {
     /// `listen --to` / `--role central`: a pipe per peer (one `--to`, or several), connected at once, each
@@ -10,7 +9,7 @@ extension ListenCommand {
     /// `peer` and its link's parameters (`--json`), or goes in that peer's folder (`--out-dir`); a peer that
     /// cannot be connected at first is named and the others are received from, and the exit code is then 1
     /// when they end.
-    func receiveAsCentral(signals: UnixSignalsSequence) async throws {
+    func receiveAsCentral(signals: ShutdownSignals) async throws {
         let several = link.hasSeveralPeers
         var options = try receiverOptions(asCentral: true)
         // Key files are checked before anything connects (keys pin one peer).
@@ -51,7 +50,7 @@ extension ListenCommand {
         let byFolder = outDirectory != nil
         // Until a signal, --count messages (each peripheral then takes its last acknowledgement and ends the
         // connection, at most 2 s) or the pipes' end.
-        let end = await Self.untilSignal(signals) { [pipes, names] in
+        let end = await signals.cancellingOnSignal { [pipes, names] in
             await inbox.receive(fromEach: pipes) { message, pipe in
                 let peer = names[ObjectIdentifier(pipe)]
                 let carrier = bluetooth ? pipe.carrier?.rawValue : nil

@@ -4,7 +4,6 @@ import Logging
 import MsgPipe
 import MsgPipeMQTT
 import MsgPipeStore
-import UnixSignals
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
 /// JSON lines: as the peripheral (default) serving the GATT service to one central after another, or as the
@@ -125,7 +124,7 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let signals = await UnixSignalsSequence.shutdown()
+        let signals = await ShutdownSignals()
         defer { withExtendedLifetime(signals) {} }
         if try link.role(role, default: .peripheral) == .central {
             return try await receiveAsCentral(signals: signals)
@@ -140,7 +139,7 @@ struct ListenCommand: AsyncParsableCommand {
         let connections = connections
         // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
         // then the run ends. What arrived whole is kept (and accepted); a partial message is dropped.
-        let served = await Self.untilSignal(signals, onSignal: { acceptor.stop() }) { () throws -> (PipeServer, ReceiveEnd) in
+        let served = await signals.cancellingOnSignal(onSignal: { acceptor.stop() }) { () throws -> (PipeServer, ReceiveEnd) in
             let server = try await PipeServer.serve(acceptor, connections: connections)
             printError(server.description)
             if let broker {
@@ -181,14 +180,6 @@ struct ListenCommand: AsyncParsableCommand {
             printError("\(cli: error)")
             throw ExitCode(1)
         }
-    }
-
-    /// `receive`, in a task that SIGINT/SIGTERM cancel (after `onSignal`); its result.
-    static func untilSignal<Value: Sendable>(
-        _ signals: UnixSignalsSequence, onSignal: @escaping @Sendable () -> Void = {},
-        _ receive: @escaping @Sendable () async throws -> Value
-    ) async -> Result<Value, any Error> {
-        await signals.cancellingOnSignal(onSignal: onSignal, receive)
     }
 
     /// Ends a run by `end`: an inbox failure exits at once; otherwise what was handed over is kept first, and

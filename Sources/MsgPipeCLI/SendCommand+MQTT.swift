@@ -1,7 +1,6 @@
 import ArgumentParser
 import MsgPipe
 import MsgPipeMQTT
-import UnixSignals
 
 /// `msgpipe send --mqtt`: the downlink of a gateway. Each message published to `PREFIX/ID/down` is journaled,
 /// sent to the central (as central: the peer; as peripheral: every connected central, or the one its `peer`
@@ -9,7 +8,7 @@ import UnixSignals
 /// SIGINT/SIGTERM (exit 0).
 extension SendCommand {
     func runDownlink(url text: String, journal: String) async throws {
-        let signals = await UnixSignalsSequence.shutdown()
+        let signals = await ShutdownSignals()
         defer { withExtendedLifetime(signals) {} }
         let downlink = try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
             try await MQTTDownlink.connect(
@@ -52,7 +51,7 @@ extension SendCommand {
         printError("sending what arrives on \(downlink.downTopic); acknowledgements on \(downlink.ackTopic)")
         SystemdNotify.ready()
         // SIGINT/SIGTERM, also one during start: the socket file goes, advertising stops.
-        _ = await signals.firstSignal()
+        await signals.wait()
         if let server { Task { await server.close() } }
         work.cancel()
         await downlink.close()

@@ -3,7 +3,6 @@ import MsgPipe
 import Synchronization
 import TestSupport
 import Testing
-import UnixSignals
 
 /// What a service on systemd gets from the library: readiness notifications, shutdown signals that cancel its
 /// work, and the authorized keys reloaded on SIGHUP. One suite, serialized: the signals are the process's.
@@ -42,7 +41,7 @@ struct ServiceSignalsTests {
     }
 
     @Test func aShutdownSignalRunsOnSignalAndCancelsTheWork() async throws {
-        let signals = await UnixSignalsSequence.shutdown()
+        let signals = await ShutdownSignals()
         let stopped = Mutex(false)
         let result = await signals.cancellingOnSignal(onSignal: { stopped.withLock { $0 = true } }) { () async throws -> Int in
             kill(getpid(), SIGTERM)
@@ -55,11 +54,15 @@ struct ServiceSignalsTests {
     }
 
     @Test func workThatEndsFirstReturnsItsValueAndASignalBeforeWaitingIsKept() async throws {
-        let signals = await UnixSignalsSequence.shutdown()
+        let signals = await ShutdownSignals()
         #expect(try await signals.cancellingOnSignal { 7 }.get() == 7)
-        let early = await UnixSignalsSequence.shutdown()
+        let early = await ShutdownSignals()
         kill(getpid(), SIGINT)
-        #expect(await early.firstSignal() == .sigint)
+        let result = await early.cancellingOnSignal { () async throws -> Int in
+            try await Task.sleep(for: hangGuard)
+            return 1
+        }
+        #expect(throws: CancellationError.self) { try result.get() }
         withExtendedLifetime(signals) {}
     }
 

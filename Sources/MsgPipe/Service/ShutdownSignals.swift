@@ -1,35 +1,36 @@
-public import UnixSignals
+import UnixSignals
 
-extension UnixSignalsSequence {
-    /// SIGINT and SIGTERM, caught from the return on (their default action, terminating at once, is replaced):
-    /// how a service learns it should clean up and exit. A signal that arrives before anyone waits is kept for
-    /// ``firstSignal()``. The sequence must live until the service ends: its signal sources are cancelled when
-    /// the last reference goes.
-    ///
-    /// ```swift
-    /// let signals = await UnixSignalsSequence.shutdown()
-    /// let served = await signals.cancellingOnSignal(onSignal: { acceptor.stop() }) { try await serve() }
-    /// ```
-    public static func shutdown() async -> UnixSignalsSequence {
-        await UnixSignalsSequence(trapping: .sigint, .sigterm)
+/// SIGINT and SIGTERM, caught from ``init()`` on (their default action, terminating at once, is replaced): how a
+/// service learns it should clean up and exit. A signal that arrives before anyone waits is kept for ``wait()``.
+/// Keep the value until the service ends: its signal sources are cancelled when the last copy goes.
+///
+/// ```swift
+/// let signals = await ShutdownSignals()
+/// let served = await signals.cancellingOnSignal(onSignal: { acceptor.stop() }) { try await serve() }
+/// ```
+public struct ShutdownSignals: Sendable {
+    private let signals: UnixSignalsSequence
+
+    /// Catches SIGINT and SIGTERM from the return on.
+    public init() async {
+        signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
     }
 
-    /// Suspends until a signal arrives (or has arrived) and returns it; nil when the sequence ended. Iterates
-    /// the sequence, so it is called once.
-    public func firstSignal() async -> UnixSignal? {
-        for await signal in self { return signal }
-        return nil
+    /// Suspends until a signal arrives (or has arrived). Iterates the signals, so it is called once per value.
+    public func wait() async {
+        for await _ in signals { return }
     }
 
     /// Runs `work` in a task that the first signal cancels, after `onSignal` (which can stop what cancellation
     /// does not reach, such as an accept loop); returns how `work` ended, after it ended. Waits for the first
-    /// signal, so it is called once per sequence.
+    /// signal, so it is called once per value.
     public func cancellingOnSignal<Value: Sendable>(
         onSignal: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error> {
         let working = Task { try await work() }
         let watching = Task {
-            guard await firstSignal() != nil else { return }
+            await wait()
+            guard !Task.isCancelled else { return }
             onSignal()
             working.cancel()
         }

@@ -180,7 +180,7 @@ let package = Package(
             swiftSettings: strict),
         // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
         // that picks one, the accept loop, scanning, the benchmark, and a service's signals and systemd readiness
-        // (swift-service-lifecycle's UnixSignals, libsystemd): `import MsgPipe` gives all of it.
+        // (swift-service-lifecycle, libsystemd): `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
@@ -188,6 +188,7 @@ let package = Package(
                 "SDBus",
                 "Secure", "Exchange", "ExchangePosix", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
@@ -218,7 +219,6 @@ let package = Package(
                 "Exchange", "CBuildInfo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
         .executableTarget(name: "msgpipe", dependencies: ["MsgPipeCLI"], swiftSettings: strict),

@@ -2,7 +2,6 @@ import ArgumentParser
 import MsgPipe
 import MsgPipeMQTT
 import MsgPipeStore
-import ServiceLifecycle
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
 struct ServeCommand: AsyncParsableCommand {
@@ -112,38 +111,16 @@ struct ServeCommand: AsyncParsableCommand {
             if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(cli: error)"]) }
         }
         let acceptor = try link.acceptor(options)
-        let (connections, idleTimeout, handshakeTimeout) = (connections, idleTimeout, handshakeTimeout)
-        // Serves until --connections centrals were served or a SIGTERM/SIGINT (also one while the server starts)
-        // shuts the group down gracefully: no new central; a running command's process group is killed, its
-        // request recorded as started only (the journal is durable at every point); the connections in progress
-        // end (one still before its handshake is reported refused); the socket file goes, advertising stops.
-        let serving = ClosureService {
-            let server = try await PipeServer.serve(acceptor, connections: connections)
-            printError(server.description)
-            await cancelWhenGracefulShutdown {
-                await server.serveRequests(with: requests, idleTimeout: .seconds(idleTimeout)) { event in
-                    ServeEvent.report(event, json: json)
-                    if let broker, case let .handled(request) = event {
-                        Task { try? await broker.publishServed(request.jsonLine) }
-                    }
-                }
+        let signalled = try await PipeServer.serveRequestsUntilShutdown(
+            acceptor, with: requests, connections: connections, idleTimeout: .seconds(idleTimeout),
+            drainTimeout: .seconds(handshakeTimeout), onServing: { printError($0.description) }
+        ) { event in
+            ServeEvent.report(event, json: json)
+            if let broker, case let .handled(request) = event {
+                Task { try? await broker.publishServed(request.jsonLine) }
             }
-            guard Task.isShuttingDownGracefully else {
-                if let failure = server.failure { throw failure }
-                return
-            }
-            await server.close()
-            await server.waitUntilNoCentrals(timeout: .seconds(handshakeTimeout))
-            printError("stopped")
         }
-        var groupLogger = logger
-        groupLogger.logLevel = max(logger.logLevel, .notice)  // the group's own lines are debug detail
-        // The run ends when the service does; a Bluetooth accept still blocked in its thread then ends with
-        // the process (`runAsRoot` exits).
-        try await ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: serving, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: groupLogger)
-        ).run()
+        if signalled { printError("stopped") }
     }
 
     /// With --mqtt: the broker connection for the outcome lines.

@@ -66,6 +66,19 @@ struct ServiceSignalsTests {
         withExtendedLifetime(signals) {}
     }
 
+    @Test func aShutdownSignalEndsServingRequestsAndRemovesTheSocketFile() async throws {
+        let path = try Self.temporaryDirectory() + "/serve.sock"
+        let answers = RequestServer(journal: nil) { body in body }
+        let signalled = try await PipeServer.serveRequestsUntilShutdown(
+            PipeAcceptor(at: .unix(path: path), options: MessagePipe.Options()), with: answers,
+            onServing: { _ in
+                #expect(access(path, F_OK) == 0)
+                kill(getpid(), SIGTERM)
+            })
+        #expect(signalled)
+        #expect(access(path, F_OK) != 0)
+    }
+
     @Test func hangupReloadsTheKeyringAndReportsRevokedKeysOrARefusedFile() async throws {
         let phones = (0 ..< 2).map { _ in IdentityKey() }
         let path = try Self.temporaryDirectory() + "/authorized_keys"

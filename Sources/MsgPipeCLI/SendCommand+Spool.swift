@@ -21,22 +21,18 @@ extension SendCommand {
         }
         defer { outbox.close() }
         // Every input is read before any is queued: a typo queues nothing.
-        var bodies: [[UInt8]] = []
-        for index in inputs.paths.indices {
-            do {
-                bodies.append(try inputs.body(index))
-            } catch {
-                try fail(error.description, error.exitCode == 66 ? .noInput : .ioError)
-            }
+        let bodies: [[UInt8]]
+        do {
+            bodies = try inputs.bodies()
+        } catch {
+            try fail(error.description, error.exitCode == 66 ? .noInput : .ioError)
         }
-        for body in bodies {
-            do {
-                try outbox.enqueue(body)
-            } catch {
-                switch error {
-                case .full, .tooLarge: try fail("spool: \(cli: error)", .spoolFull)
-                default: try fail("spool: \(cli: error)", .spoolUnusable)
-                }
+        do {
+            for body in bodies { try outbox.enqueue(body) }
+        } catch {
+            switch error {
+            case .full, .tooLarge: try fail("spool: \(cli: error)", .spoolFull)
+            default: try fail("spool: \(cli: error)", .spoolUnusable)
             }
         }
         let queued = outbox.entries

@@ -47,6 +47,19 @@ import Testing
         #expect(try inputs.body(1) == [])
     }
 
+    @Test func allBodiesAreReadInOrderOrTheFirstUnreadableFailsTheWhole() throws {
+        let directory = try temporaryDirectory()
+        try write([1, 2], to: directory + "/a")
+        try write([3], to: directory + "/b")
+        #expect(try InputFiles(paths: [directory + "/a", directory + "/b"]).bodies() == [[1, 2], [3]])
+        let unreadable = try InputFiles(paths: [directory + "/a", directory])  // a directory opens, but cannot be read
+        #expect {
+            _ = try unreadable.bodies()
+        } throws: { error in
+            (error as? FileIOError)?.operation == .read
+        }
+    }
+
     @Test func anOutputBufferWritesEverythingOnFlush() throws {
         let (path, descriptor) = try openedFile()
         defer { close(descriptor) }

@@ -34,4 +34,16 @@ public final class InputFiles: Sendable {
         }
         return try result.get()
     }
+
+    /// Every body, in order, each read before any is returned: an input that cannot be read fails the whole
+    /// (its `FileIOError`), so a caller that queues or sends them acts on all of them or none.
+    ///
+    /// ```swift
+    /// for body in try inputs.bodies() { try outbox.enqueue(body) }
+    /// ```
+    public func bodies() throws(FileIOError) -> [[UInt8]] {
+        var bodies: [[UInt8]] = []
+        for index in paths.indices { bodies.append(try body(index)) }
+        return bodies
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `listen`, `send` and `serve` with `--identity FILE --authorized-keys FILE` as processes over a UNIX socket:
 /// only the listed phones are accepted, every message is sealed end to end, and each is named by its key.
@@ -171,7 +172,7 @@ struct AuthorizedKeysCLITests {
         let sender = Process()
         sender.executableURL = MsgPipeProcess.binary
         sender.arguments = ["send"] + keys.link
-            + ["--identity", keys.identity("till-1"), "--peer-key", keys.serverPublic, "--timeout", "8", first, "-"]
+            + ["--identity", keys.identity("till-1"), "--peer-key", keys.serverPublic, "--timeout", "30", first, "-"]
         let input = Pipe()
         sender.standardInput = input
         sender.standardOutput = FileHandle.nullDevice
@@ -182,8 +183,7 @@ struct AuthorizedKeysCLITests {
         try keys.authorize([])
         kill(listener.process.processIdentifier, SIGHUP)
         #expect(listener.waitForError(containing: "revoked till-1"), "\(listener.stderrSoFar)")
-        input.fileHandleForWriting.write(Data("two".utf8))
-        try input.fileHandleForWriting.close()
+        feed("two".utf8, to: input)
         sender.waitUntilExit()
         #expect(sender.terminationStatus != 0, "the second message was acknowledged")
         kill(listener.process.processIdentifier, SIGTERM)

@@ -33,8 +33,7 @@ struct ConcurrentCentralsCLITests {
 
         /// Writes the message, closes the pipe, and waits for the exit status.
         func release(_ body: [UInt8]) throws -> (status: Int32, stderr: String) {
-            input.fileHandleForWriting.write(Data(body))
-            try input.fileHandleForWriting.close()
+            feed(body, to: input)
             let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, text)

@@ -38,8 +38,7 @@ struct MsgPipeProcess {
         try process.run()
         // Write and read concurrently so large inputs and outputs cannot fill a pipe and deadlock.
         let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input))
-            try? stdin.fileHandleForWriting.close()
+            feed(input, to: stdin)
         }
         writer.start()
         let errorData = ErrorCollector(stderr.fileHandleForReading)

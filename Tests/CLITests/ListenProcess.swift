@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A running `msgpipe listen` (or any msgpipe command) with its standard error readable while it runs, so a
 /// test can wait for the ready line, and its standard output collected to the end.
@@ -22,8 +23,7 @@ final class RunningMsgPipe: @unchecked Sendable {
             process.standardInput = stdin
             try process.run()
             Thread {
-                stdin.fileHandleForWriting.write(Data(input))
-                try? stdin.fileHandleForWriting.close()
+                feed(input, to: stdin)
             }.start()
         } else {
             process.standardInput = FileHandle.nullDevice

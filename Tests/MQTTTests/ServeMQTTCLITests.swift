@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import BLELink
+import TestSupport
 
 /// `msgpipe serve --mqtt`: each request's outcome line reaches `PREFIX/ID/served`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
@@ -16,8 +17,7 @@ struct ServeMQTTCLITests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             guard (try? process.run()) != nil else { return -1 }
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try? stdin.fileHandleForWriting.close()
+            feed(input.utf8, to: stdin)
             process.waitUntilExit()
             return process.terminationStatus
         }

@@ -29,10 +29,11 @@ extension LabCheck {
         return probe
     }
 
-    /// Starts `msgpipe listen ARGUMENTS` (or `executable`'s listen) as "listen"; returns once it advertises.
-    func startListen(_ arguments: [String], executable: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) throws -> LabProcess {
-        let listen = try start("listen", executable ?? environment.msgpipe, ["listen"] + arguments)
-        expect(listen.waitForStderr(containing: "advertising"), "listen never advertised", sourceLocation: sourceLocation)
+    /// Starts `msgpipe listen ARGUMENTS` (or `executable`'s listen) as `label`; returns once it advertises.
+    func startListen(_ arguments: [String], label: String = "listen", executable: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation) throws -> LabProcess {
+        let listen = try start(label, executable ?? environment.msgpipe, ["listen"] + arguments)
+        expect(listen.waitForStderr(containing: "advertising"), "\(label) never advertised", sourceLocation: sourceLocation)
         return listen
     }
 

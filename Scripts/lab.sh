@@ -15,7 +15,7 @@
 # booted again; LAB_POWERCUT=0 leaves it out of the full run, LAB_POWERCUT_CUTS its cut points),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
-# kills (Scripts/lab-kills.sh: listen and send --spool killed with SIGKILL mid-transfer over Bluetooth, every message
+# kills (Tests/LabTests/Kills: listen and send --spool killed with SIGKILL mid-transfer over Bluetooth, every message
 # kept exactly once; LAB_KILLS=0 leaves it out of the full run, LAB_KILLS_N the kills per check, default 5 alone and 3 in the full run; kills 5, beside bluetoothd 5.66, joins the full run only with LAB_KILLS5=1),
 # LAB_CONFIGURATION=release (the checks run msgpipe built with -c release; default debug), LAB_MSGPIPE=PATH (the checks
 # run that msgpipe, e.g. the package's release build; msgpipe-lab stays LAB_CONFIGURATION's), LAB_MSGPIPE_LAB=PATH

@@ -32,8 +32,17 @@ extension LabCheck {
         while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
         expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
         let bluetoothd = try start("bluetoothd", executable, ["-n"] + arguments)
-        let powered = Date(timeIntervalSinceNow: 30)
-        for index in adapters {
+        for index in LabCheck.powerThroughBluetoothd(adapters) {
+            fail("bluetoothd did not power hci\(index) within 30 s")
+        }
+        return LabBluetoothd(dbus: dbus, bluetoothd: bluetoothd)
+    }
+
+    /// Powers each of `adapters` through bluetoothd's D-Bus API, waiting at most `seconds` in all; returns the
+    /// ones still not powered then (empty: all are).
+    static func powerThroughBluetoothd(_ adapters: [Int], seconds: Double = 30) -> [Int] {
+        let powered = Date(timeIntervalSinceNow: seconds)
+        return adapters.filter { index in
             let property = ["busctl", "--system", "get-property", "org.bluez", "/org/bluez/hci\(index)", "org.bluez.Adapter1", "Powered"]
             var on = false
             while !on && Date() < powered {
@@ -43,8 +52,7 @@ extension LabCheck {
                     Thread.sleep(forTimeInterval: 0.2)
                 }
             }
-            expect(on, "bluetoothd did not power hci\(index) within 30 s")
+            return !on
         }
-        return LabBluetoothd(dbus: dbus, bluetoothd: bluetoothd)
     }
 }

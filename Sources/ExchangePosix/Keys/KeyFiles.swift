@@ -82,10 +82,10 @@ public enum KeyFiles {
         return Array(bytes.prefix(count))
     }
 
-    /// Creates `path` with mode 0600 (before the umask) holding `text`, synced to disk (`fsync`) before it
-    /// returns. Never replaces a file: throws ``KeyFileError/uncreatable(path:reason:)`` when `path` exists or
-    /// cannot be created, ``KeyFileError/unwritable(path:reason:)`` when the write or the sync fails (the
-    /// partial file is then left in place).
+    /// Creates `path` with mode 0600 (before the umask) holding `text`; returns once the file and its directory
+    /// entry are on stable storage (`fsync`). Never replaces a file: throws ``KeyFileError/uncreatable(path:reason:)``
+    /// when `path` exists or cannot be created, ``KeyFileError/unwritable(path:reason:)`` when the write or a sync
+    /// fails, and then removes the file it started (a partial key must not block the next attempt).
     ///
     /// ```swift
     /// try KeyFiles.create("/etc/msgpipe/psk", holding: PreSharedKey().text + "\n")
@@ -96,12 +96,20 @@ public enum KeyFiles {
         defer { _ = close(descriptor) }
         let bytes = Array(text.utf8)
         var count = 0
-        while count < bytes.count {
-            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + count, $0.count - count) }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
-            count += result
+        do throws(KeyFileError) {
+            while count < bytes.count {
+                let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + count, $0.count - count) }
+                if result < 0, errno == EINTR { continue }
+                guard result > 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+                count += result
+            }
+            guard fsync(descriptor) == 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
+            let slash = path.lastIndex(of: "/")
+            let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            do { try JournalFile.syncDirectory(directory) } catch { throw .unwritable(path: path, reason: "\(error)") }
+        } catch {
+            _ = unlink(path)
+            throw error
         }
-        guard fsync(descriptor) == 0 else { throw .unwritable(path: path, reason: String(cString: strerror(errno))) }
     }
 }

@@ -1,11 +1,8 @@
 import Synchronization
 public import GATT
 
-/// The peripheral's side of the connection layer with the backend `MessagePipe.Options.backend` names: at
-/// ``acceptLinks(info:connections:maximumConcurrent:centralsAtOnce:unnumbered:onReady:handle:)`` it takes the
-/// acceptor ``PipeStacks/acceptor(at:options:)`` picks (``SocketAcceptor`` for a UNIX socket, otherwise
-/// ``BluetoothdAcceptor`` or ``KernelAcceptor``, auto resolved) and runs it. `MessagePipe.advertise(name:options:)`
-/// is built on it.
+/// The peripheral for `options.backend`: it runs the acceptor ``PipeStacks/acceptor(at:options:)`` picks
+/// (``SocketAcceptor``, ``BluetoothdAcceptor`` or ``KernelAcceptor``); `MessagePipe.advertise(name:options:)` uses it.
 ///
 /// ```swift
 /// let acceptor = PipeAcceptor(at: .bluetooth("kiosk"), options: options)

@@ -9,7 +9,7 @@
 # Inside the guest, before CMD runs: modules bluetooth + hci_vhci loaded, `btvirt -L -l4` running (the lab's
 # own build of it, see build_btvirt, unless BLELAB_STOCK_BTVIRT=1),
 #   hci0 ("A"): powered, LE, connectable, advertising;  hci1 ("B"), hci2 ("C") and hci3 ("D"): powered, LE.
-#   env: BLELAB_ADDR_A / _B / _C / _D, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_HCI_D=hci3, BLELAB_OUT=OUTDIR,
+#   env: BLELAB_ADDR_A / _B / _C / _D, BLELAB_HCI_A=hci0, BLELAB_HCI_B=hci1, BLELAB_HCI_C=hci2, BLELAB_HCI_D=hci3, BLELAB_OUT=OUTDIR, BLELAB_BTVIRT (the emulator running),
 #   BLELAB_DIR (the lab's directory: its python/ holds bleak, its bumble/ a venv with Bumble)
 #
 # Usage:
@@ -123,7 +123,7 @@ guest_main() {
 		btmgmt --index 0 advertising on; btmgmt --index 0 power on
 		for ((n = 1; n < COUNT; n++)); do btmgmt --index $n le on; btmgmt --index $n power on; done
 	} > "$CTL/btmgmt.log" 2>&1
-	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_HCI_D=hci3 BLELAB_OUT=$OUT BLELAB_DIR=$LAB
+	export BLELAB_HCI_A=hci0 BLELAB_HCI_B=hci1 BLELAB_HCI_C=hci2 BLELAB_HCI_D=hci3 BLELAB_OUT=$OUT BLELAB_DIR=$LAB BLELAB_BTVIRT=$BTVIRT
 	address_of() { btmgmt --index "$1" info 2>/dev/null | sed -n 's/^[[:space:]]*addr \([0-9A-Fa-f:]\{17\}\).*/\1/p' | head -1; }
 	BLELAB_ADDR_A=$(address_of 0); BLELAB_ADDR_B=$(address_of 1); BLELAB_ADDR_C=""; BLELAB_ADDR_D=""
 	[ "$COUNT" -ge 3 ] && BLELAB_ADDR_C=$(address_of 2)

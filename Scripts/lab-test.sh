@@ -226,33 +226,16 @@ fi
 
 # 16-19d (Tests/LabTests/Core), one run of the bundle: encrypted request/serve with a wrong key refused; with a
 # third controller, two C centrals at once on the C server (a skip with the emulator's evidence under stock
-# btvirt; check 20 wants its "ok" line), a second central during a 2 MiB send -> listen, two gatttools at once on
-# listen --max-centrals 2, two sends at once into it, two started at the same instant; Transport over StreamLink
-# on an LE credit-based channel (l2test's raw channel the baseline in its note; LAB_COC=0 leaves it out).
+# btvirt), a second central during a 2 MiB send -> listen, two gatttools at once on listen --max-centrals 2, two
+# sends at once into it, two started at the same instant; BLELink's BLEPeripheral serving two centrals in-process
+# (check 20, a skip under stock btvirt); Transport over StreamLink on an LE credit-based channel (l2test's raw channel the baseline in its note; LAB_COC=0 leaves it out).
 later='encryptedRequest'
-if [ -n "$C" ]; then later="$later|twoCCentralsAtOnce|secondCentralDuringTransfer|twoGatttoolsOnListen|twoSendsAtOnce|twoSendsSameInstant"
+if [ -n "$C" ]; then later="$later|twoCCentralsAtOnce|secondCentralDuringTransfer|twoGatttoolsOnListen|twoSendsAtOnce|twoSendsSameInstant|peripheralServesTwoAtOnce"
 else skip "two centrals at once, several centrals at once on msgpipe listen" "the lab has no third controller"; fi
 if [ "${LAB_COC:-1}" = 0 ]; then skip "1 MiB through Transport over an LE credit-based channel (StreamLink)" "LAB_COC=0"
 else later="$later|channelBaseline"; fi
 lab_tests "Lab/Core/($later)"
 no_links
-
-# 20. BLELink's own API for several centrals (Tests/BLELinkTests/KernelPeripheralLabTests, skipped outside the
-#     lab): BLEPeripheral on hci0 hands out the centrals on hci1 and hci2 at once (both links carry their own
-#     PDUs), advertises nothing at its maximum of two (a third accept times out), and takes hci1 again after
-#     it left. Needs the lab's btvirt (check 17 passed) and the test build (swift build --build-tests).
-TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
-if [ -z "$C" ] || [ -z "$TESTBIN" ] || ! grep -q "^ok - two C centrals" "$OUT/results.txt"; then
-	skip "BLEPeripheral serves two centrals at once (KernelPeripheralLabTests)" \
-		"needs three controllers, the lab's btvirt and the test build (swift build --build-tests)"
-else
-	no_links
-	timeout 300 "$TESTBIN" --testing-library swift-testing --filter KernelPeripheralLabTests > "$OUT/t20.log" 2>&1
-	echo "exit $?" >> "$OUT/t20.log"
-	expect "BLEPeripheral serves two centrals at once, stops advertising at its maximum, takes one again after it left" \
-		"$OUT/t20.log" "twoCentralsAtOnceThenRoomAgainWhenOneLeaves.*passed" "exit 0"
-	no_links
-fi
 
 fi  # LAB_ONLY (checks 1-20)
 

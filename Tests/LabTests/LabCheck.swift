@@ -35,19 +35,32 @@ final class LabCheck {
     /// Runs `body` as a lab test with a fresh fixture: no link, no advertising at the start (what an earlier test
     /// left is ended first, and not counted against this one).
     static func run(sourceLocation: SourceLocation = #_sourceLocation, _ body: (LabCheck) throws -> Void) {
+        guard let check = begin(sourceLocation: sourceLocation) else { return }
+        do { try body(check) } catch { check.fail("threw: \(error)", sourceLocation: sourceLocation) }
+        check.finish(sourceLocation: sourceLocation)
+    }
+
+    /// `run` for a test that drives the library in-process (`async` calls), with the same fixture.
+    static func runAsync(sourceLocation: SourceLocation = #_sourceLocation, _ body: (LabCheck) async throws -> Void) async {
+        guard let check = begin(sourceLocation: sourceLocation) else { return }
+        do { try await body(check) } catch { check.fail("threw: \(error)", sourceLocation: sourceLocation) }
+        check.finish(sourceLocation: sourceLocation)
+    }
+
+    /// The fixture's start: a log directory, no link and no advertising; nil (an issue recorded) outside the lab.
+    private static func begin(sourceLocation: SourceLocation) -> LabCheck? {
         guard let environment = LabEnvironment.current else {
             Issue.record("not inside the lab VM", sourceLocation: sourceLocation)
-            return
+            return nil
         }
         let check: LabCheck
         do { check = try LabCheck(environment: environment, test: Test.current) } catch {
             Issue.record("cannot make the log directory: \(error)", sourceLocation: sourceLocation)
-            return
+            return nil
         }
         _ = check.waitForNoLinks(seconds: 20, endingThem: true)
         LabControllers.removeAdvertising()
-        do { try body(check) } catch { check.fail("threw: \(error)", sourceLocation: sourceLocation) }
-        check.finish(sourceLocation: sourceLocation)
+        return check
     }
 
     // MARK: Verdicts

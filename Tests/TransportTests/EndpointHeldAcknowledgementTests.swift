@@ -48,6 +48,29 @@ import Transport
         #expect(harness.endpoints[1].messagesAwaitingAcceptance == 0)
     }
 
+    /// A server that answers a request before it accepts it: the requester, parked by `busy` meanwhile (its
+    /// retransmission timeout asked first), takes the response at once instead of waiting to its deadline.
+    @Test func aResponseSettlesARequestParkedByBusy() throws {
+        var harness = EndpointHarness(packetSize: 20, configuration: Self.holding)
+        let request = try harness.submit(from: .a, Array("client hello".utf8), options: SendOptions(kind: .request, deadline: .seconds(60)))
+        #expect(harness.run { $0.delivered[1].count == 1 })
+        // Long enough for a's timeout to query and b to answer busy: a parks the request.
+        _ = harness.run(for: .seconds(3)) { _ in false }
+        #expect(completed(harness).isEmpty)
+        let received = harness.delivered[1][0]
+        try harness.submit(from: .b, Array("server hello".utf8), options: SendOptions(kind: .response(to: received.messageID)))
+        let answered = harness.now
+        #expect(harness.run(for: .seconds(5)) { $0.events[0].contains { if case .responseReceived = $0 { true } else { false } } })
+        #expect(harness.now - answered < .seconds(1), "the response settles the parked request on arrival")
+        #expect(harness.events[0].contains(.responseReceived(request, ReceivedMessage(messageID: 1, body: Array("server hello".utf8), correlationID: 1))))
+        #expect(completed(harness) == [1])
+        // The complete that follows the late accept changes nothing.
+        harness.endpoints[1].accept(received)
+        _ = harness.run(for: .seconds(2)) { _ in false }
+        #expect(!failed(harness))
+        #expect(harness.endpoints[0].isSendIdle)
+    }
+
     @Test func aRejectedMessageFailsTheSendWithTheReasonAndIsNeverAcknowledged() throws {
         var harness = EndpointHarness(packetSize: 20, configuration: Self.holding)
         try harness.submit(from: .a, payload(size: 3_000, seed: 4))

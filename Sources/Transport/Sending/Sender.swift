@@ -371,7 +371,9 @@ struct Sender: Sendable {
             })
         else { return false }
         let message = messages[index]
-        if message.phase == .awaitingResponse || message.phase == .sending || message.phase == .resyncing {
+        // A response proves the request arrived, also one parked by `busy` (its receiver answered before it
+        // accepted the request, and its `complete` may come after the response).
+        if message.phase != .queued && message.phase != .cancelling {
             if message.phase != .awaitingResponse {
                 events.append(.sendCompleted(message.submission, messageID: message.messageID))
             }

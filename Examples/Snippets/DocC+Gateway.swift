@@ -10,3 +10,14 @@ func doccGateway() async throws {
     try await gateway.uplink(from: server)      // until the server ends; throws if the broker refuses
     await gateway.close()
 }
+
+/// MsgPipeMQTT.docc, Gateway on MQTT: connected from its settings as text.
+func doccGatewayFromSettings() async {
+    let options = MQTTGateway.Options(trustedCAFile: "/etc/msgpipe/ca.pem")
+    do throws(MQTTGatewayError) {
+        let gateway = try await MQTTGateway.connect(broker: "mqtts://broker/fleet", options: options)
+        await gateway.close()
+    } catch {
+        print(error.category == .unavailable ? "the broker is away, try later: \(error)" : "\(error)")
+    }
+}

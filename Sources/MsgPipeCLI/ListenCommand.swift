@@ -1,5 +1,4 @@
 import ArgumentParser
-import FoundationEssentials
 import Logging
 import MsgPipe
 import MsgPipeMQTT
@@ -193,10 +192,9 @@ struct ListenCommand: AsyncParsableCommand {
     /// With --mqtt: the gateway, connected to its broker; nil without.
     private func connectGateway() async throws -> MQTTGateway? {
         guard let mqtt else { return nil }
+        let options = Self.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval)
         return try await Self.connectBroker { () async throws(MQTTGatewayError) in
-            try await MQTTGateway.connect(
-                to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? MQTTGateway.defaultGatewayID,
-                options: Self.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval))
+            try await MQTTGateway.connect(broker: mqtt, gatewayID: gateway, options: options)
         }
     }
 
@@ -218,20 +216,25 @@ struct ListenCommand: AsyncParsableCommand {
         }
     }
 
-    /// `--mqtt-ca` goes with an `mqtts://` `--mqtt` and names a readable file.
+    /// `--mqtt-ca` goes with an `mqtts://` `--mqtt` and names a readable file (MsgPipeMQTT's check).
     static func validateMQTTCA(_ file: String?, mqtt: String?) throws {
         guard let file else { return }
-        guard mqtt?.hasPrefix("mqtts://") == true else { throw ValidationError("--mqtt-ca goes with an mqtts:// --mqtt URL") }
-        guard FileManager.default.isReadableFile(atPath: file) else { throw ValidationError("--mqtt-ca \(file): cannot be read") }
+        do throws(MQTTGatewayError) {
+            guard let mqtt else { throw .badTrustedCAFile(file, reason: "it goes with an mqtts:// broker URL") }
+            try MQTTGateway.Options(trustedCAFile: file).checkTrustedCAFile(for: MQTTBrokerURL(mqtt))
+        } catch {
+            guard case let .badTrustedCAFile(_, reason) = error else { throw ValidationError("--mqtt: \(error)") }
+            throw ValidationError("--mqtt-ca \(file): \(reason.replacing("broker URL", with: "--mqtt URL"))")
+        }
     }
 
-    /// The exit code for a broker failure (docs/CLI.md).
+    /// The exit code for a broker failure (docs/CLI.md): one per ``MQTTGatewayError/Category``.
     static func exitCode(_ error: MQTTGatewayError) -> Int32 {
-        switch error {
-        case .badURL, .badGatewayID: 64
-        case .unreachable, .client, .closed: 69
-        case .journal: 73
-        case .connectionRefused, .untrustedBroker, .publishRefused, .subscribeRefused: 77
+        switch error.category {
+        case .configuration: 64
+        case .unavailable: 69
+        case .storage: 73
+        case .refused: 77
         }
     }
 

@@ -10,10 +10,9 @@ extension SendCommand {
     func runDownlink(url text: String, journal: String) async throws {
         let signals = await ShutdownSignals()
         defer { withExtendedLifetime(signals) {} }
+        let brokerOptions = ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval)
         let downlink = try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
-            try await MQTTDownlink.connect(
-                to: MQTTBrokerURL(text), gatewayID: gateway ?? MQTTGateway.defaultGatewayID, journal: journal,
-                options: ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval))
+            try await MQTTDownlink.connect(broker: text, gatewayID: gateway, journal: journal, options: brokerOptions)
         }
         for name in downlink.unreadableJournalFiles { printError("cannot read journal file \(name); left in place") }
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)

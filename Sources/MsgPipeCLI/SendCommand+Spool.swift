@@ -28,10 +28,10 @@ extension SendCommand {
             try fail(error.description, error.exitCode == 66 ? .noInput : .ioError)
         }
         do {
-            for body in bodies { try outbox.enqueue(body) }
+            try outbox.enqueue(contentsOf: bodies)
         } catch {
             switch error {
-            case .full, .tooLarge: try fail("spool: \(cli: error)", .spoolFull)
+            case .full, .batchFull, .tooLarge: try fail("spool: \(cli: error)", .spoolFull)
             default: try fail("spool: \(cli: error)", .spoolUnusable)
             }
         }

@@ -31,14 +31,15 @@ enum SendExitCode: Int32 {
     /// A key file is missing, unreadable, world-writable or invalid (nothing was sent).
     case keyFile = 78
 
-    /// The exit code for a Transport failure of a send.
-    init(_ error: TransportError) {
-        switch error {
-        case .deadlineExceeded, .retriesExhausted, .linkStalled, .responseTimedOut: self = .notAcknowledged
-        case .rejectedByPeer(_, .notAuthenticated): self = .notAuthenticated
-        case .rejectedByPeer, .messageTooLarge: self = .refused
-        case .packetSizeTooSmall: self = .dataError
-        default: self = .linkFailure
+    /// The exit code for what stopped a peer's delivery.
+    init(_ kind: PeerDelivery.Failure.Kind) {
+        switch kind {
+        case .link: self = .linkFailure
+        case .notAcknowledged: self = .notAcknowledged
+        case .refused: self = .refused
+        case .notAuthenticated: self = .notAuthenticated
+        case .unsendable: self = .dataError
+        case .body: self = .ioError
         }
     }
 

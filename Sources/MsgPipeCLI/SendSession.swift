@@ -89,28 +89,21 @@ struct SendSession: Sendable {
         return codes.first { $0 != .success } ?? .success
     }
 
-    /// Prints why `delivery` stopped, if it did, and returns its exit code. `peer`: the peer to name (nil: the
-    /// one of `--link`/`--to`).
+    /// Prints why `delivery` stopped, if it did, and returns its exit code (MsgPipe's kind of the failure).
+    /// `peer`: the peer to name (nil: the one of `--link`/`--to`).
     private func report(_ delivery: PeerDelivery, of inputs: InputFiles, peer: String?) -> SendExitCode {
-        switch delivery.failure {
-        case nil:
-            return .success
-        case let .connect(error)?:
-            let name = peer ?? link.displayName
-            guard error is MessagePipeError || error is SecureError else {
-                printError(peer.map { "cannot connect to \($0): \(cli: error)" } ?? link.connectFailure(error))
-                return .linkFailure
-            }
-            printError("cannot send to \(name): \(cli: error)")
-            if case MessagePipeError.notAuthenticated = error { return .notAuthenticated }
-            return error is SecureError ? Self.exitCode(error) : .refused
-        case let .send(.body(_, error))?:
+        guard let failure = delivery.failure else { return .success }
+        switch failure {
+        case let .connect(error) where error is MessagePipeError || error is SecureError:
+            printError("cannot send to \(peer ?? link.displayName): \(cli: error)")
+        case let .connect(error):
+            printError(peer.map { "cannot connect to \($0): \(cli: error)" } ?? link.connectFailure(error))
+        case let .send(.body(_, error)):
             printError("\(error)")
-            return .ioError
-        case let .send(.send(index, error))?:
+        case let .send(.send(index, error)):
             printError((peer.map { "\($0): " } ?? "") + "\(Self.name(inputs.paths[index])): \(cli: error)")
-            return Self.exitCode(error)
         }
+        return SendExitCode(failure.kind)
     }
 
     /// `--json`: the line of input `index`, acknowledged by `pipe`'s peer (`peer`: the name the line carries).
@@ -130,23 +123,6 @@ struct SendSession: Sendable {
     func carrier(_ pipe: MessagePipe) -> String? {
         guard case .bluetooth? = try? link.endpoint() else { return nil }
         return pipe.carrier?.rawValue
-    }
-
-    /// The exit code for a failed send.
-    static func exitCode(_ error: any Error) -> SendExitCode {
-        switch error {
-        case let error as TransportError: SendExitCode(error)
-        case SecureError.notAuthenticated, SecureError.modeMismatch, SecureError.refusedByPeer(.notAuthenticated),
-            SecureError.refusedByPeer(.modeMismatch):
-            .notAuthenticated
-        case SecureError.closedDuringHandshake: .linkFailure
-        case is SecureError: .refused
-        case MessagePipeError.notAuthenticated: .notAuthenticated
-        case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch, MessagePipeError.keysUnusable: .refused
-        case MessagePipeError.timedOut: .notAcknowledged
-        case is FramingError: .dataError
-        default: .linkFailure
-        }
     }
 
     static func name(_ path: String) -> String { path == "-" ? "standard input" : path }

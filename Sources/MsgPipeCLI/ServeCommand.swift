@@ -126,10 +126,9 @@ struct ServeCommand: AsyncParsableCommand {
     /// With --mqtt: the broker connection for the outcome lines.
     private func connectBroker() async throws -> MQTTGateway? {
         guard let mqtt else { return nil }
+        let options = ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: nil)
         return try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
-            try await MQTTGateway.connect(
-                to: MQTTBrokerURL(mqtt), gatewayID: gateway ?? MQTTGateway.defaultGatewayID,
-                options: ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: nil))
+            try await MQTTGateway.connect(broker: mqtt, gatewayID: gateway, options: options)
         }
     }
 

@@ -204,6 +204,7 @@ struct DeliveryTests {
             Issue.record("the absent peer failed with \(String(describing: outcome.deliveries[1].failure))")
             return
         }
+        #expect(outcome.deliveries[1].failure?.kind == .link)
         #expect(connected.withLock { $0 } == ["door"])
         #expect(await reading.value == [bodies])
         await server.close()

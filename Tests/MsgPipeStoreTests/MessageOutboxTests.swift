@@ -104,6 +104,52 @@ import Transport
         #expect("\(OutboxError.full(directory: "q", messages: 1, bytes: 6, size: 5))".contains("not queued"))
     }
 
+    @Test("a batch is queued whole, ids in order, or not at all: past the bytes, the count or the message size")
+    func aBatchIsAllOrNothing() throws {
+        let directory = try temporaryDirectory()
+        var options = MessageOutbox.Options()
+        options.maximumBytes = 10
+        options.maximumMessages = 4
+        options.maximumMessageSize = 8
+        let outbox = try MessageOutbox(directory: directory, options: options)
+        #expect(try outbox.enqueue(contentsOf: [[1], [2, 2]]) == [.init(id: 1, size: 1), .init(id: 2, size: 2)])
+        #expect(throws: OutboxError.batchFull(directory: directory, messages: 2, bytes: 3, count: 2, size: 8)) {
+            try outbox.enqueue(contentsOf: [[3, 3, 3, 3], [4, 4, 4, 4]])
+        }
+        #expect(throws: OutboxError.batchFull(directory: directory, messages: 2, bytes: 3, count: 3, size: 3)) {
+            try outbox.enqueue(contentsOf: [[5], [6], [7]])
+        }
+        #expect(throws: OutboxError.tooLarge(size: 9, limit: 8)) { try outbox.enqueue(contentsOf: [[8], Array(repeating: 9, count: 9)]) }
+        #expect(throws: OutboxError.full(directory: directory, messages: 2, bytes: 3, size: 8)) {
+            try outbox.enqueue(contentsOf: [Array(repeating: 9, count: 8)])
+        }
+        #expect(try outbox.enqueue(contentsOf: []) == [])
+        // Nothing of a refused batch was queued or left on disk; the next batch gets the next ids.
+        #expect(outbox.entries.map(\.id) == [1, 2])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".msg") }.sorted()
+            == ["0000000001.msg", "0000000002.msg"])
+        #expect(try outbox.enqueue(contentsOf: [[3], [4, 4]]).map(\.id) == [3, 4])
+        outbox.close()
+        let reopened = try MessageOutbox(directory: directory)
+        #expect(reopened.entries.map(\.id) == [1, 2, 3, 4])
+        #expect(try reopened.read(reopened.entries[3]) == [4, 4])
+        #expect("\(OutboxError.batchFull(directory: "q", messages: 2, bytes: 3, count: 2, size: 8))".contains("none of them"))
+    }
+
+    @Test("a batch whose write fails leaves nothing: no message file, no .part, no id used")
+    func aFailedBatchWriteLeavesNothing() throws {
+        let directory = try temporaryDirectory()
+        let outbox = try MessageOutbox(directory: directory)
+        try outbox.enqueue([1])
+        // The second message's name is taken by a directory: its rename fails after the first was renamed.
+        try FileManager.default.createDirectory(atPath: directory + "/0000000003.msg/x", withIntermediateDirectories: true)
+        #expect(throws: OutboxError.self) { try outbox.enqueue(contentsOf: [[2], [3], [4]]) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(!names.contains("0000000002.msg"), "\(names)")
+        #expect(!names.contains { $0.hasSuffix(".part") }, "\(names)")
+        #expect(outbox.entries.map(\.id) == [1])
+    }
+
     @Test func aSecondOutboxOnTheSameDirectoryIsRefusedWithTheRemedy() throws {
         let directory = try temporaryDirectory()
         let first = try MessageOutbox(directory: directory)

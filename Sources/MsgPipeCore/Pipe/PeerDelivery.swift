@@ -58,3 +58,67 @@ public enum CentralsError: Error, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension PeerDelivery.Failure {
+    /// What stopped a peer's delivery, for a caller that decides on it rather than prints it (msgpipe's exit
+    /// codes follow it, docs/CLI.md).
+    public enum Kind: Sendable, Equatable {
+        /// No connection, or the link failed and reconnecting did not bring it back.
+        case link
+        /// A message was not acknowledged before the deadline, or the peer stopped answering.
+        case notAcknowledged
+        /// The peer refused for good: too large, another format, rejected, unusable keys.
+        case refused
+        /// End to end: the peer does not accept our key, is not the pinned peer, or wants keys we lack.
+        case notAuthenticated
+        /// A message the format cannot carry (or a packet size too small for it).
+        case unsendable
+        /// The caller's `body` threw: reading a message failed.
+        case body
+    }
+
+    /// The ``Kind`` of this failure: the same error means another kind while connecting (a pipe error there is a
+    /// refusal, nothing was sent) than while sending.
+    ///
+    /// ```swift
+    /// if outcome.failed.contains(where: { $0.failure?.kind == .notAuthenticated }) { rotateKeys() }
+    /// ```
+    public var kind: Kind {
+        switch self {
+        case .connect(MessagePipeError.notAuthenticated): .notAuthenticated
+        case .connect(is MessagePipeError): .refused
+        case let .connect(error as SecureError): Self.kind(error)
+        case .connect: .link
+        case .send(.body): .body
+        case let .send(.send(_, error)): Self.kind(sending: error)
+        }
+    }
+
+    /// The kind of a failed send's error.
+    static func kind(sending error: any Error) -> Kind {
+        switch error {
+        case let error as TransportError:
+            switch error {
+            case .deadlineExceeded, .retriesExhausted, .linkStalled, .responseTimedOut: .notAcknowledged
+            case .rejectedByPeer(_, .notAuthenticated): .notAuthenticated
+            case .rejectedByPeer, .messageTooLarge: .refused
+            case .packetSizeTooSmall: .unsendable
+            default: .link
+            }
+        case let error as SecureError: kind(error)
+        case MessagePipeError.notAuthenticated: .notAuthenticated
+        case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch, MessagePipeError.keysUnusable: .refused
+        case MessagePipeError.timedOut: .notAcknowledged
+        case is FramingError: .unsendable
+        default: .link
+        }
+    }
+
+    static func kind(_ error: SecureError) -> Kind {
+        switch error {
+        case .notAuthenticated, .modeMismatch, .refusedByPeer(.notAuthenticated), .refusedByPeer(.modeMismatch): .notAuthenticated
+        case .closedDuringHandshake: .link
+        default: .refused
+        }
+    }
+}

@@ -2,6 +2,8 @@
 public enum MQTTGatewayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The broker URL does not parse.
     case badURL(String, reason: String)
+    /// The trusted CA file cannot be used: `reason` says why (not an `mqtts://` URL, unreadable).
+    case badTrustedCAFile(String, reason: String)
     /// The gateway id is empty or holds `/`, `+` or `#`.
     case badGatewayID(String)
     /// The broker refused the connection (CONNACK reason code, e.g. 0x86 bad user name or password).
@@ -25,6 +27,7 @@ public enum MQTTGatewayError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case let .badURL(url, reason): "bad broker URL '\(url)': \(reason)"
+        case let .badTrustedCAFile(file, reason): "trusted CA file '\(file)': \(reason)"
         case let .badGatewayID(id): "bad gateway id '\(id)': it must be non-empty and hold no '/', '+' or '#'"
         case let .connectionRefused(broker, code, reason):
             "the broker \(broker) refused the connection: \(reason) (reason code 0x\(String(code, radix: 16)))"
@@ -37,6 +40,30 @@ public enum MQTTGatewayError: Error, Sendable, Equatable, CustomStringConvertibl
         case let .client(detail): "MQTT client: \(detail)"
         case let .journal(detail): "downlink journal: \(detail)"
         case .closed: "the gateway is closed"
+        }
+    }
+}
+
+extension MQTTGatewayError {
+    /// What a failure asks of its caller (msgpipe maps each to one exit code, docs/CLI.md).
+    public enum Category: Sendable, Equatable {
+        /// A setting is wrong (URL, gateway id, CA file): fix it; another attempt fails the same way.
+        case configuration
+        /// The broker or the client is not available (unreachable, closed): another attempt may work.
+        case unavailable
+        /// The downlink journal could not be written or read.
+        case storage
+        /// The broker refused: credentials, its TLS certificate, a publish or a subscription.
+        case refused
+    }
+
+    /// The ``Category`` of this failure.
+    public var category: Category {
+        switch self {
+        case .badURL, .badTrustedCAFile, .badGatewayID: .configuration
+        case .unreachable, .client, .closed: .unavailable
+        case .journal: .storage
+        case .connectionRefused, .untrustedBroker, .publishRefused, .subscribeRefused: .refused
         }
     }
 }

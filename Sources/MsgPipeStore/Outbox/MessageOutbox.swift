@@ -145,18 +145,38 @@ public final class MessageOutbox: Sendable {
     /// part of the message stays), ``OutboxError/closed``. Blocks the calling thread while it writes.
     @discardableResult
     public func enqueue(_ bytes: [UInt8]) throws(OutboxError) -> Entry {
-        guard bytes.count <= options.maximumMessageSize else {
-            throw .tooLarge(size: bytes.count, limit: options.maximumMessageSize)
+        try enqueue(contentsOf: [bytes])[0]
+    }
+
+    /// Queues every body as one message each, in order, as one operation: all of them or none (a batch that
+    /// does not fit whole throws ``OutboxError/batchFull(directory:messages:bytes:count:size:)``, a batch of
+    /// one ``OutboxError/full(directory:messages:bytes:size:)``; a write that fails removes the batch's files).
+    /// One directory sync for the batch; only a crash mid-batch can leave a prefix of it queued.
+    ///
+    /// ```swift
+    /// let entries = try outbox.enqueue(contentsOf: readings)   // durable, ids in order, or nothing queued
+    /// ```
+    @discardableResult
+    public func enqueue(contentsOf bodies: [[UInt8]]) throws(OutboxError) -> [Entry] {
+        if let large = bodies.first(where: { $0.count > options.maximumMessageSize }) {
+            throw .tooLarge(size: large.count, limit: options.maximumMessageSize)
         }
-        return try writing.withLock { _ throws(OutboxError) -> Entry in
-            let (id, renew) = try state.withLock { state throws(OutboxError) -> (UInt32, Bool) in
+        guard !bodies.isEmpty else { return [] }
+        let size = bodies.reduce(0) { $0 + $1.count }
+        return try writing.withLock { _ throws(OutboxError) -> [Entry] in
+            let (first, renew) = try state.withLock { state throws(OutboxError) -> (UInt32, Bool) in
                 guard !state.closed else { throw .closed }
-                guard state.pending.count < options.maximumMessages, state.bytes + bytes.count <= options.maximumBytes,
-                    state.nextID <= UInt64(UInt32.max) || state.pending.isEmpty
+                let lastID = state.nextID + UInt64(bodies.count) - 1
+                guard state.pending.count + bodies.count <= options.maximumMessages, state.bytes + size <= options.maximumBytes,
+                    lastID <= UInt64(UInt32.max) || state.pending.isEmpty
                 else {
-                    throw .full(directory: directory, messages: state.pending.count, bytes: state.bytes, size: bytes.count)
+                    if bodies.count == 1 {
+                        throw .full(directory: directory, messages: state.pending.count, bytes: state.bytes, size: size)
+                    }
+                    throw .batchFull(
+                        directory: directory, messages: state.pending.count, bytes: state.bytes, count: bodies.count, size: size)
                 }
-                return state.nextID <= UInt64(UInt32.max) ? (UInt32(state.nextID), false) : (1, true)
+                return lastID <= UInt64(UInt32.max) ? (UInt32(state.nextID), false) : (1, true)
             }
             if renew {
                 // Every id of the session was used and nothing is queued: a new session starts from 1.
@@ -164,29 +184,37 @@ public final class MessageOutbox: Sendable {
                 try Self.save(renewed, in: directory)
                 state.withLock { $0.saved = renewed }
             }
-            let name = Self.fileName(id)
-            let temporary = directory + "/." + name + ".part"
-            try Self.io { () throws(DurableFiles.Failure) in
-                try DurableFiles.write(bytes, to: temporary, sync: true, mode: 0o600)
-                do throws(DurableFiles.Failure) {
-                    try DurableFiles.rename(temporary, to: directory + "/" + name)
-                    try DurableFiles.syncDirectory(directory)
-                } catch {
-                    unlink(temporary)
-                    unlink(directory + "/" + name)
-                    throw error
-                }
-            }
-            let entry = Entry(id: id, size: bytes.count)
+            let entries = bodies.enumerated().map { Entry(id: first + UInt32($0.offset), size: $0.element.count) }
+            try Self.io { () throws(DurableFiles.Failure) in try write(bodies, as: entries) }
             let waiters = state.withLock { state in
-                state.pending.append(entry)
-                state.bytes += bytes.count
-                state.nextID = UInt64(id) + 1
+                state.pending += entries
+                state.bytes += size
+                state.nextID = UInt64(entries[entries.count - 1].id) + 1
                 defer { state.waiters = [] }
                 return state.waiters
             }
             for waiter in waiters { waiter.resume() }
-            return entry
+            return entries
+        }
+    }
+
+    /// Writes each body (synced) under its entry's name, then syncs the directory; on a failure removes every
+    /// file of the batch before it throws.
+    private func write(_ bodies: [[UInt8]], as entries: [Entry]) throws(DurableFiles.Failure) {
+        var written: [String] = []
+        do throws(DurableFiles.Failure) {
+            for (body, entry) in zip(bodies, entries) {
+                let path = directory + "/" + Self.fileName(entry.id)
+                let temporary = directory + "/." + Self.fileName(entry.id) + ".part"
+                written += [temporary, path]
+                try DurableFiles.write(body, to: temporary, sync: true, mode: 0o600)
+                try DurableFiles.rename(temporary, to: path)
+            }
+            try DurableFiles.syncDirectory(directory)
+        } catch {
+            for path in written { unlink(path) }
+            try? DurableFiles.syncDirectory(directory)
+            throw error
         }
     }
 

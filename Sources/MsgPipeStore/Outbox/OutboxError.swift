@@ -5,6 +5,9 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
     case inUse(directory: String)
     /// The outbox holds `messages` messages of `bytes` bytes: one of `size` more would pass its limits.
     case full(directory: String, messages: Int, bytes: Int, size: Int)
+    /// The outbox holds `messages` messages of `bytes` bytes: a batch of `count` messages, `size` bytes in all,
+    /// would pass its limits; none of the batch was queued.
+    case batchFull(directory: String, messages: Int, bytes: Int, count: Int, size: Int)
     /// A message of `size` bytes is larger than the outbox takes (`limit`).
     case tooLarge(size: Int, limit: Int)
     /// The state file at `path` is not a msgpipe outbox's (version 1); nothing was changed.
@@ -30,6 +33,9 @@ public enum OutboxError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .full(directory, messages, bytes, size):
             "\(directory) is full (\(messages) messages, \(bytes) bytes): a message of \(size) bytes was not queued; "
                 + "deliver what it holds first, or raise its limit"
+        case let .batchFull(directory, messages, bytes, count, size):
+            "\(directory) is full (\(messages) messages, \(bytes) bytes): \(count) messages of \(size) bytes in all were "
+                + "not queued, none of them; deliver what it holds first, or raise its limit"
         case let .tooLarge(size, limit): "a message of \(size) bytes is larger than the outbox takes (\(limit) bytes)"
         case let .foreignState(path):
             "\(path) is not a msgpipe outbox state; nothing was changed (use another directory)"

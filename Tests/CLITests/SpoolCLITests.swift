@@ -72,6 +72,18 @@ struct SpoolCLITests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".msg") } == ["0000000001.msg"])
     }
 
+    @Test("the inputs are queued as one batch: a spool too full for all of them queues none (exit 75)")
+    func aBatchThatDoesNotFitQueuesNothing() throws {
+        let scratch = try Scratch()
+        defer { scratch.remove() }
+        let spool = scratch.directory.appendingPathComponent("spool").path
+        let small = try scratch.file("small", Array(repeating: 1, count: 600))
+        let refused = try MsgPipeProcess.run(["send", "--spool", spool, "--spool-limit", "1000", "--queue-only", small, small])
+        #expect(refused.status == 75)
+        #expect(refused.stderr.contains("2 messages of 1200 bytes in all were not queued"), "\(refused.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: spool).filter { $0.hasSuffix(".msg") }.isEmpty)
+    }
+
     @Test("a second send on the same spool is refused (exit 73) with the remedy")
     func aSecondSenderIsRefused() throws {
         let scratch = try Scratch()

@@ -179,13 +179,14 @@ let package = Package(
             ],
             swiftSettings: strict),
         // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
-        // that picks one, the accept loop, scanning, the benchmark, and a service's signals and systemd readiness
-        // (swift-service-lifecycle, libsystemd): `import MsgPipe` gives all of it.
+        // that picks one, the accept loop, scanning, the benchmark `msgpipe bench` runs on a real link (its messages
+        // and limit are the simulator's), and a service's signals and systemd readiness (swift-service-lifecycle,
+        // libsystemd): `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
                 "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLESocket", "BLELink", "BlueZLink",
-                "SDBus",
+                "SDBus", "Simulator",
                 "Secure", "Exchange", "ExchangePosix", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -259,7 +260,7 @@ let package = Package(
             name: "MsgPipeTests",
             dependencies: [
                 "MsgPipe", "MsgPipeCore", "GATT", "BLESocket", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks",
-                "TestSupport"],
+                "Simulator", "TestSupport"],
             swiftSettings: strict),
         // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
         // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.

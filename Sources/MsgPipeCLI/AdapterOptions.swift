@@ -30,7 +30,8 @@ public struct AdapterOptions: ParsableArguments, Sendable {
 
     @Option(name: .customLong("bonds"), help: ArgumentHelp("""
         Kernel backend, peripheral with --security medium: keep the keys of bonded phones in DIR (created 0700, \
-        one file per adapter), so they reconnect encrypted after a restart. Without it no bond outlives the kernel.
+        one file per adapter), so they reconnect encrypted after a restart. Without it no bond outlives the kernel. \
+        Not with --backend bluez: bluetoothd keeps its own bonds.
         """, valueName: "DIR"))
     public var bondDirectory: String?
 
@@ -57,6 +58,11 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         try MessagePipe.Options.checkAdapter(adapter)
         _ = try securityLevel()
         guard connectTimeout > 0 else { throw ValidationError("--connect-timeout must be positive") }
+        if backend == .bluez, bondDirectory != nil {
+            throw ValidationError("--bonds is for the kernel backend: through bluetoothd (--backend bluez) bonds are "
+                + "bluetoothd's own ('bluetoothctl remove ADDRESS' forgets one); use --backend kernel (with bluetoothd "
+                + "stopped) to keep them in DIR")
+        }
         try Self.validatePeers(peers)
     }
 
@@ -83,7 +89,8 @@ public struct AdapterOptions: ParsableArguments, Sendable {
 
     /// The library's backend for `--backend`, carrying the kernel's options: `--bonds` and `parameters` (the
     /// connection parameters and PHY). `--backend bluez` carries none: with `parameters` it is a usage error
-    /// with the library's remedy (bluetoothd's main.conf, or `--backend kernel`); `--bonds` does not apply there.
+    /// with the library's remedy (bluetoothd's main.conf, or `--backend kernel`), with `--bonds` one of
+    /// ``validate()``.
     func pipeBackend(parameters: ConnectionParameterRequest?) throws(ValidationError) -> PipeBackend {
         let kernel = KernelOptions(connectionParameters: parameters, bondDirectory: bondDirectory)
         switch backend {

@@ -1,9 +1,10 @@
+import ArgumentParser
+import Logging
 import MsgPipe
 import Simulator
-import ArgumentParser
 
 /// `msgpipe bench --link sim`: runs the real Transport over the BLE air-time simulator and reports goodput
-/// against the configuration's theoretical limit. On a real link (``BenchLink``) it measures either
+/// against the configuration's theoretical limit. On a real link (``PipeBenchmark``) it measures either
 /// direction through the full Transport: `--to NAME|ADDRESS` (or `--link unix:PATH`) sends as the central to
 /// a running `msgpipe listen`; `--name NAME` (or `--link unix:PATH --role peripheral`) serves as the
 /// peripheral and sends to the `msgpipe listen --to NAME` centrals that subscribe.
@@ -43,7 +44,7 @@ struct BenchCommand: AsyncParsableCommand {
     var adapter: String?
     @Option(help: "Bluetooth: the stack, bluez (through bluetoothd), kernel or auto (bluez when bluetoothd runs).")
     var backend: String?
-    @Option(help: "PHY: 1m or 2m.")
+    @Option(help: "Simulator: the PHY, 1m, 2m or coded (LE Coded at S=8, 125 kbit/s).")
     var phy: String = "1m"
     @Option(name: .customLong("ll-payload"), help: "Link-layer PDU payload, 27 to 251 (Data Length Extension).")
     var linkLayerPayload = 27
@@ -205,23 +206,63 @@ struct BenchCommand: AsyncParsableCommand {
     private func runReal() async throws {
         let (options, role) = try realLink()
         let peers = to.count > 1 ? to : []
-        let bench = BenchLink(
-            link: options, role: role, size: size, messages: messages, centrals: peers.isEmpty ? centralCount : peers.count,
-            seed: seed, connection: try connectionParameters(), peers: peers)
-        guard let (report, failures) = await bench.run() else { throw ExitCode(2) }
+        let connection = try connectionParameters()
+        guard let (report, failures) = await runBenchmark(options, role: role, peers: peers, connection: connection) else {
+            throw ExitCode(2)
+        }
         for (index, failure) in failures.sorted(by: { $0.key < $1.key }) {
             printError("central \(index): \(failure)")
         }
         // The limit assumes the slowest interval asked for (a controller picks one in the range).
-        let requested = try connectionParameters()?.request()?.interval?.maximum
+        let requested = try connection?.request()?.interval?.maximum
         let rows = BenchReportFormat.real(report, link: options.displayName, role: role, size: size, requestedIntervalUnits: requested)
         print(rows.map { json ? BenchReportFormat.jsonText($0) : BenchReportFormat.tableText($0) }
             .joined(separator: json ? "\n" : "\n\n"))
         if !report.lines.allSatisfy(\.completed) { throw ExitCode(2) }
     }
 
+    /// The library's ``PipeBenchmark`` from `role`'s side: as central one connector per `peers` (empty: the
+    /// centrals all to `link`), as peripheral serving `link`. Nil (said on standard error) where the link could
+    /// not be opened or served, or not every central subscribed; each failed transfer's line by index.
+    private func runBenchmark(
+        _ link: LinkOptions, role: LinkRole, peers: [String], connection: ConnectionParameterOptions?
+    ) async -> (report: PipeBenchmark.Report, failures: [Int: String])? {
+        let centrals = peers.isEmpty ? centralCount : peers.count
+        let bench = PipeBenchmark(size: size, messages: messages, seed: seed)
+        let side: PipeBenchmark.Side
+        do {
+            var options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
+            var logger = Logger(label: "msgpipe.bench")
+            logger.logLevel = .warning
+            options.logger = logger
+            if role == .peripheral {
+                side = .peripheral(try link.acceptor(options), centrals: centrals)
+            } else {
+                do {
+                    side = .centrals(try peers.isEmpty ? (0 ..< centrals).map { _ in try link.connector(options) }
+                        : peers.map { PipeConnector(to: PipeAddress($0), options: options) })
+                } catch {
+                    printError(link.connectFailure(error))
+                    return nil
+                }
+            }
+        } catch {
+            printError((role == .peripheral ? "cannot serve on \(link.displayName): " : "") + "\(cli: error)")
+            return nil
+        }
+        do {
+            let report = try await bench.run(side) { printError($0) }
+            return (report, BenchReportFormat.failures(report, link: link, peers: peers, size: size))
+        } catch let error as PipeBenchmark.PeripheralError {
+            printError("\(error)")
+        } catch {
+            printError("cannot serve on \(link.displayName): \(cli: error)")
+        }
+        return nil
+    }
+
     private func makeScenario() throws -> TransferScenario {
-        guard let phy = BLEPhy(rawValue: phy.lowercased()) else { throw ValidationError("--phy must be 1m or 2m") }
+        guard let phy = LEPHY(rawValue: phy.lowercased()) else { throw ValidationError("--phy must be 1m, 2m or coded") }
         guard intervalMilliseconds.isFinite, intervalMilliseconds > 0 else {
             throw ValidationError("--interval-ms must be positive")
         }

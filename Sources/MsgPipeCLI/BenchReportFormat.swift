@@ -90,8 +90,8 @@ enum BenchReportFormat {
     /// central's address), then with several centrals the aggregate (`central`: "all") over the wall time.
     /// `direction` is `to_peripheral` when this side was the central, `to_centrals` when it was the peripheral.
     /// Linux tells the negotiated ATT MTU and (msgpipe's own GATT on the kernel) the PHY, never the interval or
-    /// the LL data length ("unknown"): `limit_kbps` is ``AirTimeModel/bestCaseLimitKbps(attMTU:phy:interval:)`` at
-    /// the central's transmit PHY (2M when unknown) and the largest interval asked for, named in `limit_assumes`.
+    /// the LL data length ("unknown"): `limit_kbps` is the library's ``PipeBenchmark/Line/limit(requestedInterval:)``
+    /// at the largest interval asked for, its assumptions named in `limit_assumes`.
     static func real(
         _ report: PipeBenchmark.Report, link: String, role: LinkRole, size: Int, requestedIntervalUnits: UInt16? = nil
     ) -> [[(String, Value)]] {
@@ -100,10 +100,8 @@ enum BenchReportFormat {
             "interval \(ConnectionParameters.millisecondsText(intervalUnits: $0)) ms (requested)"
         } ?? "interval 7.5 ms"
         return report.lines.map { line -> [(String, Value)] in
-            let limit = AirTimeModel.bestCaseLimitKbps(attMTU: line.mtu, phy: line.phy?.transmit, interval: interval)
-            let assumedPHY = line.phy.map { "phy \($0.transmit.rawValue) (measured)" } ?? "phy 2m"
-            let limitValue: Value = limit.map(number) ?? .text("unknown")
-            let efficiency: Value = limit.map { number($0 > 0 ? line.goodputKbps / $0 : 0) } ?? .text("unknown")
+            let limit = line.limit(requestedInterval: interval)
+            let assumedPHY = "phy \(limit.phy.rawValue)" + (limit.phyMeasured ? " (measured)" : "")
             var row: [(String, Value)] = [
                 ("link", .text(link)), ("central", line.index.map(Value.integer) ?? .text("all")),
                 ("centrals", .integer(report.results.count)),
@@ -115,13 +113,28 @@ enum BenchReportFormat {
                 ("message_size", .integer(size)),
                 ("payload_bytes", .integer(line.payloadBytes)), ("seconds", number(line.seconds)),
                 ("goodput_kbps", number(line.goodputKbps)), ("messages_per_s", number(line.messagesPerSecond)),
-                ("limit_kbps", limitValue),
-                ("limit_assumes", .text("\(assumedPHY), ll_payload 251, \(intervalText), negotiated mtu")),
-                ("efficiency", efficiency), ("completed", .flag(line.completed)),
+                ("limit_kbps", limit.kbps.map(number) ?? .text("unknown")),
+                ("limit_assumes", .text("\(assumedPHY), ll_payload \(limit.linkLayerPayload), \(intervalText), negotiated mtu")),
+                ("efficiency", limit.efficiency.map(number) ?? .text("unknown")), ("completed", .flag(line.completed)),
             ]
             if let carrier = line.carrier { row.append(("carrier", .text(carrier.rawValue))) }
             return row
         }
+    }
+
+    /// Each failed transfer's line, in the CLI's words (`peers`: the several `--to`, else empty).
+    static func failures(_ report: PipeBenchmark.Report, link: LinkOptions, peers: [String], size: Int) -> [Int: String] {
+        var lines: [Int: String] = [:]
+        for result in report.results {
+            switch result.failure {
+            case nil: continue
+            case let .connect(error)?:
+                lines[result.index] = peers.isEmpty ? link.connectFailure(error) : "cannot connect to \(peers[result.index]): \(cli: error)"
+            case let .message(index, error)?: lines[result.index] = "message \(index): \(cli: error)"
+            case let .tooLarge(limit)?: lines[result.index] = "--size \(size) exceeds the listener's maximum message size of \(limit)"
+            }
+        }
+        return lines
     }
 
     static func jsonText(_ rows: [(String, Value)]) -> String {

@@ -2,12 +2,14 @@ public import GATT
 import Transport
 /// Air time of LL data PDUs and the theoretical application throughput of a ``BLELinkConfiguration``.
 ///
-/// A data PDU takes (preamble + access address 4 + header 2 + payload + MIC 4 if encrypted and the payload is
-/// not empty + CRC 3) × 8 bits at the PHY rate. PDUs alternate central → peripheral → central with T_IFS
-/// (150 µs) between them. On GATT an application packet of `n` bytes is an ATT notification/write command (3-byte
-/// ATT header) in an L2CAP frame (4-byte header), `n + 7` bytes cut into LL PDUs of at most the LL payload; on
-/// an LE credit-based channel it is an SDU of `n + 2` bytes (PROTOCOL.md 7.1), with its 2-byte SDU length cut
-/// into K-frames of at most MPS bytes, each with a 4-byte L2CAP header and cut into LL PDUs.
+/// A data PDU is header 2 + payload + MIC 4 (encrypted, payload not empty) + CRC 3 bytes. On 1M and 2M it
+/// takes (preamble 1 or 2 + access address 4 + those bytes) × 8 bits at 1 or 2 Mbit/s; on Coded (S=8, Core
+/// Vol 6 Part B 2.2) 376 µs (preamble 80, access address 256, CI 16, TERM1 24) + 64 µs per byte + TERM2 24 µs.
+/// PDUs alternate central → peripheral → central with T_IFS (150 µs) between them. On GATT an application
+/// packet of `n` bytes is an ATT notification/write command (3-byte ATT header) in an L2CAP frame (4-byte
+/// header), `n + 7` bytes cut into LL PDUs of at most the LL payload; on an LE credit-based channel it is an
+/// SDU of `n + 2` bytes (PROTOCOL.md 7.1), with its 2-byte SDU length cut into K-frames of at most MPS bytes,
+/// each with a 4-byte L2CAP header and cut into LL PDUs.
 public struct AirTimeModel: Sendable {
     /// The inter-frame space between two PDUs, 150 µs.
     public static let interFrameSpaceNanoseconds: Int64 = 150_000
@@ -23,9 +25,18 @@ public struct AirTimeModel: Sendable {
     /// Air time of one data PDU carrying `payload` bytes (0: an empty PDU, never encrypted).
     public func pduNanoseconds(payload: Int) -> Int64 {
         let mic = configuration.encrypted && payload > 0 ? 4 : 0
-        let bytes = configuration.phy.preambleBytes + 4 + 2 + payload + mic + 3
-        return Int64(bytes * 8) * configuration.phy.nanosecondsPerBit
+        let pdu = Int64(2 + payload + mic + 3)
+        switch configuration.phy {
+        case .le1M: return (1 + 4 + pdu) * 8 * 1_000
+        case .le2M: return (2 + 4 + pdu) * 8 * 500
+        case .coded: return Self.codedFrameNanoseconds + pdu * Self.codedNanosecondsPerByte
+        }
     }
+
+    /// LE Coded at S=8: what precedes and follows the PDU (preamble 80, access address 256, CI 16, TERM1 24,
+    /// TERM2 24 µs), and one PDU or CRC byte (8 bits of 8 symbols at 1 Msym/s).
+    public static let codedFrameNanoseconds: Int64 = 400_000
+    public static let codedNanosecondsPerByte: Int64 = 64_000
 
     /// One exchange: the central's PDU, T_IFS, the peripheral's PDU (without the T_IFS that follows).
     public func pairNanoseconds(centralPayload: Int, peripheralPayload: Int) -> Int64 {
@@ -125,28 +136,28 @@ extension AirTimeModel {
     /// ```swift
     /// let limit = AirTimeModel.bestCase(attMTU: 247, phy: .le2M).limitKbps
     /// ```
-    public static func bestCase(attMTU: Int, phy: BLEPhy = bestCasePHY, interval: Duration? = nil) -> AirTimeModel {
+    public static func bestCase(attMTU: Int, phy: LEPHY = bestCasePHY, interval: Duration? = nil) -> AirTimeModel {
         AirTimeModel(configuration: BLELinkConfiguration(
             phy: phy, linkLayerPayload: bestCaseLinkLayerPayload, attMTU: min(max(attMTU, 23), 517),
             connectionInterval: interval ?? bestCaseInterval))
     }
 
     /// The best-case limit, in kbit/s, of a real link whose system told its ATT MTU (nil: unknown) and its
-    /// central's transmit PHY (nil: unknown, ``bestCasePHY`` assumed), at
-    /// `interval`, the slowest connection interval asked for (nil: ``bestCaseInterval``). Nil where the MTU is
-    /// unknown or the PHY is one the model lacks (Coded): there is no limit to measure against.
+    /// central's transmit PHY (nil: unknown, ``bestCasePHY`` assumed), at `interval`, the slowest connection
+    /// interval asked for (nil: ``bestCaseInterval``). Nil where the MTU is unknown or the PHY is Coded: Linux
+    /// does not tell a Coded link's coding (S=2 or S=8), so there is no one limit to measure against.
     ///
     /// ```swift
     /// let limit = AirTimeModel.bestCaseLimitKbps(attMTU: 247, phy: .le1M, interval: nil)
     /// ```
     public static func bestCaseLimitKbps(attMTU: Int?, phy: LEPHY?, interval: Duration?) -> Double? {
-        let modelled: BLEPhy? = if let phy { BLEPhy(rawValue: phy.rawValue) } else { bestCasePHY }
-        guard let attMTU, let modelled else { return nil }
+        let modelled = phy ?? bestCasePHY
+        guard let attMTU, modelled != .coded else { return nil }
         return bestCase(attMTU: attMTU, phy: modelled, interval: interval).limitKbps
     }
 
     /// What ``bestCase(attMTU:phy:interval:)`` assumes where nothing is known.
-    public static let bestCasePHY = BLEPhy.le2M
+    public static let bestCasePHY = LEPHY.le2M
     public static let bestCaseLinkLayerPayload = 251
     public static let bestCaseInterval = Duration.microseconds(7_500)
 }

@@ -1,4 +1,4 @@
-import GATT
+public import GATT
 import Transport
 /// How application packets ride the L2CAP layer in the model.
 public enum SimulatedBearer: Sendable, Equatable {
@@ -15,8 +15,8 @@ public enum SimulatedBearer: Sendable, Equatable {
 /// The connection a ``BLESimulator`` models: PHY, Data Length Extension, ATT MTU, connection interval, the
 /// per-event packet cap some stacks impose, LE encryption, and GATT or an L2CAP channel.
 public struct BLELinkConfiguration: Sendable, Equatable {
-    /// The physical layer.
-    public var phy: BLEPhy
+    /// The physical layer; Coded is modelled at S=8 (125 kbit/s), the coding every Coded controller supports.
+    public var phy: LEPHY
     /// Link-layer data PDU payload limit (27 without Data Length Extension, up to 251 with it).
     public var linkLayerPayload: Int
     /// The ATT MTU (23 to 517); a msgpipe packet carries at most min(`attMTU` - 3, 512) bytes.
@@ -39,7 +39,7 @@ public struct BLELinkConfiguration: Sendable, Equatable {
 
     /// A configuration; the defaults are the BLE 4.0 baseline (1M, LL 27, MTU 23), 30 ms interval.
     public init(
-        phy: BLEPhy = .le1M, linkLayerPayload: Int = 27, attMTU: Int = 23,
+        phy: LEPHY = .le1M, linkLayerPayload: Int = 27, attMTU: Int = 23,
         connectionInterval: Duration = .milliseconds(30), packetsPerEvent: Int? = nil, encrypted: Bool = false,
         controllerBufferPackets: Int = 4, eventEndMargin: Duration = .microseconds(150), initialATTMTU: Int? = nil
     ) {

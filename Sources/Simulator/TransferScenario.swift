@@ -39,10 +39,12 @@ public struct TransferScenario: Sendable, Equatable {
         guard messageCount >= 1 else { throw .invalidConfiguration("at least one message must be sent") }
     }
 
-    /// Message `index`: its index (little-endian UInt32), then bytes drawn from the seed and the index.
+    /// Message `index`: its index (little-endian UInt32; its first `messageSize` bytes below 4), then bytes
+    /// drawn from the seed and the index. Empty for a size below 1.
     public func message(_ index: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: messageSize)
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: index).littleEndian) { bytes.replaceSubrange(0..<4, with: $0) }
+        var bytes = [UInt8](repeating: 0, count: max(messageSize, 0))
+        let head = min(bytes.count, 4)
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: index).littleEndian) { bytes.replaceSubrange(0..<head, with: $0.prefix(head)) }
         var random = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(index))
         var position = 4
         while position < messageSize {

@@ -60,6 +60,23 @@ struct BenchCLITests {
         #expect(other.stdout != first.stdout)
     }
 
+    @Test("--phy coded simulates LE Coded at S=8: every message arrives, near a limit a fifth of 1M's")
+    func codedPHY() throws {
+        let air = ["--ll-payload", "27", "--mtu", "23", "--interval-ms", "30", "--size", "4096"]
+        let (status, report, _) = try bench(air + ["--phy", "coded"])
+        #expect(status == 0)
+        #expect(report["phy"] as? String == "coded")
+        #expect(report["messages_delivered"] as? Int == 1)
+        let limit = try #require(report["limit_kbps"] as? Double)
+        let oneM = try #require(try bench(air + ["--phy", "1m"]).report["limit_kbps"] as? Double)
+        #expect(limit > 0.15 * oneM && limit < 0.25 * oneM, "coded \(limit) kbit/s, 1M \(oneM) kbit/s")
+        let efficiency = try #require(report["efficiency"] as? Double)
+        #expect(efficiency > 0.5 && efficiency <= 1, "\(report)")
+        let tooLong = try MsgPipeProcess.run(["bench", "--link", "sim", "--phy", "coded", "--ll-payload", "251", "--mtu", "247"])
+        #expect(tooLong.status == 64, "\(tooLong.stderr)")
+        #expect(tooLong.stderr.contains("does not fit into a"), "\(tooLong.stderr)")
+    }
+
     @Test("an impossible configuration is a usage error (64) naming the option", arguments: [
         ["--mtu", "5"], ["--phy", "3m"], ["--interval-ms", "-1"], ["--ll-payload", "300"],
     ])

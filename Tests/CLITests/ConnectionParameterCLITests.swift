@@ -69,3 +69,18 @@ extension ConnectionParameterCLITests {
         #expect(real.stderr.contains("not a whole number from 0 to 499"))
     }
 }
+
+/// `--bonds DIR` names a directory only the kernel backend uses: through bluetoothd it would be silently unused.
+@Suite("msgpipe --bonds through bluetoothd")
+struct BondsThroughBluetoothdCLITests {
+    @Test("--backend bluez --bonds DIR is a usage error naming bluetoothd's bonds, in every command that takes it", arguments: [
+        ["send", "--to", "AA:BB:CC:DD:EE:FF", "/dev/null"], ["listen", "--name", "msgpipe-bonds"],
+        ["serve", "--name", "msgpipe-bonds", "--exec", "cat"], ["request", "--to", "AA:BB:CC:DD:EE:FF", "/dev/null"],
+    ])
+    func refused(command: [String]) throws {
+        let result = try MsgPipeProcess.run(command + ["--backend", "bluez", "--bonds", "/tmp/msgpipe-bonds-none"])
+        #expect(result.status == 64, "\(command): \(result.stderr)")
+        #expect(result.stderr.contains("--bonds is for the kernel backend"), "\(result.stderr)")
+        #expect(result.stderr.contains("use --backend kernel"), "\(result.stderr)")
+    }
+}

@@ -50,7 +50,14 @@ struct ListenCentralOptionsTests {
             return message.contains("MinConnectionInterval=12 MaxConnectionInterval=24")
                 && message.contains("or use --backend kernel (with bluetoothd stopped)")
         }
-        let bonds = try ListenCommand.parse(["--to", "door", "--backend", "bluez", "--bonds", "/tmp/bonds"])
-        #expect(try bonds.receiverOptions(asCentral: true).backend == .bluez)
+    }
+
+    @Test("--bonds is refused through bluetoothd and carried by auto for the kernel")
+    func bondsOnlyWhereTheKernelMayApplyThem() throws {
+        #expect(throws: (any Error).self) {
+            try ListenCommand.parse(["--to", "door", "--backend", "bluez", "--bonds", "/tmp/bonds"])
+        }
+        let auto = try ListenCommand.parse(["--to", "door", "--bonds", "/tmp/bonds"])
+        #expect(try auto.receiverOptions(asCentral: true).backend.kernelOptions?.bondDirectory == "/tmp/bonds")
     }
 }

@@ -1,4 +1,5 @@
 import MsgPipe
+import Simulator
 import Testing
 
 /// The library's benchmark over UNIX sockets: what it counts is what the receivers got, either way round.
@@ -80,5 +81,58 @@ struct PipeBenchmarkTests {
         #expect(report.results.count == 2 && report.results.allSatisfy { $0.succeeded && $0.messagesDelivered == 2 })
         #expect(report.seconds > 0)
         #expect(Set(centrals.flatMap { $0 }) == Set((0..<2).flatMap { transfer in (0..<2).map { Self.body(transfer, $0) } }))
+    }
+}
+
+/// What `msgpipe bench` runs on a real link, as library calls: the seeded messages, either side, the limit.
+@Suite(.timeLimit(.minutes(1)))
+struct PipeBenchmarkBenchTests {
+    @Test("a seeded benchmark sends the simulator's messages, transfer t with seed + t, and counts each")
+    func seededCentralsSendTheSimulatorsMessages() async throws {
+        let path = PipeBenchmarkTests.path()
+        let server = try await MessagePipe.listen(path: path)
+        let received = Task {
+            var bodies: [[UInt8]] = []
+            for await central in server.centrals {
+                var messages = central.messages.makeAsyncIterator()
+                while let message = await messages.next() {
+                    bodies.append(message.bytes)
+                    if bodies.count % 2 == 0 { break }
+                }
+                if bodies.count == 4 { break }
+            }
+            return bodies
+        }
+        let connector = PipeConnector(to: .unix(path: path), options: MessagePipe.Options())
+        let report = try await PipeBenchmark(size: 2_000, messages: 2, seed: 7).run(.centrals([connector, connector]))
+        #expect(report.lines.count == 3 && report.lines.allSatisfy(\.completed))
+        let expected = (0..<2).flatMap { transfer in
+            (0..<2).map { TransferScenario(link: BLELinkConfiguration(), seed: 7 + UInt64(transfer), messageSize: 2_000, messageCount: 2).message($0) }
+        }
+        #expect(Set(await received.value) == Set(expected))
+        await server.close()
+    }
+
+    @Test("a line's limit is the best case at its MTU and measured PHY, 2M when unknown, none on Coded")
+    func aLinesLimit() {
+        var result = PipeBenchmark.Result(index: 0)
+        (result.mtu, result.messagesDelivered, result.payloadBytes) = (247, 1, 100_000)
+        let start = ContinuousClock.now
+        result.span = start ..< start + .seconds(1)
+        var line = PipeBenchmark.Report(results: [result], seconds: 1, messages: 1).lines[0]
+        #expect(line.goodputKbps == 800)
+        let unknown = line.limit(requestedInterval: nil)
+        #expect(unknown.phy == .le2M && !unknown.phyMeasured && unknown.interval == .microseconds(7_500))
+        #expect(unknown.kbps == AirTimeModel.bestCase(attMTU: 247).limitKbps)
+        #expect(unknown.efficiency == line.goodputKbps / AirTimeModel.bestCase(attMTU: 247).limitKbps)
+        line.phy = LinkPHY(transmit: .le1M, receive: .le2M)
+        let measured = line.limit(requestedInterval: .milliseconds(30))
+        #expect(measured.phy == .le1M && measured.phyMeasured && measured.interval == .milliseconds(30))
+        #expect(measured.kbps == AirTimeModel.bestCase(attMTU: 247, phy: .le1M, interval: .milliseconds(30)).limitKbps)
+        line.phy = LinkPHY(transmit: .coded, receive: .coded)
+        #expect(line.limit(requestedInterval: nil).kbps == nil && line.limit(requestedInterval: nil).efficiency == nil)
+        line.phy = nil
+        line.mtu = nil
+        #expect(line.limit(requestedInterval: nil).kbps == nil)
     }
 }

@@ -1,10 +1,11 @@
+import GATT
 import Simulator
 import Testing
 @testable import Transport
 
 @Suite("Simulation air time")
 struct SimulationAirTimeTests {
-    static let pduVectors: [(BLEPhy, Bool, Int, Int64)] = [
+    static let pduVectors: [(LEPHY, Bool, Int, Int64)] = [
         (.le1M, false, 0, 80_000),  // empty PDU: 10 bytes at 1 µs/bit
         (.le1M, false, 27, 296_000),
         (.le1M, true, 27, 328_000),  // + 4-byte MIC
@@ -12,10 +13,15 @@ struct SimulationAirTimeTests {
         (.le2M, false, 0, 44_000),  // 2-byte preamble, 0.5 µs/bit
         (.le2M, true, 251, 1_064_000),
         (.le1M, false, 251, 2_088_000),
+        // Coded S=8: 376 µs before the PDU (preamble 80, AA 256, CI 16, TERM1 24), 64 µs a byte, TERM2 24 µs.
+        (.coded, false, 0, 720_000),  // 5 bytes: header + CRC
+        (.coded, false, 27, 2_448_000),
+        (.coded, true, 27, 2_704_000),  // the Core spec's smallest connMaxTxTime on Coded
+        (.coded, true, 251, 17_040_000),  // and its largest
     ]
 
     @Test(arguments: pduVectors)
-    func pduAirTimeFollowsTheFrameLayout(phy: BLEPhy, encrypted: Bool, payload: Int, nanoseconds: Int64) {
+    func pduAirTimeFollowsTheFrameLayout(phy: LEPHY, encrypted: Bool, payload: Int, nanoseconds: Int64) {
         let model = AirTimeModel(
             configuration: BLELinkConfiguration(phy: phy, linkLayerPayload: 251, attMTU: 247, encrypted: encrypted))
         #expect(model.pduNanoseconds(payload: payload) == nanoseconds)
@@ -46,6 +52,21 @@ struct SimulationAirTimeTests {
         let configuration = BLELinkConfiguration(connectionInterval: .seconds(4))
         let kbps = AirTimeModel(configuration: configuration).applicationThroughputLimit / 1_000
         #expect(abs(kbps - 236.7) < 0.5, "limit \(kbps) kbit/s")
+    }
+
+    @Test func codedBaselineCarries20BytesPerExchangeOfSlowPDUs() {
+        // 20 value bytes per 2448 + 150 + 720 + 150 µs = 46.1 kbit/s: a fifth of 1M's 236.7.
+        let configuration = BLELinkConfiguration(phy: .coded, connectionInterval: .seconds(4))
+        let kbps = AirTimeModel(configuration: configuration).applicationThroughputLimit / 1_000
+        #expect(abs(kbps - 160.0 / 3.468) < 0.05, "limit \(kbps) kbit/s")
+    }
+
+    @Test func aCodedExchangeOfLongPDUsDoesNotFitAShortInterval() throws {
+        // LL 251 both ways: 16784 + 150 + 16784 µs, more than a 30 ms interval holds; 50 ms holds it.
+        #expect(throws: SimulationError.self) {
+            try BLELinkConfiguration(phy: .coded, linkLayerPayload: 251, attMTU: 247).validate()
+        }
+        try BLELinkConfiguration(phy: .coded, linkLayerPayload: 251, attMTU: 247, connectionInterval: .milliseconds(50)).validate()
     }
 
     @Test func perEventCapBoundsTheLimit() {

@@ -1,3 +1,4 @@
+import GATT
 import Simulator
 import Testing
 @testable import Transport
@@ -5,7 +6,7 @@ import Testing
 /// The air-time model of an LE credit-based channel beside GATT's, for the same PHY, data length and interval.
 @Suite("Simulated L2CAP channel")
 struct SimulationChannelTests {
-    static func limit(_ phy: BLEPhy, ll: Int, mtu: Int, bearer: SimulatedBearer) -> Double {
+    static func limit(_ phy: LEPHY, ll: Int, mtu: Int, bearer: SimulatedBearer) -> Double {
         var configuration = BLELinkConfiguration(phy: phy, linkLayerPayload: ll, attMTU: mtu, connectionInterval: .seconds(4))
         configuration.bearer = bearer
         return AirTimeModel(configuration: configuration).applicationThroughputLimit / 1_000

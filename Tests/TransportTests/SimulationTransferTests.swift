@@ -36,4 +36,12 @@ struct SimulationTransferTests {
         #expect(TransferScenario(link: BLELinkConfiguration(), seed: 4, messageSize: 40, messageCount: 2).message(1)
             != scenario.message(1))
     }
+
+    @Test("a message shorter than its 4-byte index carries the index's first bytes (a real link's bench may ask for 1)")
+    func messagesBelowFourBytesAreTheIndexCut() {
+        let message = { (size: Int) in TransferScenario(link: BLELinkConfiguration(), messageSize: size, messageCount: 1).message(0x0201) }
+        #expect(message(1) == [0x01])
+        #expect(message(3) == [0x01, 0x02, 0x00])
+        #expect(message(0).isEmpty)
+    }
 }

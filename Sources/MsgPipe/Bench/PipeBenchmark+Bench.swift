@@ -6,9 +6,9 @@ extension PipeBenchmark {
     /// The benchmark `msgpipe bench` runs on a real link: transfer `t`'s message `m` is the simulator's message
     /// `m` for seed `seed + t` (`m` as a little-endian UInt32, then seeded bytes), so a receiver can check each.
     ///
-    /// ```swift
+    /// ``swift
     /// let report = try await PipeBenchmark(size: 65_536, messages: 16, seed: 1).run(.centrals([connector]))
-    /// ```
+    /// ``
     public init(size: Int, messages: Int, seed: UInt64) {
         self.init(size: size, messages: messages) { transfer, message in
             TransferScenario(link: BLELinkConfiguration(), seed: seed &+ UInt64(transfer), messageSize: size,
@@ -18,15 +18,15 @@ extension PipeBenchmark {
 
     /// Which way a benchmark sends.
     public enum Side: Sendable {
-        /// As centrals, one transfer per connector at once (``sendAsCentrals(_:)``).
+        /// As centrals, one transfer per connector at once (`sendAsCentrals(_:)`).
         case centrals([PipeConnector])
-        /// As the peripheral, to `centrals` subscribed centrals at once (``sendAsPeripheral(_:centrals:onReady:)``).
+        /// As the peripheral, to `centrals` subscribed centrals at once (`sendAsPeripheral(_:centrals:onReady:)`).
         case peripheral(PipeAcceptor, centrals: Int)
     }
 
     /// Runs the benchmark from `side`; `onReady` says where the peripheral listens or advertises. Throws only
-    /// as the peripheral: what ``sendAsPeripheral(_:centrals:onReady:)`` throws. A central's failure is in its
-    /// ``Result/failure``.
+    /// as the peripheral: what `sendAsPeripheral(_:centrals:onReady:)` throws. A central's failure is in its
+    /// `Result.failure`.
     public func run(_ side: Side, onReady: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Report {
         switch side {
         case let .centrals(connectors): await sendAsCentrals(connectors)
@@ -34,7 +34,7 @@ extension PipeBenchmark {
         }
     }
 
-    /// The air-time limit one ``Line`` is measured against: the simulator's best case (LL payload 251, no
+    /// The air-time limit one `Line` is measured against: the simulator's best case (LL payload 251, no
     /// per-event cap, GATT) at the line's MTU and its central's transmit PHY, since Linux tells a process
     /// neither the interval nor the LL data length.
     public struct Limit: Sendable, Equatable {
@@ -42,13 +42,13 @@ extension PipeBenchmark {
         public var kbps: Double?
         /// The PHY assumed: the measured transmit PHY, else the best case's (2M).
         public var phy: LEPHY
-        /// True when ``phy`` was measured, not assumed.
+        /// True when `phy` was measured, not assumed.
         public var phyMeasured: Bool
         /// The LL payload assumed (251).
         public var linkLayerPayload: Int
         /// The interval assumed: the slowest one asked for, else the shortest there is (7.5 ms).
         public var interval: Duration
-        /// The line's goodput as a fraction of ``kbps`` (0 for a zero limit); nil where ``kbps`` is.
+        /// The line's goodput as a fraction of `kbps` (0 for a zero limit); nil where `kbps` is.
         public var efficiency: Double?
     }
 }
@@ -57,9 +57,9 @@ extension PipeBenchmark.Line {
     /// The limit this line is measured against, at `requestedInterval`, the slowest connection interval asked
     /// for (nil: none asked for).
     ///
-    /// ```swift
+    /// ``swift
     /// for line in report.lines { print(line.goodputKbps, line.limit(requestedInterval: nil).kbps ?? .nan) }
-    /// ```
+    /// ``
     public func limit(requestedInterval: Duration?) -> PipeBenchmark.Limit {
         let kbps = AirTimeModel.bestCaseLimitKbps(attMTU: mtu, phy: phy?.transmit, interval: requestedInterval)
         return PipeBenchmark.Limit(

@@ -6,9 +6,9 @@ extension PipeBenchmark {
     /// The benchmark `msgpipe bench` runs on a real link: transfer `t`'s message `m` is the simulator's message
     /// `m` for seed `seed + t` (`m` as a little-endian UInt32, then seeded bytes), so a receiver can check each.
     ///
-    /// ``swift
+    /// ```swift
     /// let report = try await PipeBenchmark(size: 65_536, messages: 16, seed: 1).run(.centrals([connector]))
-    /// ``
+    /// ```
     public init(size: Int, messages: Int, seed: UInt64) {
         self.init(size: size, messages: messages) { transfer, message in
             TransferScenario(link: BLELinkConfiguration(), seed: seed &+ UInt64(transfer), messageSize: size,
@@ -57,9 +57,9 @@ extension PipeBenchmark.Line {
     /// The limit this line is measured against, at `requestedInterval`, the slowest connection interval asked
     /// for (nil: none asked for).
     ///
-    /// ``swift
+    /// ```swift
     /// for line in report.lines { print(line.goodputKbps, line.limit(requestedInterval: nil).kbps ?? .nan) }
-    /// ``
+    /// ```
     public func limit(requestedInterval: Duration?) -> PipeBenchmark.Limit {
         let kbps = AirTimeModel.bestCaseLimitKbps(attMTU: mtu, phy: phy?.transmit, interval: requestedInterval)
         return PipeBenchmark.Limit(

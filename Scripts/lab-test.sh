@@ -255,18 +255,19 @@ lab_tests "$LAB_CHECK"
 fi  # LAB_ONLY (check)
 
 # Checks 25-28 (roles: the peripheral sends, the central receives, several centrals at once; kernel backend,
-# bluetoothd not running): those moved to Tests/LabTests/Roles in one run of the bundle, then the rest in bash
-# (Scripts/lab-roles.sh, which prints the section's one skip without a third controller). LAB_ONLY=roles runs only them.
+# bluetoothd not running): Tests/LabTests/Roles in one run of the bundle; without a third controller one skip.
+# LAB_ONLY=roles runs only them.
 if [ -z "${LAB_ONLY:-}" ] || [ "${LAB_ONLY:-}" = roles ]; then
 section roles
 if [ -n "$C" ]; then
-	lab_tests 'Lab/Roles/(pushToOneCentral|pushToTwoCentrals|pushToThreeCentrals|benchToPeripheral|benchToCentrals|legacyIntoGatttool|legacyIntoListen|cutLinkResumes|connectionParameters|centralIntervalKept|oneCentralThreePeripherals)'
+	lab_tests 'Lab/Roles/(pushToOneCentral|pushToTwoCentrals|pushToThreeCentrals|benchToPeripheral|benchToCentrals|legacyIntoGatttool|legacyIntoListen|cutLinkResumes|connectionParameters|centralIntervalKept|oneCentralThreePeripherals|threeSendsIntoListen|rawPairBaseline|stoppedCentral|knownPhones|sealedAndPlain)'
 	[ -n "$D" ] || for name in "send --name --centrals 3 pushes 1 MiB to three subscribed centrals" \
 		"one central on three peripherals (send --to x3, a killed peripheral, listen --to x3)"; do
 		skip "$name" "the lab has no fourth controller"
 	done
+else
+	skip "checks 25-28: the peripheral sends to several centrals" "the lab has no third controller"
 fi
-. "$PWD/Scripts/lab-roles.sh"
 fi  # LAB_ONLY (checks 25-28)
 
 # Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend, about 1.5-2.5 minutes): part of the full run

@@ -275,7 +275,7 @@ setup_bleak() {
 	log "installed bleak into $target"
 }
 
-# Bumble (PyPI `bumble`, Google's BLE host in Python), the lab's phone (Tests/lab/bumble_*.py, Scripts/lab-bumble.sh):
+# Bumble (PyPI `bumble`, Google's BLE host in Python), the lab's phone (Tests/lab/bumble_*.py, Tests/LabTests/Bumble):
 # a venv of Debian's /usr/bin/python3 in $LAB/bumble, which has socket.AF_BLUETOOTH for Bumble's HCI user channel
 # (a pyenv or other python on PATH may lack it). Idempotent: redone when `import bumble` fails. The guest runs
 # $LAB/bumble/bin/python (the host's files over 9p). Without it the lab skips its Bumble checks and says why.

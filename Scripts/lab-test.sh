@@ -194,7 +194,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # the end: quicker while working on the D-Bus backend. (Checks 1-20 are deliberately not re-indented.)
 # LAB_ONLY=roles runs only checks 25-28 (the peripheral sends, the central receives, several centrals at once)
 # and skips checks 1-20 and the stock box. LAB_ONLY=newbluez runs only checks 34-36 (a newer bluetoothd, Tests/LabTests/NewBluez).
-# LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Scripts/lab-bumble.sh).
+# LAB_ONLY=bumble runs only the Bumble section (Google's Bumble as the phone, Tests/LabTests/Bumble).
 # LAB_ONLY=coc runs only the channel section (msgpipe over an LE credit-based channel, Tests/LabTests/Coc).
 # LAB_ONLY=bonding runs only the bonding section (a Bumble phone that pairs with bonding, Tests/LabTests/Bonding).
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
@@ -270,11 +270,11 @@ else
 fi
 fi  # LAB_ONLY (checks 25-28)
 
-# Google's Bumble as the phone (Scripts/lab-bumble.sh, kernel backend, about 1.5-2.5 minutes): part of the full run
-# (LAB_BUMBLE=0 leaves it out); LAB_ONLY=bumble runs only it.
+# Google's Bumble as the phone (Tests/LabTests/Bumble, kernel backend, about 2-3 minutes): part of the full run
+# (LAB_BUMBLE=0 leaves it out); LAB_ONLY=bumble runs only it. Without Bumble each test skips with the reason.
 if { [ -z "${LAB_ONLY:-}" ] && [ "${LAB_BUMBLE:-1}" != 0 ]; } || [ "${LAB_ONLY:-}" = bumble ]; then
 section bumble
-. "$PWD/Scripts/lab-bumble.sh"
+lab_tests 'Lab/Bumble/'
 fi  # LAB_ONLY (Bumble)
 # A phone that pairs with bonding (Tests/LabTests/Bonding, kernel backend, Bumble as the phone): LAB_ONLY=bonding
 # runs only it; the full run includes it unless LAB_BONDING=0. Its lost bond (boxLostTheBond) last, and only with

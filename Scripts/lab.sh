@@ -8,7 +8,7 @@
 # (`swift build --build-tests` first).
 # Environment: BLELAB_DIR (default /tmp/blelab), LAB_OUT (default .build/lab/out), BLELAB_* (see blelab.sh),
 # LAB_ONLY=core (only checks 1-20: the kernel backend, no bluetoothd), stockbox (only the stock-box section of lab-test.sh: bluetoothd and dbus-daemon running), roles, newbluez (Tests/LabTests/NewBluez),
-# bumble (Google's Bumble as the phone, Scripts/lab-bumble.sh), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
+# bumble (Google's Bumble as the phone, Tests/LabTests/Bumble), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
 # bonding (a Bumble phone pairing with bonding, Tests/LabTests/Bonding; LAB_BONDING=0 leaves it out of the full run, LAB_BONDING_LOST=1
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),
 # powercut (Scripts/lab-powercut.sh on the host: the VM reset while listen --out-dir writes to a virtio disk, then

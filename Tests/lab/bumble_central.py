@@ -9,7 +9,7 @@ MTU a phone asks for (23, 185, 517), in the seeds' plain formats (docs/PROTOCOL.
 
     bumble_central.py --transport hci-socket:3 --to NAME|ADDRESS --mtu 185
                       --service FFF0 --write FFF2 --notify FFF1 --format legacy|eom|lines
-                      (--send FILE | --receive OUT) [--timeout S]
+                      (--send FILE | --receive OUT) [--timeout S] [--json]
 
 --send FILE: subscribes to NOTIFY (as a phone app does before it writes), then writes FILE, framed, to WRITE as
 Write Commands (write without response) in one burst; the values are ATT_MTU-3 bytes (at most --max-value, 512:
@@ -31,10 +31,13 @@ Output, one line each (the lab parses it):
     wrote V values, B bytes in S s (legacy|eom|lines)
     received V values, message B bytes in S s after subscribing (first value after S s)
     done: MTU M, B bytes, S s
+With --json, last, one JSON object (what the lab judges; a field is absent when it did not get that far):
+    {"own_address", "connected_to", "mtu", "asked_mtu", "values", "bytes", "seconds"}
 Exit status 0 when done, 1 on a timeout or a missing service/characteristic, 2 on a Bumble or HCI error.
 """
 import argparse
 import asyncio
+import json
 import socket
 import sys
 import time
@@ -51,6 +54,26 @@ except ImportError as error:  # the lab skips its Bumble checks then; say why
 
 def say(line: str) -> None:
     print(line, flush=True)
+
+
+# What happened, for --json (filled in as it happens, so a failed run reports how far it came).
+REPORT = {}
+
+
+def report(**fields) -> None:
+    REPORT.update(fields)
+
+
+def run_main(coroutine, args: argparse.Namespace) -> int:
+    """Runs the peer to its exit status; with --json the report goes out last, whatever happened."""
+    try:
+        status = asyncio.run(coroutine)
+    except Exception as error:  # Bumble's and HCI errors: print them for the lab's log
+        say(f"error: {type(error).__name__}: {error}")
+        status = 2
+    if args.json:
+        say(json.dumps(REPORT))
+    return status
 
 
 def uuid_of(text: str) -> UUID:
@@ -177,6 +200,7 @@ async def connect_to(device: Device, args: argparse.Namespace, t0: float):
     connection = await device.connect(target, own_address_type=hci.OwnAddressType.RANDOM,
                                       timeout=args.connect_timeout)
     say(f"connected to {connection.peer_address} after {time.monotonic() - t0:.2f} s")
+    report(connected_to=connection.peer_address.to_string(False))
     return connection
 
 
@@ -200,12 +224,14 @@ async def run(args: argparse.Namespace) -> int:
         device = Device.with_hci("bumble-central", hci.Address.generate_static_address(), source, sink)
         await device.power_on()
         say(f"own address {device.random_address} (random static)")
+        report(own_address=device.random_address.to_string(False))
         connection = await connect_to(device, args, t0)
         disconnected = asyncio.Event()
         connection.on("disconnection", lambda *_: disconnected.set())
         peer = Peer(connection)
         mtu = await peer.request_mtu(args.mtu)
         say(f"ATT_MTU {mtu} (asked for {args.mtu})")
+        report(mtu=mtu, asked_mtu=args.mtu)
         services = await peer.discover_service(uuid_of(args.service))
         if not services:
             say(f"no service {args.service}")
@@ -249,6 +275,7 @@ async def run(args: argparse.Namespace) -> int:
             # The last Write Command is in the peer's controller; give its host a moment before leaving.
             await asyncio.sleep(args.linger)
             say(f"done: MTU {mtu}, {len(data)} bytes, {secs:.2f} s")
+            report(values=len(values), bytes=len(data), seconds=round(secs, 3))
         else:
             try:
                 await asyncio.wait_for(arrived.wait(), args.timeout)
@@ -264,6 +291,7 @@ async def run(args: argparse.Namespace) -> int:
                 f" after subscribing (first value after {t_first[0] - t_subscribed:.2f} s)"
                 + (f", {decoder.outside} values outside a message" if decoder.outside else ""))
             say(f"done: MTU {mtu}, {len(decoder.message)} bytes, {secs:.2f} s")
+            report(values=decoder.values, bytes=len(decoder.message), seconds=round(secs, 3))
         if not disconnected.is_set():
             try:
                 await connection.disconnect()
@@ -290,12 +318,9 @@ def main() -> int:
     parser.add_argument("--max-value", type=int, default=512, help="largest value written (default 512)")
     parser.add_argument("--linger", type=float, default=1.0, help="seconds after the last write")
     parser.add_argument("--at", type=float, help="wall-clock time (epoch seconds) to connect at")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line: what happened")
     args = parser.parse_args()
-    try:
-        return asyncio.run(asyncio.wait_for(run(args), args.timeout + 60))
-    except Exception as error:  # Bumble's and HCI errors: print them for the lab's log
-        say(f"error: {type(error).__name__}: {error}")
-        return 2
+    return run_main(asyncio.wait_for(run(args), args.timeout + 60), args)
 
 
 if __name__ == "__main__":

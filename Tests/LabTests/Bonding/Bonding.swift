@@ -6,7 +6,7 @@ extension Lab {
     /// A phone that pairs with bonding against `msgpipe listen --security medium --bonds DIR` (kernel backend,
     /// bluetoothd not running): Google's Bumble as the phone (Tests/lab/bumble_bond.py) on hci3 (hci1 in a lab
     /// with two controllers) through the HCI user channel, hci0 the peripheral. Each test is a `BondingLab`.
-    @Suite(.tags(.bonding, .kernel, .hci0), .enabled(if: BondingLab.python != nil, "no Bumble in BLELAB_DIR/bumble (Scripts/blelab.sh --setup-bumble)"))
+    @Suite(.tags(.bonding, .kernel, .hci0), .enabled(if: LabBumble.python != nil, "no Bumble in BLELAB_DIR/bumble (Scripts/blelab.sh --setup-bumble)"))
     struct Bonding {}
 }
 
@@ -54,31 +54,12 @@ struct BondingLab {
     /// The text the phone writes (lines format: no newline in it); listen delivers it as one message.
     let text: [UInt8]
 
-    /// Bumble's venv interpreter, when it can import bumble.
-    static let python: String? = {
-        guard LabEnvironment.current != nil else { return nil }
-        let path = (ProcessInfo.processInfo.environment["BLELAB_DIR"] ?? "/tmp/blelab") + "/bumble/bin/python"
-        return labShell([path, "-c", "import bumble"]).status == 0 ? path : nil
-    }()
-    /// The controller Bumble takes: hci3 when the lab has four, else hci1.
-    static let phoneIndex = LabEnvironment.current?.addressD == nil ? 1 : 3
-    static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../lab/bumble_bond.py").standardized.path
-
     /// Runs `body` as a lab test with this fixture; `phone` is the phone's address, one per test (a key another
     /// test left in the kernel then names another peer).
     static func run(phone: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (BondingLab) throws -> Void) {
         LabCheck.run(sourceLocation: sourceLocation) { lab in
             let agent = stopPairingAgent()
             defer { if let agent { startPairingAgent(agent, log: lab.directory.appendingPathComponent("mgmt_autoconfirm.log")) } }
-            let index = "\(phoneIndex)"
-            labShell(["btmgmt", "--index", index, "power", "off"])
-            for _ in 0..<50 where !labShell(["hciconfig", "hci\(index)"]).output.contains("DOWN") { Thread.sleep(forTimeInterval: 0.1) }
-            labShell(["hciconfig", "hci\(index)", "down"])
-            defer {
-                labShell(["btmgmt", "--index", index, "le", "on"])
-                labShell(["btmgmt", "--index", index, "power", "on"])
-            }
             let slug = lab.directory.lastPathComponent
             let bonds = "/run/msgpipe-lab/\(slug)/bonds"
             try? FileManager.default.removeItem(atPath: "/run/msgpipe-lab/\(slug)")
@@ -89,7 +70,7 @@ struct BondingLab {
                 labShell([lab.environment.msgpipe, "bonds", "remove", phone, "--bonds", bonds, "--adapter", "hci0"])
                 try? FileManager.default.removeItem(atPath: "/run/msgpipe-lab/\(slug)")
             }
-            try body(setup)
+            try LabBumble.withControllers([LabBumble.phoneIndex], lab) { try body(setup) }
         }
     }
 
@@ -107,8 +88,8 @@ struct BondingLab {
     /// --write-first); at most 150 s. Its report, when it printed one.
     func phone(_ label: String, _ arguments: [String] = []) throws -> (LabProcess, PhoneReport?) {
         let textFile = try lab.file("text.txt", text)
-        let phone = try lab.run(label, BondingLab.python ?? "python3", [
-            BondingLab.script, "--transport", "hci-socket:\(BondingLab.phoneIndex)", "--to", "msgpipe-bond",
+        let phone = try lab.run(label, LabBumble.python ?? "python3", [
+            LabBumble.script("bumble_bond.py"), "--transport", "hci-socket:\(LabBumble.phoneIndex)", "--to", "msgpipe-bond",
             "--keystore", keystore.path, "--address", self.phone, "--send", textFile.path, "--json"] + arguments, seconds: 150)
         let report = phone.jsonLines(PhoneReport.self).last
         lab.expect(report != nil, "\(label) printed no JSON report")

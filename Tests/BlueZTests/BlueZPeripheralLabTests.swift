@@ -7,8 +7,8 @@ import Synchronization
 import Testing
 import Transport
 
-/// Lab only: the stock-box arrangement of Scripts/lab-test.sh (dbus-daemon and the real bluetoothd
-/// 5.66 own hci0..hci2; BLELAB_STOCKBOX=1), skipped everywhere else. `BlueZPeripheral` registers the msgpipe
+/// Lab only: run by Lab.StockBox (Tests/LabTests/StockBox) beside the dbus-daemon and real bluetoothd 5.66 it
+/// started (BLELAB_STOCKBOX=1), skipped everywhere else. `BlueZPeripheral` registers the msgpipe
 /// service and its advertisement with bluetoothd on hci0; centrals msgpipe did not write (BlueZ's gatttool,
 /// bleak through bluetoothd on hci1) find, write and subscribe to it.
 @Suite(.serialized, .enabled(if: inStockBox, "only in the lab's stock box (BLELAB_STOCKBOX=1)"))

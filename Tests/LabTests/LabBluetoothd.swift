@@ -5,6 +5,11 @@ import Testing
 struct LabBluetoothd {
     let dbus: LabProcess
     let bluetoothd: LabProcess
+    /// Seconds from starting dbus-daemon to its listening, and from starting bluetoothd to org.bluez owned on the
+    /// bus and to every adapter powered (nil: not within 30 s). For notes, never judged.
+    var busSeconds: Double = 0
+    var nameSeconds: Double?
+    var poweredSeconds: Double?
 
     /// Stops bluetoothd, then the bus (SIGTERM; bluetoothd killed after 30 s, the bus after 5 s: it lingers
     /// while a service activation bluetoothd asked for times out).
@@ -26,16 +31,30 @@ extension LabCheck {
         }
         // An earlier bus's pid file and socket would keep this one from starting.
         for stale in ["/run/dbus/pid", "/run/dbus/system_bus_socket"] { try? FileManager.default.removeItem(atPath: stale) }
+        let began = Date()
         // It prints its pid once it listens.
         let dbus = try start("dbus-daemon", "/usr/bin/dbus-daemon", ["--system", "--nofork", "--print-pid"])
         let listening = Date(timeIntervalSinceNow: 30)
         while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
         expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
+        let busSeconds = Date().timeIntervalSince(began)
         let bluetoothd = try start("bluetoothd", executable, ["-n"] + arguments)
-        for index in LabCheck.powerThroughBluetoothd(adapters) {
+        let started = Date()
+        let owner = ["busctl", "--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.bluez"]
+        var nameSeconds: Double?
+        while nameSeconds == nil && bluetoothd.isRunning && Date().timeIntervalSince(started) < 30 {
+            if labShell(owner).output.trimmingCharacters(in: .whitespacesAndNewlines) == "b true" {
+                nameSeconds = Date().timeIntervalSince(started)
+            } else {
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        let unpowered = LabCheck.powerThroughBluetoothd(adapters)
+        for index in unpowered {
             fail("bluetoothd did not power hci\(index) within 30 s")
         }
-        return LabBluetoothd(dbus: dbus, bluetoothd: bluetoothd)
+        return LabBluetoothd(dbus: dbus, bluetoothd: bluetoothd, busSeconds: busSeconds, nameSeconds: nameSeconds,
+            poweredSeconds: unpowered.isEmpty ? Date().timeIntervalSince(started) : nil)
     }
 
     /// Powers each of `adapters` through bluetoothd's D-Bus API, waiting at most `seconds` in all; returns the

@@ -12,7 +12,7 @@ extension Lab.StockBox {
         Self.run(debug: true) { lab, _ in
             let run = try Self.runPeripheralTest(lab, "gatttoolFromHci1FindsTheRegisteredService", environment: [])
             lab.expectExit(run)
-            lab.expect(run.stdoutText.contains("gatttoolFromHci1FindsTheRegisteredService() passed"),
+            lab.expect(run.stderr.contains("gatttoolFromHci1FindsTheRegisteredService() passed"),
                 "BlueZPeripheralLabTests.gatttoolFromHci1FindsTheRegisteredService did not pass (peripheral-test.out)")
         }
     }
@@ -44,7 +44,8 @@ extension Lab.StockBox {
                 return
             }
             lab.expectExit(run)
-            lab.expect(output.contains("bleakCentralWritesAndReceivesWholePackets() passed"),
+            // swift-testing reports on standard error.
+            lab.expect(run.stderr.contains("bleakCentralWritesAndReceivesWholePackets() passed"),
                 "BlueZPeripheralLabTests.bleakCentralWritesAndReceivesWholePackets did not pass (peripheral-test.out)")
         }
     }

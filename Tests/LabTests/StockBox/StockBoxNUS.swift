@@ -2,7 +2,6 @@ import Foundation
 import Testing
 
 extension Lab.StockBox {
-    static let bleakMissing = "bleak is not installed: Scripts/blelab.sh --setup-bleak (pip install --target $BLELAB_DIR/python bleak) failed or was not run"
     /// The three messages of check 29: 10 B, 1 KiB and 100 KiB.
     static let nusSizes = [10, 1024, 102_400]
 
@@ -13,7 +12,7 @@ extension Lab.StockBox {
     @Test("stock box: send --profile nus --format lines into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0",
         .tags(.hci0, .hci1))
     func nusLinesFormat() {
-        Self.run(unless: Self.hasBleak ? nil : Self.bleakMissing) { lab, _ in
+        Self.run(unless: Self.bleakMissing()) { lab, _ in
             let messages = Self.nusSizes.map(Self.randomText)
             let peripheral = try Self.startNUS(lab, "lines")
             let send = try Self.sendNUS(lab, "lines", messages, label: "send")
@@ -31,7 +30,7 @@ extension Lab.StockBox {
     @Test("stock box: send --profile nus --format legacy into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0",
         .tags(.hci0, .hci1))
     func nusLegacyFormat() {
-        Self.run(unless: Self.hasBleak ? nil : Self.bleakMissing) { lab, _ in
+        Self.run(unless: Self.bleakMissing()) { lab, _ in
             let peripheral = try Self.startNUS(lab, "legacy")
             for size in Self.nusSizes {
                 let message = Self.randomText(size)
@@ -55,7 +54,7 @@ extension Lab.StockBox {
     @Test("stock box: send --profile nus --format eom into a Python NUS peripheral: 10 B, 1 KiB, 100 KiB whole, exit 0",
         .tags(.hci0, .hci1))
     func nusEomFormat() {
-        Self.run(unless: Self.hasBleak ? nil : Self.bleakMissing) { lab, _ in
+        Self.run(unless: Self.bleakMissing()) { lab, _ in
             let messages = Self.nusSizes.map(Self.randomText)
             let peripheral = try Self.startNUS(lab, "eom")
             let send = try Self.sendNUS(lab, "eom", messages, label: "send")

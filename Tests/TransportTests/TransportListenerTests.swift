@@ -144,7 +144,7 @@ import TestSupport
         var limits = TransportListener.Limits()
         limits.helloTimeout = .milliseconds(100)
         let ungreeted = Mutex<[String]>([])
-        let listener = TransportListener(limits: limits) { peer in ungreeted.withLock { $0.append(peer) } }
+        let listener = TransportListener(limits: limits) { peer, end in ungreeted.withLock { $0.append("\(peer) \(end)") } }
         let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20)
         try await ours.send([0x01, 0x02, 0x03])  // not a hello
         let clock = ContinuousClock()
@@ -152,7 +152,7 @@ import TestSupport
         await listener.accept(theirs, peer: "silent")
         #expect(started.duration(to: clock.now) >= .milliseconds(100))
         #expect(listener.sessionCount == 0)
-        #expect(ungreeted.withLock { $0 } == ["silent"], "the listener says which connection never greeted")
+        #expect(ungreeted.withLock { $0 } == ["silent silent"], "the listener says which connection never greeted, and how")
         await ours.close()
         await listener.close()
     }
@@ -161,12 +161,31 @@ import TestSupport
         var limits = TransportListener.Limits()
         limits.packetsBeforeHello = 5
         limits.helloTimeout = .seconds(30)
-        let listener = TransportListener(limits: limits)
+        let ungreeted = Mutex<[TransportListener.UngreetedEnd]>([])
+        let listener = TransportListener(limits: limits) { _, end in ungreeted.withLock { $0.append(end) } }
         let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20, capacity: 64)
         for index in 0 ..< 5 { try await ours.send([UInt8(index)]) }
         await listener.accept(theirs, peer: "chatty")  // returns without waiting for the timeout
         #expect(listener.sessionCount == 0)
+        #expect(ungreeted.withLock { $0 } == [.tooManyPackets])
         await ours.close()
+        await listener.close()
+    }
+
+    /// A connection its peer closes before any hello (a central's idle ATT connection beside its channel) is
+    /// told as gone, at once, not as silent: the peer refused nothing.
+    @Test func aConnectionClosedBeforeItsHelloIsToldAsGone() async throws {
+        var limits = TransportListener.Limits()
+        limits.helloTimeout = .seconds(30)
+        let ungreeted = Mutex<[TransportListener.UngreetedEnd]>([])
+        let listener = TransportListener(limits: limits) { _, end in ungreeted.withLock { $0.append(end) } }
+        let (ours, theirs) = MemoryLink.pair(maximumPacketSize: 20)
+        await ours.close()
+        let clock = ContinuousClock()
+        let started = clock.now
+        await listener.accept(theirs, peer: "gone")
+        #expect(started.duration(to: clock.now) < .seconds(10))
+        #expect(ungreeted.withLock { $0 } == [.gone])
         await listener.close()
     }
 

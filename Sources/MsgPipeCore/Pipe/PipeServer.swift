@@ -220,7 +220,8 @@ public final class PipeServer: Sendable {
     }
 
     /// Transport's sessions: room for every central plus as many that left and may come back to resume. With
-    /// keys a connection that sends nothing within the handshake timeout is a refused handshake.
+    /// keys a connection that sends nothing within the handshake timeout (or only other packets) is a refused
+    /// handshake; one its peer closed first is not (a central's idle ATT connection beside its channel).
     private static func listener(_ options: MessagePipe.Options, server: PipeServer) -> TransportListener {
         var limits = TransportListener.Limits()
         limits.maximumSessions = 2 * max(1, options.maximumCentrals)
@@ -229,10 +230,16 @@ public final class PipeServer: Sendable {
             return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
         }
         limits.helloTimeout = min(limits.helloTimeout, options.handshakeTimeout)
-        let seconds = limits.helloTimeout.components.seconds
-        return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger) { peer in
-            server.refused(peer, SecureError.handshakeFailed("no handshake within \(seconds) s"), options: options)
-            options.note(.warning, "refused \(peer): it sent nothing within \(seconds) s")
+        let (seconds, packets) = (limits.helloTimeout.components.seconds, limits.packetsBeforeHello)
+        return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger) { peer, end in
+            let (reason, why): (String, String)
+            switch end {
+            case .gone: return
+            case .silent: (reason, why) = ("no handshake within \(seconds) s", "it sent nothing within \(seconds) s")
+            case .tooManyPackets: (reason, why) = ("no handshake in its first \(packets) packets", "it sent \(packets) packets and no hello")
+            }
+            server.refused(peer, SecureError.handshakeFailed(reason), options: options)
+            options.note(.warning, "refused \(peer): \(why)")
         }
     }
 

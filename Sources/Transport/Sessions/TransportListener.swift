@@ -43,7 +43,17 @@ public final class TransportListener: Sendable {
     private let options: TransportOptions
     private let limits: Limits
     private let logger: Logger?
-    private let onUngreeted: @Sendable (String) -> Void
+    private let onUngreeted: @Sendable (String, UngreetedEnd) -> Void
+
+    /// How a connection ended before its `hello` (told to `onUngreeted`).
+    public enum UngreetedEnd: Sendable, Equatable {
+        /// Silent past ``Limits/helloTimeout``: the listener closed it.
+        case silent
+        /// ``Limits/packetsBeforeHello`` other packets came first: the listener closed it.
+        case tooManyPackets
+        /// The peer or its link ended it first (a central's idle ATT connection beside its channel, say).
+        case gone
+    }
 
     private struct Registry {
         var sessions: [UInt64: TransportSession] = [:]
@@ -54,11 +64,10 @@ public final class TransportListener: Sendable {
     private let registry = Mutex(Registry())
 
     /// A listener whose sessions run Transports with `options`. `onUngreeted` is told the peer of each
-    /// connection that ended before its `hello` (silent past ``Limits/helloTimeout``, too many packets first,
-    /// or gone), which no session ever sees.
+    /// connection that ended before its `hello`, which no session ever sees, and how it ended.
     public init(
         options: TransportOptions = TransportOptions(), limits: Limits = Limits(), logger: Logger? = nil,
-        onUngreeted: @escaping @Sendable (_ peer: String) -> Void = { _ in }
+        onUngreeted: @escaping @Sendable (_ peer: String, _ end: UngreetedEnd) -> Void = { _, _ in }
     ) {
         self.onUngreeted = onUngreeted
         var options = options
@@ -77,16 +86,23 @@ public final class TransportListener: Sendable {
     /// refused (no `hello` in time, no room), or the listener closed. `peer` describes it (an address).
     public func accept<L: Link>(_ connection: L, peer: String) async {
         var events = connection.events.makeAsyncIterator()
+        let timedOut = Mutex(false)
         let timeout = Task { [limits] in
             do { try await Task.sleep(for: limits.helloTimeout) } catch { return }
+            timedOut.withLock { $0 = true }
             await connection.close()
         }
-        let greeting = await Self.awaitHello(&events, limit: limits.packetsBeforeHello)
+        let awaited = await Self.awaitHello(&events, limit: limits.packetsBeforeHello)
         timeout.cancel()
-        guard let greeting else {
-            logger?.info("a connection from \(peer) ended before its hello")
+        let greeting: Greeting
+        switch awaited {
+        case let .greeting(hello):
+            greeting = hello
+        case let .ended(end):
+            let end = timedOut.withLock { $0 } ? .silent : end
+            logger?.info("a connection from \(peer) ended before its hello (\(end))")
             await connection.close()
-            return onUngreeted(peer)
+            return onUngreeted(peer, end)
         }
         guard let session = await session(for: greeting.session, peer: peer) else {
             return await connection.close()
@@ -208,7 +224,12 @@ public final class TransportListener: Sendable {
     }
 
     /// Reads until the peer's hello; nil when the connection ends first or sends `limit` other packets.
-    private static func awaitHello<I: AsyncIteratorProtocol<LinkEvent, Never>>(_ events: inout I, limit: Int) async -> Greeting? {
+    private enum Awaited {
+        case greeting(Greeting)
+        case ended(UngreetedEnd)
+    }
+
+    private static func awaitHello<I: AsyncIteratorProtocol<LinkEvent, Never>>(_ events: inout I, limit: Int) async -> Awaited {
         var maximumPacketSize: Int?
         var ignored = 0
         while let event = await events.next(isolation: nil) {
@@ -217,15 +238,15 @@ public final class TransportListener: Sendable {
                 maximumPacketSize = size
             case let .packet(packet):
                 if let size = maximumPacketSize, case let .hello(session, _)? = TransportControl(decoding: packet[...]) {
-                    return Greeting(maximumPacketSize: size, hello: packet, session: session)
+                    return .greeting(Greeting(maximumPacketSize: size, hello: packet, session: session))
                 }
                 ignored += 1
-                if ignored >= limit { return nil }
+                if ignored >= limit { return .ended(.tooManyPackets) }
             case .disconnected:
-                return nil
+                return .ended(.gone)
             }
         }
-        return nil
+        return .ended(.gone)
     }
 
     // MARK: Sessions

@@ -172,6 +172,11 @@ struct RequestServeCLITests {
         #expect(connected == 0)
         let result = try request("after the silent one")
         #expect(result.status == 0, "\(result.stderr)")
+        // serve closes the silent connection once its second passed (not only when it stops): EOF within 10 s.
+        var descriptor = pollfd(fd: silent, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&descriptor, 1, 10_000) == 1, "serve kept the silent connection open")
+        var byte: UInt8 = 0
+        #expect(recv(silent, &byte, 1, 0) <= 0, "the silent central got data, not the end of its connection")
         let output = server.stop()
         #expect(output.stdout.contains("\"event\":\"handshake-failed\""))
     }

@@ -42,7 +42,10 @@ extension Lab.Roles {
                 pair.append(send)
             }
             let go = labShell(["sh", "-c", "echo go > '\(gate)'"], seconds: 10)
-            lab.expect(go.status == 0, "the gate did not open: \(go.output)")
+            // Both senders leave the gate on the write or on its end of file, as in the bash check: the shell's
+            // status is not a verdict (it has failed with EIO once both had read); the senders' exits and the
+            // sink's bytes are.
+            if go.status != 0 { lab.note("writing the gate: exit \(go.status) \(go.output.trimmingCharacters(in: .whitespacesAndNewlines))") }
             for send in pair { send.wait(seconds: 120) }
             sinkTwo.wait(seconds: 30)
 

@@ -35,7 +35,8 @@ extension Lab.StockBox {
                 "PYTHONPATH=\(Self.blelabDirectory)/python", "BLELAB_PYTHON=/usr/bin/python3",
                 "BLELAB_BLEAK_SCRIPT=\(FileManager.default.currentDirectoryPath)/Tests/lab/bleak_central.py",
                 "BLELAB_DBUS_MONITOR=\(monitor.stdoutFile.path)"])
-            let output = run.stdoutText
+            // bleak's lines come within swift-testing's issue report, on standard error.
+            let output = run.stdoutText + "\n" + run.stderr
             let dropped = output.split(separator: "\n").contains {
                 $0.trimmingCharacters(in: .whitespaces).hasPrefix("error: BleakError: failed to discover services, device disconnected")
             }

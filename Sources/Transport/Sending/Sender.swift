@@ -371,17 +371,15 @@ struct Sender: Sendable {
             })
         else { return false }
         let message = messages[index]
-        // A response proves the request arrived, also one parked by `busy` (its receiver answered before it
-        // accepted the request, and its `complete` may come after the response).
-        if message.phase != .queued && message.phase != .cancelling {
-            if message.phase != .awaitingResponse {
-                events.append(.sendCompleted(message.submission, messageID: message.messageID))
-            }
-            events.append(.responseReceived(message.submission, response))
-            removeMessage(at: index)
-            return true
+        // A response proves the request arrived in any started phase, also parked by `busy` (its receiver
+        // answered before it accepted the request, and its `complete` may come after the response).
+        guard message.phase != .cancelling else { return false }
+        if message.phase != .awaitingResponse {
+            events.append(.sendCompleted(message.submission, messageID: message.messageID))
         }
-        return false
+        events.append(.responseReceived(message.submission, response))
+        removeMessage(at: index)
+        return true
     }
 
     // MARK: Timers

@@ -25,6 +25,17 @@ extension LabCheck {
     /// D-Bus: a failure when the bus does not come up or an adapter is not powered within 30 s. The caller stops
     /// both (`stop()`, usually deferred); the fixture fails the test if either still runs at its end.
     func startBluetoothd(_ executable: String = "/usr/libexec/bluetooth/bluetoothd", arguments: [String], adapters: [Int]) throws -> LabBluetoothd {
+        try LabBluetoothd.start(executable, arguments: arguments, adapters: adapters, fail: { self.fail($0) }) { label, path, arguments in
+            try self.start(label, path, arguments)
+        }
+    }
+}
+
+extension LabBluetoothd {
+    /// `LabCheck.startBluetoothd`, with `start` starting each program (a test's, or a fixture's that outlives
+    /// one test) and `fail` taking what went wrong.
+    static func start(_ executable: String, arguments: [String], adapters: [Int], fail: (String) -> Void,
+                      start: (_ label: String, _ executable: String, _ arguments: [String]) throws -> LabProcess) throws -> LabBluetoothd {
         try FileManager.default.createDirectory(atPath: "/run/dbus", withIntermediateDirectories: true)
         if ((try? String(contentsOfFile: "/etc/machine-id", encoding: .utf8)) ?? "").isEmpty {
             labShell(["dbus-uuidgen", "--ensure=/etc/machine-id"])
@@ -36,14 +47,13 @@ extension LabCheck {
         let dbus = try start("dbus-daemon", "/usr/bin/dbus-daemon", ["--system", "--nofork", "--print-pid"])
         let listening = Date(timeIntervalSinceNow: 30)
         while dbus.stdout.isEmpty && dbus.isRunning && Date() < listening { Thread.sleep(forTimeInterval: 0.1) }
-        expect(!dbus.stdout.isEmpty, "dbus-daemon did not start: \(dbus.stderr)")
+        if dbus.stdout.isEmpty { fail("dbus-daemon did not start: \(dbus.stderr)") }
         let busSeconds = Date().timeIntervalSince(began)
         let bluetoothd = try start("bluetoothd", executable, ["-n"] + arguments)
         let started = Date()
-        let owner = ["busctl", "--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.bluez"]
         var nameSeconds: Double?
         while nameSeconds == nil && bluetoothd.isRunning && Date().timeIntervalSince(started) < 30 {
-            if labShell(owner).output.trimmingCharacters(in: .whitespacesAndNewlines) == "b true" {
+            if busNameOwned {
                 nameSeconds = Date().timeIntervalSince(started)
             } else {
                 Thread.sleep(forTimeInterval: 0.1)
@@ -57,6 +67,14 @@ extension LabCheck {
             poweredSeconds: unpowered.isEmpty ? Date().timeIntervalSince(started) : nil)
     }
 
+    /// Whether org.bluez has an owner on the system bus.
+    static var busNameOwned: Bool {
+        let owner = ["busctl", "--system", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner", "s", "org.bluez"]
+        return labShell(owner).output.trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
+    }
+}
+
+extension LabCheck {
     /// Powers each of `adapters` through bluetoothd's D-Bus API, waiting at most `seconds` in all; returns the
     /// ones still not powered then (empty: all are).
     static func powerThroughBluetoothd(_ adapters: [Int], seconds: Double = 30) -> [Int] {

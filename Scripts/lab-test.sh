@@ -200,6 +200,7 @@ echo "== [$(up)] controllers: A=hci0 $A  B=hci1 $B"
 # LAB_ONLY=core runs only checks 1-20 (kernel backend, no bluetoothd).
 # LAB_ONLY=check runs only the Swift lab tests matching LAB_CHECK (Scripts/lab.sh --check FILTER).
 # LAB_ONLY=kills runs only the kills over Bluetooth (Tests/LabTests/Kills).
+# LAB_ONLY=powercut runs only one boot's tests of the power cut (Scripts/lab-powercut.sh starts it so).
 if [ -n "${LAB_ONLY:-}" ] && [ "$LAB_ONLY" != core ]; then
 	echo "== LAB_ONLY=${LAB_ONLY}: checks 1-20 skipped"
 else
@@ -332,6 +333,19 @@ else
 		"in the full run only with LAB_KILLS5=1; LAB_ONLY=kills runs it"
 fi
 fi  # LAB_ONLY (kills)
+
+# A boot of the power cut (Scripts/lab-powercut.sh boots the VM for each step and mounts its disk; Tests/LabTests/PowerCut):
+# the verdicts on run LAB_POWERCUT_VERIFY, then run LAB_POWERCUT_RUN, which ends in the VM's reset, in a run of its own
+# (the bundle never reports after it), or in the last boot the file system's check.
+if [ "${LAB_ONLY:-}" = powercut ]; then
+section powercut
+if [ "${LAB_POWERCUT_RUN:-0}" -gt 0 ]; then
+	[ "${LAB_POWERCUT_VERIFY:-0}" = 0 ] || lab_tests 'Lab/PowerCut/(afterTheCut|afterGoingOn)'
+	lab_tests 'Lab/PowerCut/cut'
+elif [ "${LAB_POWERCUT_VERIFY:-0}" = 0 ]; then lab_tests 'Lab/PowerCut/fileSystemClean'
+else lab_tests 'Lab/PowerCut/(afterTheCut|afterGoingOn|fileSystemClean)'
+fi
+fi  # LAB_ONLY (powercut)
 
 section
 kill "$BTMON" 2>/dev/null; wait "$BTMON" 2>/dev/null; pkill -x btmon

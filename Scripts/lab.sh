@@ -11,8 +11,9 @@
 # bumble (Google's Bumble as the phone, Tests/LabTests/Bumble), coc (msgpipe over an LE credit-based channel), LAB_BUMBLE=0 (the full run without the Bumble section),
 # bonding (a Bumble phone pairing with bonding, Tests/LabTests/Bonding; LAB_BONDING=0 leaves it out of the full run, LAB_BONDING_LOST=1
 # adds its bond 3, which LAB_ONLY=bonding runs anyway),
-# powercut (Scripts/lab-powercut.sh on the host: the VM reset while listen --out-dir writes to a virtio disk, then
-# booted again; LAB_POWERCUT=0 leaves it out of the full run, LAB_POWERCUT_CUTS its cut points),
+# powercut (Scripts/lab-powercut.sh on the host boots the VM for Tests/LabTests/PowerCut: the VM reset while listen
+# --out-dir writes to a virtio disk, then booted again; the debug test bundle as built; LAB_POWERCUT=0 leaves it out
+# of the full run, LAB_POWERCUT_CUTS its cut points),
 # LAB_STOCKBOX_KILL=0 (skips check 23c), LAB_GATT_CHANNELS=N (bluetoothd with [GATT] Channels = N; 1: no EATT),
 # LAB_TRACE=1 (each command's start time into OUT/trace.txt, Scripts/lab-trace.py sums them),
 # kills (Tests/LabTests/Kills: listen and send --spool killed with SIGKILL mid-transfer over Bluetooth, every message

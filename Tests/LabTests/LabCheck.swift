@@ -92,17 +92,20 @@ final class LabCheck {
     // MARK: Programs and files
 
     /// Starts a program (standard input from `input`, from `LabProcess.type(_:)` when `interactive`, else
-    /// /dev/null); its output goes to `LABEL.out` and `LABEL.err` in the test's log directory.
-    func start(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, interactive: Bool = false) throws -> LabProcess {
-        let process = try LabProcess(label: label, executable: executable, arguments: arguments, directory: directory, input: input,
+    /// /dev/null); its output goes to `LABEL.out` and `LABEL.err` in the test's log directory, or in `logs` (a
+    /// record that outlives the test's directory, e.g. for a later boot of the VM to read).
+    func start(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, interactive: Bool = false,
+        logs: URL? = nil) throws -> LabProcess {
+        let process = try LabProcess(label: label, executable: executable, arguments: arguments, directory: logs ?? directory, input: input,
             interactive: interactive)
         processes.append(process)
         return process
     }
 
     /// Runs a program to its end, at most `seconds` (then it is killed and its exit says so).
-    func run(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, seconds: Double) throws -> LabProcess {
-        let process = try start(label, executable, arguments, input: input)
+    func run(_ label: String, _ executable: String, _ arguments: [String], input: URL? = nil, logs: URL? = nil, seconds: Double) throws
+        -> LabProcess {
+        let process = try start(label, executable, arguments, input: input, logs: logs)
         process.wait(seconds: seconds)
         return process
     }

@@ -86,13 +86,23 @@ struct KillsBatch {
             seen.insert(bytes)
             messages.append(bytes)
         }
+        try self.init(messages: messages, in: directory)
+    }
+
+    /// `messages` as given (no two alike, for `census`), each written to a file `inNN` of `directory` (NN from
+    /// 00, in order), or to no file when `directory` is nil (a batch only to judge a directory by).
+    init(messages: [[UInt8]], in directory: URL?) throws {
+        self.messages = messages
+        guard let directory else {
+            files = []
+            return
+        }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         files = try messages.enumerated().map { index, bytes in
             let url = directory.appendingPathComponent(String(format: "in%02d", index))
             try Data(bytes).write(to: url)
             return url
         }
-        self.messages = messages
     }
 
     /// Which messages `directory` holds and how often, by their bytes (names starting with "." are listen's own:

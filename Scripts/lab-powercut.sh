@@ -44,7 +44,7 @@ t0=$(now); rc=""
 for ((b = 0; b <= ${#CUTS[@]}; b++)); do
 	run=$((b + 1)); [ $b -lt ${#CUTS[@]} ] || run=0
 	n=$((b + 1)); tb=$(now)
-	BLELAB_DISK=$IMG Scripts/blelab.sh -o "$PC" -t 600 -- \
+	BLELAB_DISK=$IMG Scripts/blelab.sh -o "$PC" -t 900 -- \
 		env MSGPIPE="$MSGPIPE" LAB_POWERCUT_VERIFY=$b LAB_POWERCUT_CUT_EXIT="$rc" LAB_POWERCUT_RUN=$run LAB_POWERCUT_CUT="${CUTS[$b]:-0}" \
 		Scripts/lab-powercut.sh --guest > "$PC/boot$n.log" 2>&1
 	rc=$?

@@ -23,36 +23,28 @@ extension ListenCommand {
             throw ExitCode(1)
         }
         let bluetooth = (try? link.endpoint()) == .bluetooth
-        var pipes: [MessagePipe] = []
-        var names: [ObjectIdentifier: String] = [:]
-        var unreachable: [String] = []
-        for (peer, result) in zip(peers, await MessagePipe.connect(toEach: peers, options: options)) {
-            switch result {
-            case let .success(pipe):
-                let name = !several ? pipe.peer : peer == pipe.peer ? peer : "\(peer) (\(pipe.peer))"
-                printError("connected to \(name)" + (bluetooth ? pipe.carrier.map { " over \($0.rawValue)" } ?? "" : ""))
-                if !several, verbose, bluetooth, pipe.carrier != nil { printError("\(pipe.peer): \(pipe.linkParameters)") }
-                pipes.append(pipe)
-                if several { names[ObjectIdentifier(pipe)] = peer }
-            case let .failure(error) where several:
-                printError("cannot connect to \(peer): \(cli: error)")
-                unreachable.append(peer)
-            case let .failure(error):
-                guard case MessagePipeError.notAuthenticated = error else {
-                    printError(link.connectFailure(error))
-                    throw ExitCode(1)
-                }
-                printError("\(cli: error)")
-                throw ExitCode(77)
+        let group = await PeerPipes.connect(toEach: peers, options: options)
+        if !several, let failure = group.unreachable.first {
+            guard case MessagePipeError.notAuthenticated = failure.error else {
+                printError(link.connectFailure(failure.error))
+                throw ExitCode(1)
             }
+            printError("\(cli: failure.error)")
+            throw ExitCode(77)
         }
-        guard !pipes.isEmpty else { throw ExitCode(1) }
+        for connected in group.connected {
+            let pipe = connected.pipe
+            printError("connected to \(several ? connected.name : pipe.peer)" + (bluetooth ? pipe.carrier.map { " over \($0.rawValue)" } ?? "" : ""))
+            if !several, verbose, bluetooth, pipe.carrier != nil { printError("\(pipe.peer): \(pipe.linkParameters)") }
+        }
+        for failure in group.unreachable { printError("cannot connect to \(failure.peer): \(cli: failure.error)") }
+        guard !group.connected.isEmpty else { throw ExitCode(1) }
         let byFolder = outDirectory != nil
         // Until a signal, --count messages (each peripheral then takes its last acknowledgement and ends the
         // connection, at most 2 s) or the pipes' end.
-        let end = await signals.cancellingOnSignal { [pipes, names] in
-            await inbox.receive(fromEach: pipes) { message, pipe in
-                let peer = names[ObjectIdentifier(pipe)]
+        let end = await signals.cancellingOnSignal { [group] in
+            await inbox.receive(fromEach: group.pipes) { message, pipe in
+                let peer = several ? group.peer(of: pipe) : nil
                 let carrier = bluetooth ? pipe.carrier?.rawValue : nil
                 return MessageOutput.Item(
                     body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer, carrier: carrier,
@@ -61,12 +53,12 @@ extension ListenCommand {
             }
         }
         try await finish(end.get(), inbox)
-        if case .ended? = try? end.get(), let pipe = pipes.first(where: { $0.rejection != nil }) {
+        if case .ended? = try? end.get(), let pipe = group.pipes.first(where: { $0.rejection != nil }) {
             await pipe.close()  // the rejection was logged by the pipe as it closed
             throw ExitCode(1)
         }
-        if !unreachable.isEmpty {
-            printError("not every peer was connected: \(unreachable.joined(separator: ", "))")
+        if !group.unreachable.isEmpty {
+            printError("not every peer was connected: \(group.unreachable.map(\.peer).joined(separator: ", "))")
             throw ExitCode(1)
         }
     }

@@ -89,3 +89,17 @@ extension MessagePipe {
             deadline: deadline, body: body, onConnected: onConnected, onAcknowledged: onAcknowledged)
     }
 }
+
+extension PeerPipes {
+    /// Connects to every peer at once, each as `MessagePipe.connect(to:options:)` does, over the backend
+    /// `options` picks (``MessagePipe/connect(toEach:options:)``): the connected pipes with the peer each was
+    /// asked for, and the unreachable peers with why.
+    ///
+    /// ```swift
+    /// let peers = await PeerPipes.connect(toEach: ["door", "hall"], options: options)
+    /// for failure in peers.unreachable { print("cannot connect to \(failure.peer): \(failure.error)") }
+    /// ```
+    public static func connect(toEach peers: [String], options: MessagePipe.Options = .init()) async -> PeerPipes {
+        PeerPipes(peers: peers, results: await MessagePipe.connect(toEach: peers, options: options))
+    }
+}

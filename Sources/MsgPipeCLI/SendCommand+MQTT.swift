@@ -21,38 +21,20 @@ extension SendCommand {
         let asPeripheral = try link.role(role, default: .central) == .peripheral
         options.keys = asPeripheral ? try secure.serverKeys() : try secure.centralKeys()
         await options.keys?.reloadOnHangup()
-        let work: Task<Void, Never>
-        let server: PipeServer?
-        if try link.role(role, default: .central) == .peripheral {
-            let serving: PipeServer
-            do {
-                serving = try await PipeServer.serve(try link.acceptor(options))
-            } catch {
-                await downlink.close()
-                printError("cannot serve on \(link.displayName): \(cli: error)")
-                throw ExitCode(SendExitCode.linkFailure.rawValue)
-            }
-            printError(serving.description)
-            work = Task { await downlink.deliver(through: serving) }
-            server = serving
-        } else {
-            server = nil
-            let pipe: MessagePipe
-            do {
-                pipe = try await MessagePipe.connect(to: try link.peerAddress(), options: options)
-            } catch {
-                await downlink.close()
-                printError(link.connectFailure(error))
-                throw ExitCode(SendExitCode.linkFailure.rawValue)
-            }
-            work = Task { await downlink.deliver(to: pipe) }
+        let delivery: MQTTDownlink.Delivery
+        do {
+            delivery = asPeripheral ? try await downlink.start(serving: try link.acceptor(options))
+                : try await downlink.start(connectingTo: try link.peerAddress(), options: options)
+        } catch {
+            await downlink.close()
+            printError(asPeripheral ? "cannot serve on \(link.displayName): \(cli: error)" : link.connectFailure(error))
+            throw ExitCode(SendExitCode.linkFailure.rawValue)
         }
+        if let server = delivery.server { printError(server.description) }
         printError("sending what arrives on \(downlink.downTopic); acknowledgements on \(downlink.ackTopic)")
         SystemdNotify.ready()
         // SIGINT/SIGTERM, also one during start: the socket file goes, advertising stops.
         await signals.wait()
-        if let server { Task { await server.close() } }
-        work.cancel()
-        await downlink.close()
+        await delivery.stop()
     }
 }

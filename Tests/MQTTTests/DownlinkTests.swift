@@ -260,3 +260,56 @@ final class Inbox: Sendable {
         task.cancel()
     }
 }
+
+extension DownlinkTests {
+    @Test func startServingDeliversToTheCentralsUntilStopped() async throws {
+        let broker = try await Mosquitto.started()
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("gw.sock").path
+        let downlink = try await MQTTDownlink.connect(
+            to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: dir.appendingPathComponent("state").path)
+        let delivery = try await downlink.start(serving: PipeAcceptor(at: .unix(path: path), options: MessagePipe.Options()))
+        #expect(delivery.server != nil)
+        let central = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
+        try await Task.sleep(for: .milliseconds(300))
+        await publish(port: broker.port, topic: "fleet/gw1/down", "served", id: "s-1")
+        #expect(await central.waitFor(["served"]))
+        #expect(await acks.waitFor(count: 1, seconds: 10))
+        #expect(acks.received.first?.properties["id"] == "s-1")
+        await delivery.stop()
+        // Stopped: the downlink is closed, so its messages end.
+        var messages = downlink.messages.makeAsyncIterator()
+        #expect(await messages.next() == nil)
+        await central.close()
+        acks.stop()
+    }
+
+    @Test func startConnectingDeliversToThePeripheralAndAConnectFailureLeavesTheDownlinkOpen() async throws {
+        let broker = try await Mosquitto.started()
+        let acks = try Consumer(port: broker.port, topic: "fleet/+/ack")
+        let dir = try scratchDirectory()
+        let path = dir.appendingPathComponent("phone.sock").path
+        let downlink = try await MQTTDownlink.connect(
+            to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: dir.appendingPathComponent("state").path)
+        var options = MessagePipe.Options()
+        options.reconnect.attempts = 1
+        await #expect(throws: (any Error).self) {
+            _ = try await downlink.start(connectingTo: "unix:\(dir.appendingPathComponent("absent.sock").path)", options: options)
+        }
+        let phone = try await MessagePipe.listen(path: path)
+        let delivery = try await downlink.start(connectingTo: "unix:\(path)", options: MessagePipe.Options())
+        #expect(delivery.server == nil)
+        var centrals = phone.centrals.makeAsyncIterator()
+        let gateway = try #require(await centrals.next())
+        try await Task.sleep(for: .milliseconds(300))
+        await publish(port: broker.port, topic: "fleet/gw1/down", "to the phone", id: "c-1")
+        var received = gateway.messages.makeAsyncIterator()
+        #expect(await received.next()?.bytes == Array("to the phone".utf8))
+        #expect(await acks.waitFor(count: 1, seconds: 10))
+        #expect(acks.received.first?.properties["id"] == "c-1")
+        await delivery.stop()
+        await phone.close()
+        acks.stop()
+    }
+}

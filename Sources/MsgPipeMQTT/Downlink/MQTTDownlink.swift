@@ -3,7 +3,8 @@ import Synchronization
 
 /// Messages for the centrals from `PREFIX/ID/down` (persistent session, QoS 1): each journaled (fsync) before
 /// its PUBACK, handed out by ``messages`` (after a restart: the journal first), reported on `PREFIX/ID/ack` once
-/// ``acknowledged(_:centrals:)`` says its centrals have it. ``deliver(through:)`` does all of it for a server.
+/// ``acknowledged(_:centrals:)`` says its centrals have it. ``deliver(through:)`` does all of it for a server;
+/// ``start(serving:)`` and ``start(connectingTo:options:)`` serve or connect first and run it in the background.
 /// ```swift
 /// let downlink = try await MQTTDownlink.connect(to: broker, gatewayID: "gw1", journal: "/var/lib/gw/down")
 /// let server = try await MessagePipe.serve(at: "kiosk")

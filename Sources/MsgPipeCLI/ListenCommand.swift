@@ -133,7 +133,7 @@ struct ListenCommand: AsyncParsableCommand {
         let inbox = try openInbox()
         var options = try receiverOptions(asCentral: false)
         options.keys = keys
-        let broker = try await connectGateway()
+        let broker = try await Self.connectGateway(mqtt, gatewayID: gateway, ca: mqttCA, metricsInterval: metricsInterval)
         let acceptor = try link.acceptor(options)
         let connections = connections
         // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
@@ -148,15 +148,10 @@ struct ListenCommand: AsyncParsableCommand {
             SystemdNotify.ready()
             // Each central's messages are kept as they arrive; the centrals interleave message by message.
             // With --mqtt a message is kept (and acknowledged) only once the broker took it.
-            let forwarding = broker.map { broker in
-                { @Sendable (message: PipeMessage, central: MessagePipe) async throws in
-                    try await broker.forward(message, from: central.peer)
-                }
-            }
             let end = await inbox.receive(from: server, onPipe: { central in
                 guard central.isSealed else { return }
                 printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
-            }, forwarding: forwarding) { message, central in
+            }, forwarding: broker?.forwarding) { message, central in
                 MessageOutput.Item(
                     body: message.bytes, messageID: message.id, connection: central.connections, peer: central.peer,
                     sender: message.sender)
@@ -189,12 +184,13 @@ struct ListenCommand: AsyncParsableCommand {
         if let error = inbox.failure { try fail(error) }
     }
 
-    /// With --mqtt: the gateway, connected to its broker; nil without.
-    private func connectGateway() async throws -> MQTTGateway? {
-        guard let mqtt else { return nil }
-        let options = Self.mqttOptions(ca: mqttCA, metricsInterval: metricsInterval)
-        return try await Self.connectBroker { () async throws(MQTTGatewayError) in
-            try await MQTTGateway.connect(broker: mqtt, gatewayID: gateway, options: options)
+    /// With a broker URL (`--mqtt`): the gateway `gatewayID` (`--gateway`), connected with ``mqttOptions(ca:metricsInterval:)``;
+    /// nil without one. A broker failure is printed and exits with its code.
+    static func connectGateway(_ url: String?, gatewayID: String?, ca: String?, metricsInterval: Int?) async throws -> MQTTGateway? {
+        guard let url else { return nil }
+        let options = mqttOptions(ca: ca, metricsInterval: metricsInterval)
+        return try await connectBroker { () async throws(MQTTGatewayError) in
+            try await MQTTGateway.connect(broker: url, gatewayID: gatewayID, options: options)
         }
     }
 

@@ -100,7 +100,8 @@ struct ServeCommand: AsyncParsableCommand {
             if json { ServeEvent.emit(["event": "journal-repaired", "note": note]) }
         }
         let json = json
-        let broker = try await connectBroker()
+        // With --mqtt: the broker connection for the outcome lines.
+        let broker = try await ListenCommand.connectGateway(mqtt, gatewayID: gateway, ca: mqttCA, metricsInterval: nil)
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, connection: connection)
         options.logger = logger
         options.keys = keys
@@ -121,15 +122,6 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if signalled { printError("stopped") }
-    }
-
-    /// With --mqtt: the broker connection for the outcome lines.
-    private func connectBroker() async throws -> MQTTGateway? {
-        guard let mqtt else { return nil }
-        let options = ListenCommand.mqttOptions(ca: mqttCA, metricsInterval: nil)
-        return try await ListenCommand.connectBroker { () async throws(MQTTGatewayError) in
-            try await MQTTGateway.connect(broker: mqtt, gatewayID: gateway, options: options)
-        }
     }
 
     private static func temporaryStateDirectory() throws -> String {

@@ -207,3 +207,35 @@ enum CRC32Check {
         return ~crc
     }
 }
+
+extension GatewayUplinkTests {
+    @Test func forwardingPublishesUnderTheCentralsPeerAndAcceptsTheMessage() async throws {
+        let broker = try await Mosquitto.started()
+        let consumer = try Consumer(port: broker.port)
+        try await Task.sleep(for: .milliseconds(300))
+        let path = try scratchDirectory().appendingPathComponent("gw.sock").path
+        let gateway = try await MQTTGateway.connect(to: MQTTBrokerURL(broker.url), gatewayID: "gw1")
+        var pipeOptions = MessagePipe.Options()
+        pipeOptions.holdsAcknowledgements = true
+        let server = try await MessagePipe.listen(path: path, options: pipeOptions)
+        let forwarding = gateway.forwarding
+        let forwarded = Task {
+            for await central in server.centrals {
+                for await message in central.messages { try await forwarding(message, central) }
+            }
+        }
+        let pipe = try await phone(path)
+        // The send completes only once the message was accepted, which forwarding does after the PUBACK.
+        try await pipe.send(Array("through forwarding".utf8), timeout: hangGuard)
+        #expect(await consumer.waitFor(count: 1, seconds: 10))
+        #expect(consumer.received.first?.payload == "through forwarding")
+        #expect(consumer.received.first?.topic == "fleet/gw1/up")
+        #expect(consumer.received.first?.properties["peer"]?.hasPrefix("unix:\(path)") == true)
+        await pipe.close()
+        await server.close()
+        forwarded.cancel()
+        _ = try? await forwarded.value
+        await gateway.close()
+        consumer.stop()
+    }
+}

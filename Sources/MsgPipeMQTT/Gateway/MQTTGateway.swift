@@ -136,6 +136,19 @@ public final class MQTTGateway: Sendable {
         recorded.bytesUp.increment(by: message.bytes.count)
     }
 
+    /// ``forward(_:from:)`` in the shape MsgPipeStore's `MessageInbox.receive(from:onPipe:forwarding:as:)` takes:
+    /// each message is published under its central's peer and accepted once the broker has it, before the inbox
+    /// keeps it. A refused publish throws, and ends the inbox's receiving with that error.
+    ///
+    /// ```swift
+    /// let end = await inbox.receive(from: server, forwarding: gateway.forwarding) { message, central in
+    ///     MessageDirectory.Item(bytes: message.bytes)
+    /// }
+    /// ```
+    public var forwarding: @Sendable (PipeMessage, MessagePipe) async throws -> Void {
+        { message, central in try await self.forward(message, from: central.peer) }
+    }
+
     /// Forwards every message of every central `server` hands out until the server ends (``forward(_:from:)``
     /// for each, one central's messages in order). A refused publish ends it: the error is thrown and the
     /// message that failed is not acknowledged. `onForwarded` sees each message once it is in the broker.

@@ -57,7 +57,6 @@ struct SendSession: Sendable {
     func serve(inputs: InputFiles, centrals: Int, json: Bool) async -> SendExitCode {
         var options = options
         options.maximumCentrals = centrals
-        options.maximumMessageSize = max(options.maximumMessageSize, inputs.sizes.max() ?? 0)
         // A central that left for longer fails its transfer.
         options.resumeWindow = .seconds(60)
         let server: PipeServer

@@ -243,6 +243,57 @@ import TestSupport
         await listener.close()
     }
 
+    /// The listener closes just after its session accepted the last message, while the link takes nothing
+    /// (a bearer that is not ready): closing hands the link that acknowledgement first, so the peer's send of
+    /// it completes.
+    @Test func closingHandsThePeerTheAcknowledgementOfTheLastAcceptedMessage() async throws {
+        var options = TransportOptions.fastForTests
+        options.endpoint.holdsAcknowledgements = true
+        let listener = TransportListener(options: options)
+        let peer = DialingLink(packetSize: 60)
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
+        let gate = SendGate()
+        peer.dial(listener, peer: "central", through: gate)
+        let sending = Task { try await client.send([7, 7, 7], timeout: .seconds(5)) }
+        let session = try #require(await listener.sessions.next())
+        var messages = session.transport.messages.makeAsyncIterator()
+        let message = try #require(await messages.next())
+        gate.hold()
+        await session.transport.accept(message)
+        let closing = Task { await listener.close() }
+        try await Task.sleep(for: .milliseconds(300))
+        gate.release()
+        await closing.value
+        await #expect(throws: Never.self, "the acknowledgement reached the peer before the link closed") {
+            try await sending.value
+        }
+        await client.close()
+    }
+
+    /// A link that never becomes ready holds the close only as long as its flush timeout.
+    @Test func aLinkThatTakesNothingHoldsTheCloseOnlyForTheFlushTimeout() async throws {
+        var options = TransportOptions.fastForTests
+        options.endpoint.holdsAcknowledgements = true
+        let listener = TransportListener(options: options)
+        let peer = DialingLink(packetSize: 60)
+        let client = Transport(link: peer, options: TransportOptions.fastForTests)
+        let gate = SendGate()
+        peer.dial(listener, peer: "central", through: gate)
+        let sending = Task { try await client.send([8], timeout: hangGuard) }
+        let session = try #require(await listener.sessions.next())
+        var messages = session.transport.messages.makeAsyncIterator()
+        let message = try #require(await messages.next())
+        gate.hold()
+        await session.transport.accept(message)
+        let started = ContinuousClock.now
+        await listener.close(flushingWithin: .milliseconds(300))
+        let took = ContinuousClock.now - started
+        #expect(took >= .milliseconds(300) && took < .seconds(5), "closed after \(took)")
+        gate.release()
+        await client.close()
+        _ = try? await sending.value
+    }
+
     @Test func aSessionWhosePeerStaysAwayIsClosedAfterTheResumeWindow() async throws {
         var limits = TransportListener.Limits()
         limits.resumeWindow = .milliseconds(50)
@@ -281,6 +332,14 @@ private final class DialingLink: Link, Sendable {
         return Task { await listener.accept(theirs, peer: peer) }
     }
 
+    /// Opens a new connection to `listener` whose listener side sends through `gate`.
+    @discardableResult
+    func dial(_ listener: TransportListener, peer: String, through gate: SendGate) -> Task<Void, Never> {
+        let (ours, theirs) = MemoryLink.pair(maximumPacketSize: packetSize)
+        Task { [relay] in await relay.carry(ours) }
+        return Task { await listener.accept(GatedLink(base: theirs, gate: gate), peer: peer) }
+    }
+
     /// Drops the current connection.
     func drop() async { await relay.dropConnection() }
 
@@ -290,4 +349,45 @@ private final class DialingLink: Link, Sendable {
     }
 
     func close() async { await relay.close() }
+}
+
+/// Holds every send that passes it while held (a bearer that is not ready), and lets them on once released.
+private final class SendGate: Sendable {
+    private let state = Mutex<(held: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func hold() { state.withLock { $0.held = true } }
+
+    func release() {
+        let waiters = state.withLock { state in
+            state.held = false
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func pass() async {
+        await withCheckedContinuation { continuation in
+            let held = state.withLock { state in
+                if state.held { state.waiters.append(continuation) }
+                return state.held
+            }
+            if !held { continuation.resume() }
+        }
+    }
+}
+
+/// A link whose sends wait at a ``SendGate`` before they go to `base`.
+private struct GatedLink<Base: Link>: Link {
+    let base: Base
+    let gate: SendGate
+
+    var events: Base.Events { base.events }
+
+    func send(_ packet: [UInt8]) async throws {
+        await gate.pass()
+        try await base.send(packet)
+    }
+
+    func close() async { await base.close() }
 }

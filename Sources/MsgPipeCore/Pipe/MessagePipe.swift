@@ -333,9 +333,11 @@ public final class MessagePipe: Sendable {
         await close(awaitingDropWithin: nil)
     }
 
-    /// Ends the pipe as ``close()`` does, but first gives the peer up to `grace` to end the connection itself
-    /// (so it receives its last acknowledgement), where the pipe reconnects (as central).
+    /// Ends the pipe as ``close()`` does, but first hands the link the acknowledgements Transport owes the peer
+    /// (at most `grace`), then gives the peer up to `grace` to end the connection itself (so it receives its
+    /// last acknowledgement), where the pipe reconnects (as central).
     public func close(awaitingDropWithin grace: Duration?) async {
+        if let grace, let transport { _ = await transport.flush(within: grace) }
         await reconnector?.stop(awaitingDropWithin: grace)
         observation?.stop()
         if let transport {

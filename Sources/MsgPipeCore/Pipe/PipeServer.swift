@@ -46,7 +46,9 @@ public final class PipeServer: Sendable {
         self.centrals = centrals
     }
 
-    /// Stops accepting, ends every central's pipe, and removes the socket file or the advertisement.
+    /// Stops accepting, ends every central's pipe, and removes the socket file or the advertisement. Each
+    /// central's session first hands its link the acknowledgements it owes (messages accepted just before),
+    /// waiting at most 2 s for a link that is not ready.
     public func close() async {
         acceptor.stop()
         let (task, listener) = state.withLock { ($0.task, $0.listener) }

@@ -9,7 +9,8 @@ public enum ReceiveEnd: Sendable {
     /// or failed: its `PipeServer.failure` says which), a central's pipes ended.
     case ended
     /// The inbox kept its ``MessageInbox/Options/limit``; the peers had up to 2 s to take their last
-    /// acknowledgements and leave before the server or the pipes were closed.
+    /// acknowledgements and leave before the server or the pipes were closed, and closing handed the links
+    /// what was still owed (up to 2 s more).
     case limitReached
     /// The inbox failed (the output or the journal): nothing handed to it since was kept or acknowledged.
     case failed(InboxError)
@@ -25,7 +26,8 @@ extension MessageInbox {
     /// inbox reaches its limit or fails, `forwarding` throws, or the task is cancelled. Needs
     /// `MessagePipe.Options.holdsAcknowledgements`. `onPipe` hears each central as it subscribes; `forwarding`
     /// (nil: none) runs for each message before it is kept, so a message is acknowledged only once both took it.
-    /// At the limit the server is closed once its centrals left, or after 2 s.
+    /// At the limit the server is closed once its centrals left, or after 2 s; closing first hands each
+    /// central's link the acknowledgements still owed (at most 2 s more), so every message kept is acknowledged.
     ///
     /// ```swift
     /// var options = MessagePipe.Options()
@@ -50,8 +52,8 @@ extension MessageInbox {
 
     /// Keeps every message of every pipe, as ``receive(from:onPipe:forwarding:as:)`` does for a server's
     /// centrals: a central connected to several peripherals (`MessagePipe.connect(toEach:options:)`). At the
-    /// limit each pipe is closed once its peer ended the connection, or after 2 s. Other ends leave the pipes
-    /// open.
+    /// limit each pipe hands its link the acknowledgements still owed (at most 2 s), then is closed once its
+    /// peer ended the connection, or after 2 s more. Other ends leave the pipes open.
     ///
     /// ```swift
     /// let pipes = await MessagePipe.connect(toEach: ["door", "hall"], options: options).compactMap { try? $0.get() }

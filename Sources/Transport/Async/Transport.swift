@@ -34,6 +34,12 @@ public actor Transport {
     private var timerSleep: Task<Void, Never>?
     private var timerSleepsUntil: Duration?
     private var messageWaiter: CheckedContinuation<ReceivedMessage?, Never>?
+    /// A packet taken from the endpoint is with the write loop, not yet handed to the link.
+    private var writing = false
+    /// ``flush(within:)`` callers, each resumed once the endpoint owes the peer nothing and no packet is being
+    /// written (true), or at its timeout or the close (false).
+    private var flushWaiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var nextFlushWaiter = 0
     /// Submissions wait here, in order, while the endpoint has no room; each room change signals it.
     private let submitGate = ReadinessGate()
     /// With ``TransportOptions/sequentialRequests``: one request in flight, the others take turns for it.
@@ -165,7 +171,56 @@ public actor Transport {
     /// the peer's sends wait. Single consumer; finishes when the transport closes.
     public nonisolated var messages: Messages { Messages(transport: self) }
 
-    /// Closes the transport and its link: pending operations throw ``TransportError/closed``.
+    /// Returns once every answer this transport owes its peer as receiver (the acknowledgement of each message
+    /// accepted, a rejection, an answer to a query) was handed to the link, or after `timeout` on the
+    /// transport's clock, or when it closed. True when nothing was left. A link that is down or not ready
+    /// holds them: that is what the timeout bounds. Sends of messages are not waited for.
+    public func flush(within timeout: Duration) async -> Bool {
+        if isFlushed { return true }
+        guard !closed else { return false }
+        let id = nextFlushWaiter
+        nextFlushWaiter += 1
+        let deadline = clock.now() + timeout
+        let sleepUntil = clock.sleepUntil
+        let timer = Task { [weak self] in
+            do { try await sleepUntil(deadline) } catch { return }
+            await self?.endFlush(id, flushed: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            flushWaiters[id] = continuation
+        }
+    }
+
+    /// Closes as ``close()`` does once ``flush(within:)`` returned: a receiver that ends after accepting its last
+    /// messages lets their acknowledgements reach the link first, waiting at most `timeout` for it.
+    ///
+    /// ```swift
+    /// await transport.accept(last)
+    /// await transport.close(flushingWithin: .seconds(2))   // the peer's send of `last` completes
+    /// ```
+    public func close(flushingWithin timeout: Duration) async {
+        _ = await flush(within: timeout)
+        await close()
+    }
+
+    private var isFlushed: Bool { !writing && !endpoint.owesPeer }
+
+    private func endFlush(_ id: Int, flushed: Bool) {
+        flushWaiters.removeValue(forKey: id)?.resume(returning: flushed)
+    }
+
+    /// Resumes the flush waiters once nothing is owed (or with false once closed).
+    private func settleFlushWaiters() {
+        guard !flushWaiters.isEmpty, closed || isFlushed else { return }
+        let flushed = !closed
+        let waiters = flushWaiters
+        flushWaiters = [:]
+        for (_, waiter) in waiters { waiter.resume(returning: flushed) }
+    }
+
+    /// Closes the transport and its link at once: pending operations throw ``TransportError/closed``, and what
+    /// is not yet written is dropped (``close(flushingWithin:)`` writes the peer's acknowledgements first).
     public func close() async {
         guard !closed else { return }
         closed = true
@@ -184,6 +239,7 @@ public actor Transport {
         timerWaiter = nil
         timerSleep?.cancel()
         renewalRequests.finish()
+        settleFlushWaiters()
         driver?.cancel()
         await closeLink()
     }
@@ -338,6 +394,7 @@ public actor Transport {
         while let event = endpoint.pollEvent() { dispatch(event) }
         if let writer = writerWaiter, endpoint.writeNextPacket(into: &buffer, now: clock.now()) {
             writerWaiter = nil
+            writing = true
             writer.resume(returning: buffer)
         }
         if let waiter = messageWaiter, let message = endpoint.takeMessage() {
@@ -354,6 +411,7 @@ public actor Transport {
                 timerSleep?.cancel()
             }
         }
+        settleFlushWaiters()
     }
 
     private func dispatch(_ event: EndpointEvent) {
@@ -392,6 +450,7 @@ public actor Transport {
         if closed { return nil }
         if endpoint.writeNextPacket(into: &buffer, now: clock.now()) {
             let packet = buffer
+            writing = true
             afterChange()
             return packet
         }
@@ -405,12 +464,22 @@ public actor Transport {
             do {
                 try await send(packet)
             } catch let error as LinkError {
+                packetHandedOver()
                 if error == .closed { break }
                 // Not connected or dropped: the endpoint learns it from the link's events and recovers.
+                continue
             } catch {
+                packetHandedOver()
                 break
             }
+            packetHandedOver()
         }
+    }
+
+    /// The write loop is done with its packet (the link took it, or failed it).
+    private func packetHandedOver() {
+        writing = false
+        settleFlushWaiters()
     }
 
     /// The earliest endpoint timeout; registers the timer loop as sleeping until then.

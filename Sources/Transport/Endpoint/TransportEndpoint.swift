@@ -86,6 +86,11 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     /// Delivered messages whose acknowledgement waits for ``accept(_:)``.
     public var messagesAwaitingAcceptance: Int { receiver.messagesAwaitingAcceptance }
 
+    /// True while the receiving side has answers for the peer not yet written by ``writeNextPacket(into:now:)``:
+    /// the acknowledgement of a whole (or accepted) message, a rejection, an answer to a query. They go out
+    /// only while connected, after the peer's hello on that connection.
+    public var owesPeer: Bool { receiver.owesControls }
+
     /// Messages waiting in ``takeMessage()``.
     public var availableMessages: Int { receiver.applicationQueue.count }
 

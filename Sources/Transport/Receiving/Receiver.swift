@@ -571,6 +571,10 @@ struct Receiver: Sendable {
         return false
     }
 
+    /// True while control packets wait to be written: acknowledgements of whole messages (`complete`),
+    /// rejections and the other answers to the sender.
+    var owesControls: Bool { !controls.isEmpty }
+
     var nextTimeout: Duration? {
         var earliest: Duration?
         for message in open {

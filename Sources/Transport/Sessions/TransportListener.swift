@@ -201,16 +201,20 @@ public final class TransportListener: Sendable {
         await remove(session)
     }
 
-    /// Closes every session's Transport and ends ``sessions``; connections in ``accept(_:peer:)`` close.
-    public func close() async {
+    /// Closes every session's Transport and ends ``sessions``; connections in ``accept(_:peer:)`` close. Each
+    /// session first hands its link what it owes its peer (the acknowledgements of messages accepted, so a
+    /// peer's `send` of the last one completes), all at once, waiting at most `flushTimeout` (zero: none).
+    public func close(flushingWithin flushTimeout: Duration = .seconds(2)) async {
         let all = registry.withLock { registry in
             registry.closed = true
             return Array(registry.sessions.values)
         }
         sessions.finish()
-        for session in all {
-            session.cancelExpiry()
-            await session.transport.close()
+        await withDiscardingTaskGroup { group in
+            for session in all {
+                session.cancelExpiry()
+                group.addTask { await session.transport.close(flushingWithin: flushTimeout) }
+            }
         }
     }
 

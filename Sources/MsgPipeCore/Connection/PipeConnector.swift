@@ -101,24 +101,32 @@ public struct PipeConnector: Sendable {
     /// Brings a dropped link back: after ``settleAfterDrop``, then with the backoff of
     /// ``MessagePipe/Options/reconnect``; false after `attempts` failures in a row (nil: until cancelled).
     public func reconnect(_ link: any CentralLink, attempts: Int?, onReconnected: (String) -> Void = { _ in }) async -> Bool {
-        var failures = 0
-        do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return false }
+        await reconnect(link, attempts: attempts, failedBefore: 0, onReconnected: onReconnected) != nil
+    }
+
+    /// ``reconnect(_:attempts:onReconnected:)`` going on from `failedBefore` failures in a row (they count for
+    /// the backoff and against `attempts`): the failures in a row when it reconnected, nil when it gave up.
+    func reconnect(
+        _ link: any CentralLink, attempts: Int?, failedBefore: Int, onReconnected: (String) -> Void = { _ in }
+    ) async -> Int? {
+        var failures = failedBefore
+        do { try await Task.sleep(for: Self.settleAfterDrop) } catch { return nil }
         while attempts.map({ failures < $0 }) ?? true {
             let delay = options.reconnect.delay(afterFailures: failures)
             if delay > .zero {
-                do { try await Task.sleep(for: delay) } catch { return false }
+                do { try await Task.sleep(for: delay) } catch { return nil }
             }
-            guard !Task.isCancelled else { return false }
+            guard !Task.isCancelled else { return nil }
             do {
                 let peer = try await connect(link)
                 options.note(.reconnect, "reconnected to \(peer)")
                 onReconnected(peer)
-                return true
+                return failures
             } catch {
                 failures += 1
                 options.note(.reconnect, "reconnect attempt \(failures)\(attempts.map { " of \($0)" } ?? "") failed: \(error)")
             }
         }
-        return false
+        return nil
     }
 }

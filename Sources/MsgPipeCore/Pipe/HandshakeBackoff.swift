@@ -2,7 +2,8 @@ import Synchronization
 
 /// Slows down a central that keeps failing the end-to-end handshake: after each failure from an address, its
 /// next connections are refused without a handshake for the policy's delay (doubling per failure in a row, up
-/// to its maximum); a success forgets the address. Remembers at most `capacity` addresses (the one that
+/// to its maximum); a refusal meanwhile does not make the wait longer, so a central that backs off gets its
+/// handshake once the wait is over; a success forgets the address. Remembers at most `capacity` addresses (the one that
 /// failed least recently goes first), so a flood of addresses costs bounded memory. A refusal this way costs
 /// no cryptography, so strangers cannot starve the known phones of CPU.
 final class HandshakeBackoff: Sendable {
@@ -31,7 +32,7 @@ final class HandshakeBackoff: Sendable {
     /// Failures in a row from `address` so far.
     func failures(of address: String) -> Int { entries.withLock { $0[address]?.failures ?? 0 } }
 
-    /// Records a failed handshake (or a refusal while waiting) from `address`; returns how long it waits now.
+    /// Records a failed handshake from `address`; returns how long it waits now.
     @discardableResult
     func failed(_ address: String, now: ContinuousClock.Instant = .now) -> Duration {
         entries.withLock { entries in

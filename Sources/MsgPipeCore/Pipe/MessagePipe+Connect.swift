@@ -9,7 +9,10 @@ extension MessagePipe {
     /// after a drop the pipe reconnects with ``Options/reconnect``'s backoff and Transport resumes. With
     /// ``Options/keys`` the end-to-end handshake runs before this returns. Throws the backend's error when no
     /// connection could be made, ``MessagePipeError/formatMismatch(_:)`` when the peer's info characteristic
-    /// names other formats, and ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key.
+    /// names other formats, ``MessagePipeError/notAuthenticated(_:)`` when the peer refused our key (final: no
+    /// retry), and ``MessagePipeError/linkLost(attempts:)`` when the peer ended ``Options/reconnect``'s
+    /// attempts of connections in a row before the handshake answered (a peripheral waiting out its handshake
+    /// backoff refuses that way; each such connection counts as a failed attempt, so the waits grow).
     ///
     /// ```swift
     /// let pipe = try await MessagePipe.connect(to: "kiosk", over: stack, options: options)
@@ -34,7 +37,9 @@ extension MessagePipe {
         let attempts = options.reconnect.attempts == .max ? nil : options.reconnect.attempts
         let transportBox = Mutex<Transport?>(nil)
         let connections = Atomic<Int>(0)
-        let reconnector = Reconnector(connector, link: link, attempts: attempts, onReconnected: { _ in
+        // With keys the pipe is established by its handshake: a connection the peer ends before counts as a
+        // failed attempt (a refusal, PROTOCOL.md 5.7), so the reconnects back off and `attempts` ends them.
+        let reconnector = Reconnector(connector, link: link, attempts: attempts, awaitingEstablishment: options.keys != nil, onReconnected: { _ in
             connections.add(1, ordering: .relaxed)
         }) {
             await transportBox.withLock { $0 }?.close()
@@ -68,12 +73,13 @@ extension MessagePipe {
             if let keys = options.keys {
                 do {
                     secured = try await initiate(keys, over: transport, options: options)
+                    reconnector.established()
                 } catch {
                     observation.stop()
                     await reconnector.stop()
                     await transport.close()
                     await link.close()
-                    throw error
+                    throw reconnector.hasGivenUp ? MessagePipeError.linkLost(attempts: attempts ?? 0) : error
                 }
             }
             return MessagePipe(

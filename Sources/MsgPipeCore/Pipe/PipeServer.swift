@@ -186,9 +186,10 @@ public final class PipeServer: Sendable {
                         }
                         // Each central's handshake apart: a slow or silent one holds nobody else up.
                         group.addTask {
+                            // Refused, but its wait is not made longer: a central that backs off gets in
+                            // once it is over (a refusal costs no cryptography, so a hasty one costs little).
                             if let wait = backoff.remaining(for: session.peer) {
                                 let failures = backoff.failures(of: session.peer)
-                                backoff.failed(session.peer)
                                 let why = "\(failures) handshakes failed in a row, it waits \(wait.components.seconds + 1) s more"
                                 server.refused(session.peer, MessagePipeError.notAuthenticated(why), options: options)
                                 options.note(.warning, "refused \(session.peer) without a handshake: \(why)")

@@ -243,10 +243,12 @@ import TestSupport
         await listener.close()
     }
 
-    /// The listener closes just after its session accepted the last message, while the link takes nothing
-    /// (a bearer that is not ready): closing hands the link that acknowledgement first, so the peer's send of
-    /// it completes.
-    @Test func closingHandsThePeerTheAcknowledgementOfTheLastAcceptedMessage() async throws {
+    /// A listener holding acknowledgements whose one session took `body` from a client and accepted it while
+    /// the returned gate holds the listener's sends: the acknowledgement waits with the write loop. The task is
+    /// the client's send of `body` within `timeout`.
+    private static func acceptedBehindAHeldLink(
+        _ body: [UInt8], timeout: Duration
+    ) async throws -> (listener: TransportListener, client: Transport, gate: SendGate, sending: Task<Void, any Error>) {
         var options = TransportOptions.fastForTests
         options.endpoint.holdsAcknowledgements = true
         let listener = TransportListener(options: options)
@@ -254,12 +256,20 @@ import TestSupport
         let client = Transport(link: peer, options: TransportOptions.fastForTests)
         let gate = SendGate()
         peer.dial(listener, peer: "central", through: gate)
-        let sending = Task { try await client.send([7, 7, 7], timeout: .seconds(5)) }
+        let sending = Task { try await client.send(body, timeout: timeout) }
         let session = try #require(await listener.sessions.next())
         var messages = session.transport.messages.makeAsyncIterator()
         let message = try #require(await messages.next())
         gate.hold()
         await session.transport.accept(message)
+        return (listener, client, gate, sending)
+    }
+
+    /// The listener closes just after its session accepted the last message, while the link takes nothing
+    /// (a bearer that is not ready): closing hands the link that acknowledgement first, so the peer's send of
+    /// it completes.
+    @Test func closingHandsThePeerTheAcknowledgementOfTheLastAcceptedMessage() async throws {
+        let (listener, client, gate, sending) = try await Self.acceptedBehindAHeldLink([7, 7, 7], timeout: .seconds(5))
         let closing = Task { await listener.close() }
         try await Task.sleep(for: .milliseconds(300))
         gate.release()
@@ -272,19 +282,7 @@ import TestSupport
 
     /// A link that never becomes ready holds the close only as long as its flush timeout.
     @Test func aLinkThatTakesNothingHoldsTheCloseOnlyForTheFlushTimeout() async throws {
-        var options = TransportOptions.fastForTests
-        options.endpoint.holdsAcknowledgements = true
-        let listener = TransportListener(options: options)
-        let peer = DialingLink(packetSize: 60)
-        let client = Transport(link: peer, options: TransportOptions.fastForTests)
-        let gate = SendGate()
-        peer.dial(listener, peer: "central", through: gate)
-        let sending = Task { try await client.send([8], timeout: hangGuard) }
-        let session = try #require(await listener.sessions.next())
-        var messages = session.transport.messages.makeAsyncIterator()
-        let message = try #require(await messages.next())
-        gate.hold()
-        await session.transport.accept(message)
+        let (listener, client, gate, sending) = try await Self.acceptedBehindAHeldLink([8], timeout: hangGuard)
         let started = ContinuousClock.now
         await listener.close(flushingWithin: .milliseconds(300))
         let took = ContinuousClock.now - started

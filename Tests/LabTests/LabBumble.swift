@@ -1,4 +1,7 @@
+import BLELink
+import CBluetooth
 import Foundation
+import Glibc
 import Testing
 
 /// Google's Bumble as the lab's phone: its venv interpreter, the peers in Tests/lab, and the controllers it takes
@@ -22,24 +25,13 @@ enum LabBumble {
     }
 
     /// Takes controllers `indexes` from the kernel (mgmt power off, then down), runs `body`, and gives them back
-    /// (LE on, powered on), also when `body` throws; a controller still not up 10 s later fails the test.
+    /// (LE on, powered on), also when `body` throws; a controller still not up 10 s later fails the test. All
+    /// in-process (mgmt and HCI ioctls): a btmgmt or hciconfig run cost 0.3-1 s in the TCG guest.
     static func withControllers<T>(_ indexes: [Int], _ lab: LabCheck, _ body: () throws -> T) rethrows -> T {
-        for index in indexes {
-            labShell(["btmgmt", "--index", "\(index)", "power", "off"])
-            for _ in 0..<50 where !labShell(["hciconfig", "hci\(index)"]).output.contains("DOWN") { Thread.sleep(forTimeInterval: 0.1) }
-            labShell(["hciconfig", "hci\(index)", "down"])
-        }
+        for index in indexes { take(index) }
         defer {
             for index in indexes {
-                labShell(["btmgmt", "--index", "\(index)", "le", "on"])
-                labShell(["btmgmt", "--index", "\(index)", "power", "on"])
-                var up = false
-                for _ in 0..<50 {
-                    up = labShell(["hciconfig", "hci\(index)"]).output.contains("UP RUNNING")
-                    if up { break }
-                    Thread.sleep(forTimeInterval: 0.2)
-                }
-                lab.expect(up, "hci\(index) did not come back up after Bumble: \(labShell(["hciconfig", "hci\(index)"]).output)")
+                lab.expect(giveBack(index), "hci\(index) did not come back up after Bumble: \(labShell(["hciconfig", "hci\(index)"]).output)")
             }
         }
         return try body()
@@ -47,10 +39,54 @@ enum LabBumble {
 
     /// Takes the phone's controller from the kernel's host again inside `withControllers`: a bluetoothd powers it
     /// once Bumble let it go, so a test beside bluetoothd takes it again before each phone.
-    static func takePhoneController() {
-        labShell(["btmgmt", "--index", "\(phoneIndex)", "power", "off"])
-        for _ in 0..<50 where !labShell(["hciconfig", "hci\(phoneIndex)"]).output.contains("DOWN") { Thread.sleep(forTimeInterval: 0.1) }
-        labShell(["hciconfig", "hci\(phoneIndex)", "down"])
+    static func takePhoneController() { take(phoneIndex) }
+
+    /// Controller `index` powered off through mgmt, then down (HCIDEVDOWN, what `hciconfig down` does), so that
+    /// Bumble's HCI user channel can bind it.
+    private static func take(_ index: Int) {
+        _ = try? ManagementSocket().execute(.setPowered(UInt16(index), false), timeout: .seconds(10))
+        // Set Powered's reply may come before the kernel closed the device: at most 5 s for HCI_UP to clear.
+        let deadline = Date(timeIntervalSinceNow: 5)
+        while (flags(index) ?? 0) & hciUp != 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        withHCISocket { ioctl($0, UInt(0x4004_48CA), Int32(index)) }  // HCIDEVDOWN, _IOW('H', 202, int)
+    }
+
+    /// Controller `index` given back to the kernel's host (LE on, powered on through mgmt): true once it is up and
+    /// running, at most 10 s.
+    private static func giveBack(_ index: Int) -> Bool {
+        if let socket = try? ManagementSocket() {
+            _ = try? socket.execute(.setLowEnergy(UInt16(index), true))
+            _ = try? socket.execute(.setPowered(UInt16(index), true), timeout: .seconds(10))
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        repeat {
+            if (flags(index) ?? 0) & (hciUp | hciRunning) == hciUp | hciRunning { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        } while Date() < deadline
+        return false
+    }
+
+    /// HCI_UP and HCI_RUNNING in `struct hci_dev_info`'s flags (`hciconfig` prints them as "UP RUNNING").
+    private static let hciUp: UInt32 = 1 << 0, hciRunning: UInt32 = 1 << 2
+
+    /// Controller `index`'s device flags (HCIGETDEVINFO, _IOR('H', 211, int)); nil when there is no such controller.
+    private static func flags(_ index: Int) -> UInt32? {
+        // struct hci_dev_info: dev_id (2), name (8), bdaddr (6), flags (4) at offset 16, ...: 92 bytes in all.
+        var info = [UInt8](repeating: 0, count: 128)
+        info[0] = UInt8(index & 0xff)
+        info[1] = UInt8(index >> 8)
+        let status = withHCISocket { fd in info.withUnsafeMutableBytes { ioctl(fd, UInt(0x8004_48D3), $0.baseAddress!) } }
+        guard status == 0 else { return nil }
+        return UInt32(info[16]) | UInt32(info[17]) << 8 | UInt32(info[18]) << 16 | UInt32(info[19]) << 24
+    }
+
+    /// Runs `body` on a raw HCI socket (unbound: for the device ioctls); -1 when there is none.
+    @discardableResult
+    private static func withHCISocket(_ body: (Int32) -> Int32) -> Int32 {
+        let fd = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), BTPROTO_HCI)
+        guard fd >= 0 else { return -1 }
+        defer { close(fd) }
+        return body(fd)
     }
 
     /// Whether `address` ("XX:XX:...", most significant byte first) is a random static address (top bits 11).

@@ -80,10 +80,16 @@ struct BumbleLab {
     func centralIntoListen(_ tag: String, profile: String, layout: [String], format: String, mtu: Int, _ bytes: [UInt8], what: String,
         sourceLocation: SourceLocation = #_sourceLocation) throws {
         let file = try lab.file("\(tag).bin", bytes)
-        let listen = try self.listen("msgpipe-bb\(tag)", ["--profile", profile, "--format", format])
-        let (phone, report) = try peer("bumble", "bumble_central.py", [
+        let listen = try lab.start("listen", lab.environment.msgpipe, ["listen"] + Self.kernel + [
+            "--adapter", "hci0", "--name", "msgpipe-bb\(tag)", "--count", "1", "--json", "--profile", profile, "--format", format])
+        // Bumble starts beside listen: its start-up (Python's imports, tens of seconds in the TCG guest) overlaps
+        // listen's, and its active scan finds the name once listen advertises.
+        let phone = try startPeer("bumble", "bumble_central.py", [
             "--to", "msgpipe-bb\(tag)", "--mtu", "\(mtu)", "--service", layout[0], "--write", layout[1], "--notify", layout[2],
             "--format", format, "--send", file.path])
+        lab.expect(listen.waitForStderr(containing: "advertising"), "listen never advertised", sourceLocation: sourceLocation)
+        phone.wait(seconds: 180)
+        let report = report(phone)
         listen.wait(seconds: 30)
         lab.expectExit(phone, sourceLocation: sourceLocation)
         lab.expectExit(listen, sourceLocation: sourceLocation)

@@ -30,6 +30,9 @@ enum LabBumble {
     static func withControllers<T>(_ indexes: [Int], _ lab: LabCheck, _ body: () throws -> T) rethrows -> T {
         for index in indexes { take(index) }
         defer {
+            // A link to Bumble's controller ends first (the kernel's idle disconnect, about 2 s): powered on meanwhile,
+            // btvirt forgets the link on its side, and the other controller's Disconnect then never completes.
+            _ = lab.waitForNoLinks(seconds: 20, endingThem: false)
             for index in indexes {
                 lab.expect(giveBack(index), "hci\(index) did not come back up after Bumble: \(labShell(["hciconfig", "hci\(index)"]).output)")
             }

@@ -13,6 +13,8 @@ public final class BLEPeripheral: Sendable {
     /// The pairing agent while serving with security medium and a ``Pairing`` (nil otherwise).
     public let pairingAgent: PairingAgent?
     private let state: Mutex<State>
+    /// Set for good by ``stop()`` and ``stopAdvertising()``: no call advertises after it.
+    private let stopped = Atomic<Bool>(false)
     /// With one central at a time: how long to wait for the previous central's link to go down before
     /// advertising again anyway (a central may keep an idle link up without ATT).
     static let disconnectWait: Duration = .seconds(10)
@@ -97,9 +99,17 @@ public final class BLEPeripheral: Sendable {
                 return nil
             case .room:
                 if !state.advertising {
+                    guard !stopped.load(ordering: .sequentiallyConsistent) else { return nil }
                     let current = try BluetoothAdapter.resolve(.index(adapter.index), using: state.management)
                     try Advertiser.start(advertisement, on: current, using: state.management)
                     state.advertising = true
+                    // A stop from another thread while this one added the instance: its removal may have come
+                    // first (the flag is set before it removes), so this call removes it.
+                    if stopped.load(ordering: .sequentiallyConsistent) {
+                        _ = try? Advertiser.stop(advertisement, on: adapter, using: state.management)
+                        state.advertising = false
+                        return nil
+                    }
                 }
             case .waiting:
                 break  // a central is already waiting to be accepted: serve it, do not advertise for more
@@ -116,11 +126,24 @@ public final class BLEPeripheral: Sendable {
         }
     }
 
+    /// ``stop()`` from any thread, also while another waits in ``nextConnection(maximumConcurrent:until:)``
+    /// holding the peripheral's lock: removes the instance through a management socket of its own, and a
+    /// call that is about to advertise again does not (or removes what it just added). Nothing is left
+    /// advertising once this returns and no call is between its add and its check.
+    public func stopAdvertising() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        if let management = try? ManagementSocket() {
+            _ = try? Advertiser.stop(advertisement, on: adapter, using: management)
+        }
+    }
+
     /// How many centrals handed out are linked now, as far as the last call saw.
     public var linkedCentrals: Int { state.withLock { $0.slots.count } }
 
-    /// Stops advertising (the listener closes when this object goes away).
+    /// Stops advertising for good: a later ``nextConnection(maximumConcurrent:until:)`` that would advertise
+    /// returns nil instead (the listener closes when this object goes away).
     public func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
         state.withLock { state in
             _ = try? Advertiser.stop(advertisement, on: adapter, using: state.management)
             state.advertising = false

@@ -150,14 +150,10 @@ public final class KernelAcceptor: LinkAcceptor {
                     options.note(note.kind == .warning ? .warning : .detail, note.description)
                 })
         }
-        // The peripheral's own lock is held while it waits for a central: stop through a socket of our own.
-        let (adapter, advertisement) = (peripheral.adapter, peripheral.advertisement)
-        loop.onStop {
-            if let management = try? ManagementSocket() {
-                try? Advertiser.stop(advertisement, on: adapter, using: management)
-            }
-        }
-        onReady("advertising '\(advertisement.localName)' on \(adapter)")
+        // The peripheral's own lock is held while it waits for a central: stopAdvertising needs none, and a
+        // wait that finds room as the loop stops advertises no more.
+        loop.onStop { peripheral.stopAdvertising() }
+        onReady("advertising '\(peripheral.advertisement.localName)' on \(peripheral.adapter)")
         defer { peripheral.stop() }
         try await withThrowingDiscardingTaskGroup { group in
             var accepted = 0

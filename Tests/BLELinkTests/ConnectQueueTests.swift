@@ -129,9 +129,9 @@ struct ConnectQueueTests {
         }
         #expect(await absent.value == .timedOut)
         let waited = try #require(await present.value, "the present peer's create failed")
-        // It waited for the absent peer's attempt (600 ms) and no longer: far below its own 30 s timeout, with
-        // room for a loaded host's scheduling.
-        #expect(waited < attempt + .seconds(5), "waited \(waited)")
+        // It waited for the absent peer's attempt (600 ms) and no longer: at half its own 30 s timeout, with
+        // room for a loaded host's scheduling (6.5 s seen at load 20).
+        #expect(waited < .seconds(15), "waited \(waited)")
         let state = controller.state.withLock { $0 }
         #expect(state.busyAnswers == 0)
         #expect(state.mostPending == 1)

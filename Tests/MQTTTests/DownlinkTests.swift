@@ -201,19 +201,23 @@ extension DownlinkTests {
         central.standardError = FileHandle.nullDevice
         try central.run()
         defer { central.terminate() }
-        try await Task.sleep(for: .milliseconds(700))
-        // The central stops reading: the gateway's retransmission timer fires until it runs again.
-        kill(central.processIdentifier, SIGSTOP)
-        await publish(port: broker.port, topic: "fleet/gw1/down", String(repeating: "x", count: 20_000), id: "big")
-        try await Task.sleep(for: .seconds(2))
-        kill(central.processIdentifier, SIGCONT)
-        #expect(await acks.waitFor(count: 1, seconds: 20))
         func latest() -> [String: Int] {
             guard let line = metrics.received.last?.payload,
                 let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Int]
             else { return [:] }
             return object
         }
+        // Stopped only once the gateway counts it as connected (its metrics come every second): a central
+        // stopped before it connected would see no message and cause no retransmission.
+        let connected = Date(timeIntervalSinceNow: 20)
+        while latest()["centrals"] != 1, Date() < connected { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(latest()["centrals"] == 1, "the gateway never counted the central")
+        // The central stops reading: the gateway's retransmission timer fires until it runs again.
+        kill(central.processIdentifier, SIGSTOP)
+        await publish(port: broker.port, topic: "fleet/gw1/down", String(repeating: "x", count: 20_000), id: "big")
+        try await Task.sleep(for: .seconds(2))
+        kill(central.processIdentifier, SIGCONT)
+        #expect(await acks.waitFor(count: 1, seconds: 20))
         let until = Date(timeIntervalSinceNow: 10)
         while latest()["messages_down"] != 1, Date() < until { try await Task.sleep(for: .milliseconds(100)) }
         let line = latest()

@@ -7,11 +7,10 @@ func readmeFanOut() async {
     _ = results
 }
 
-/// README, "one gateway, many modules": one central receiving from several peripherals.
-func readmeReceiveFromSeveral() async {
-    let peers = await PeerPipes.connect(toEach: ["door", "hall", "lobby"])
-    for away in peers.unreachable { print("cannot connect to \(away.peer): \(away.error)") }
-    for pipe in peers.pipes {
-        Task { for await message in pipe.messages { print(peers.peer(of: pipe) ?? "?", message.bytes.count) } }
-    }
+/// PeerPipes' usage block: one central connecting to several peripherals, as `listen --to` x3 does.
+func peerPipesUsage(options: MessagePipe.Options) async {
+    let peers = await PeerPipes.connect(toEach: ["door", "hall"], options: options)
+    for failure in peers.unreachable { print("cannot connect to \(failure.peer): \(failure.error)") }
+    for pipe in peers.pipes { print(peers.peer(of: pipe) ?? "?") }
+    await peers.close()
 }

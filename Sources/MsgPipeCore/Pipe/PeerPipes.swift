@@ -1,18 +1,11 @@
 /// A central's pipes to several peripherals, connected at once: each that came up with the peer it was asked
-/// for, and each that did not with why. A program that receives from several peripherals (`msgpipe listen
-/// --to A --to B`) connects with MsgPipe's `PeerPipes.connect(toEach:options:)`, names the unreachable ones,
-/// and receives from ``pipes`` (MsgPipeStore's `MessageInbox.receive(fromEach:)`), telling each message's
-/// peripheral by ``peer(of:)``. Each pipe reconnects and resumes after a drop as its options say
-/// (`reconnect.attempts = .max`: without limit); a peer that cannot be reached never holds the others back.
+/// for, each that did not with its error. Each pipe reconnects as its options say; an unreachable peer never
+/// holds the others back.
 ///
 /// ```swift
-/// var options = MessagePipe.Options()
-/// options.reconnect.attempts = .max
 /// let peers = await PeerPipes.connect(toEach: ["door", "hall"], options: options)
 /// for failure in peers.unreachable { print("cannot connect to \(failure.peer): \(failure.error)") }
-/// let end = await inbox.receive(fromEach: peers.pipes) { message, pipe in   // MsgPipeStore's inbox
-///     MessageDirectory.Item(bytes: message.bytes, folder: peers.peer(of: pipe).map(MessageDirectory.folderName))
-/// }
+/// for pipe in peers.pipes { print(peers.peer(of: pipe) ?? "?") }
 /// ```
 public struct PeerPipes: Sendable {
     /// A peer that connected: the address it was asked for and its pipe.

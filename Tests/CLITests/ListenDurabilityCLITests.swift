@@ -23,9 +23,11 @@ struct ListenDurabilityCLITests {
         let listener = try scratch.listen(["--out-dir", inbox])
         let small = try scratch.file("small", Array(repeating: 7, count: 1000))
         #expect(try scratch.send([small]).status == 0)
-        // 2 MiB cannot fit: listen fails writing it and says why; send is never told it arrived.
+        // 2 MiB cannot fit: listen fails writing it and says why; send is never told it arrived. Listen fails
+        // only once the whole message arrived, so send's --timeout leaves time for that under load; send ends
+        // anyway when listen exits (--reconnects 0).
         let big = try scratch.file("big", (0 ..< (2 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 13) })
-        let sent = try scratch.send(["--timeout", "5", "--reconnects", "0", big])
+        let sent = try scratch.send(["--timeout", "60", "--reconnects", "0", big])
         #expect(sent.status != 0, "send: \(sent.stderr)")
         let listened = listener.finish()
         #expect(listened.status == 73)

@@ -32,30 +32,14 @@ enum RequestExitCode: Int32, CaseIterable {
         }
     }
 
+    /// The exit code for what stopped the request (the library's ``RequestFailureKind``).
     static func forError(_ error: any Error) -> RequestExitCode {
-        switch error {
-        case let error as SecureError:
-            switch error {
-            case .notAuthenticated, .modeMismatch, .refusedByPeer(.notAuthenticated), .refusedByPeer(.modeMismatch):
-                return .notAuthenticated
-            case .refusedByPeer: return .refused
-            case .closedDuringHandshake: return .connectionFailed
-            default: return .failure
-            }
-        case let error as TransportError:
-            switch error {
-            case .responseTimedOut, .deadlineExceeded: return .timeout
-            case .retriesExhausted, .linkStalled, .link, .closed, .packetSizeTooSmall: return .connectionFailed
-            default: return .failure
-            }
-        case let error as MessagePipeError:
-            switch error {
-            case .notAuthenticated: return .notAuthenticated
-            case .timedOut, .noResponse: return .timeout
-            default: return .connectionFailed
-            }
-        case is ExchangeError: return .failure
-        default: return .connectionFailed  // ATT and Bluetooth errors while connecting
+        switch RequestFailureKind(error) {
+        case .notAuthenticated: .notAuthenticated
+        case .refused: .refused
+        case .link: .connectionFailed
+        case .timedOut: .timeout
+        case .other: .failure
         }
     }
 

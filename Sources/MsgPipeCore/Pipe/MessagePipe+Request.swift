@@ -1,5 +1,6 @@
 public import Exchange
 import Transport
+import Secure
 
 extension MessagePipe {
     /// Sends request `id` and returns the peer's response, sealed with ``Options/keys``. A drop meanwhile is
@@ -89,5 +90,54 @@ private actor OpenedPipe {
         closed = true
         await pipe?.close()
         pipe = nil
+    }
+}
+
+/// What stopped a request (``MessagePipe/request(_:id:timeout:)``, with connecting through
+/// ``MessagePipe/within(_:connect:run:)``), in the terms a caller decides on: retry with the same id, fix the
+/// keys, or give up. `msgpipe request`'s exit codes follow it.
+///
+/// ```swift
+/// do { response = try await pipe.request(body, id: id, timeout: .seconds(30)) }
+/// catch where RequestFailureKind(error) == .timedOut { /* the command may still run: retry with `id` */ }
+/// ```
+public enum RequestFailureKind: Sendable, Equatable {
+    /// The peer does not accept our key, holds another one, or wants other keys: nothing ran.
+    case notAuthenticated
+    /// The server refused the request without running it (replayed, tampered, too large, id reused).
+    case refused
+    /// The link could not be set up (ATT and Bluetooth errors while connecting too) or dropped for good.
+    case link
+    /// No response in time: the command may still run, and a retry with the same id never runs it twice.
+    case timedOut
+    /// Anything else: a protocol error, a malformed envelope.
+    case other
+
+    /// The kind of `error`, as thrown by connecting, the handshake or the request.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as SecureError:
+            switch error {
+            case .notAuthenticated, .modeMismatch, .refusedByPeer(.notAuthenticated), .refusedByPeer(.modeMismatch):
+                self = .notAuthenticated
+            case .refusedByPeer: self = .refused
+            case .closedDuringHandshake: self = .link
+            default: self = .other
+            }
+        case let error as TransportError:
+            switch error {
+            case .responseTimedOut, .deadlineExceeded: self = .timedOut
+            case .retriesExhausted, .linkStalled, .link, .closed, .packetSizeTooSmall: self = .link
+            default: self = .other
+            }
+        case let error as MessagePipeError:
+            switch error {
+            case .notAuthenticated: self = .notAuthenticated
+            case .timedOut, .noResponse: self = .timedOut
+            default: self = .link
+            }
+        case is ExchangeError: self = .other
+        default: self = .link
+        }
     }
 }

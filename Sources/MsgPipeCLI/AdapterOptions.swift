@@ -66,25 +66,19 @@ public struct AdapterOptions: ParsableArguments, Sendable {
         try Self.validatePeers(peers)
     }
 
-    /// The rules of a repeated `--to` (the library's ``PipeAddress/checkPeers(_:)``), and no empty `unix:` path:
-    /// that one fails where the rules meet it in order (after a peer named twice before it, before a mix).
+    /// The rules of a repeated `--to`: the library's ``PipeAddress/checkPeers(_:)``.
     static func validatePeers(_ peers: [PipeAddress]) throws(ValidationError) {
-        var bare = false
         do throws(PipeAddress.PeersError) {
-            if peers.count <= PipeAddress.maximumPeers, let index = peers.firstIndex(of: .bluetooth("unix:")) {
-                do throws(PipeAddress.PeersError) { try PipeAddress.checkPeers(Array(peers[..<index])) } catch .mixed {}
-                bare = true
-            } else {
-                try PipeAddress.checkPeers(peers)
-            }
+            try PipeAddress.checkPeers(peers)
         } catch let .tooMany(count, limit) {
             throw ValidationError("--to takes at most \(limit) peers (one central's links), not \(count)")
         } catch let .duplicate(earlier, peer) {
             throw ValidationError("--to names the same peer twice: '\(earlier)' and '\(peer)'")
+        } catch .emptySocketPath {
+            throw ValidationError("--to unix:PATH needs a PATH")
         } catch {
             throw ValidationError("--to unix:PATH and Bluetooth peers exclude each other")
         }
-        if bare { throw ValidationError("--to unix:PATH needs a PATH") }
     }
 
     /// The library's backend for `--backend`, carrying the kernel's options: `--bonds` and `parameters` (the
@@ -92,13 +86,10 @@ public struct AdapterOptions: ParsableArguments, Sendable {
     /// with the library's remedy (bluetoothd's main.conf, or `--backend kernel`), with `--bonds` one of
     /// ``validate()``.
     func pipeBackend(parameters: ConnectionParameterRequest?) throws(ValidationError) -> PipeBackend {
-        let kernel = KernelOptions(connectionParameters: parameters, bondDirectory: bondDirectory)
-        switch backend {
-        case .auto: return .auto(kernel: kernel)
-        case .kernel: return .kernel(kernel)
-        case .bluez:
-            guard let parameters else { return .bluez }
-            throw ValidationError(FlagWords.flagged("\(MessagePipeError.connectionParametersThroughBluetoothd(parameters))"))
+        do throws(MessagePipeError) {
+            return try PipeBackend(backend, kernel: KernelOptions(connectionParameters: parameters, bondDirectory: bondDirectory))
+        } catch {
+            throw ValidationError(FlagWords.flagged("\(error)"))
         }
     }
 

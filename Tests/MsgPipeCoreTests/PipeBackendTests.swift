@@ -20,6 +20,22 @@ struct PipeBackendTests {
         #expect(PipeBackend.kernel(kernel) != .kernel && PipeBackend.auto(kernel: kernel) != .auto)
     }
 
+    @Test("a named backend takes the kernel's options where the kernel may run; bluez refuses parameters, not bonds")
+    func namedBackend() throws {
+        let kernel = try Self.kernel()
+        #expect(try PipeBackend(.auto, kernel: kernel) == .auto(kernel: kernel))
+        #expect(try PipeBackend(.kernel, kernel: kernel) == .kernel(kernel))
+        #expect(try PipeBackend(.bluez, kernel: KernelOptions(bondDirectory: "/var/lib/msgpipe/bonds")) == .bluez)
+        #expect(try PipeBackend(.bluez, kernel: KernelOptions(connectionParameters: ConnectionParameterRequest())) == .bluez)
+        let parameters = try #require(kernel.connectionParameters)
+        do throws(MessagePipeError) {
+            _ = try PipeBackend(.bluez, kernel: kernel)
+            Issue.record("bluez took connection parameters")
+        } catch {
+            #expect(error == .connectionParametersThroughBluetoothd(parameters))
+        }
+    }
+
     @Test("the names are the command line's, in its order")
     func namesAreTheCommandLines() throws {
         #expect(PipeBackend.Name.allCases.map(\.rawValue) == ["auto", "bluez", "kernel"])

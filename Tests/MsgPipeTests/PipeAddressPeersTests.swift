@@ -29,6 +29,19 @@ struct PipeAddressPeersTests {
         }
     }
 
+    @Test("unix: without a path fails where the rules meet it in order: after a peer named twice before it, before a mix")
+    func emptySocketPath() {
+        #expect(throws: PipeAddress.PeersError.emptySocketPath) { try PipeAddress.checkPeers([PipeAddress("unix:")]) }
+        #expect(throws: PipeAddress.PeersError.emptySocketPath) {
+            try PipeAddress.checkPeers(["unix:/tmp/a", "unix:", "door"].map(PipeAddress.init))
+        }
+        #expect(throws: PipeAddress.PeersError.duplicate("door", "door")) {
+            try PipeAddress.checkPeers(["door", "door", "unix:"].map(PipeAddress.init))
+        }
+        let eight = ["unix:"] + (1...7).map { "peer-\($0)" }
+        #expect(throws: PipeAddress.PeersError.tooMany(count: 8, limit: 7)) { try PipeAddress.checkPeers(eight.map(PipeAddress.init)) }
+    }
+
     @Test("an adapter is hciN or an address; anything else fails before a connect")
     func adapterCheck() throws {
         try MessagePipe.Options.checkAdapter(nil)

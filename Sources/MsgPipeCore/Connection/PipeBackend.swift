@@ -39,6 +39,24 @@ public struct PipeBackend: Sendable, Equatable, CustomStringConvertible {
     /// The kernel stack with `options`.
     public static func kernel(_ options: KernelOptions) -> PipeBackend { PipeBackend(.kernel, options) }
 
+    /// The backend a user named (`--backend NAME`), with `kernel` where the kernel may run: ``auto(kernel:)``,
+    /// ``kernel(_:)``, or ``bluez``, which takes no kernel options: a bond directory does not apply there
+    /// (bluetoothd keeps bonds), connection parameters or a PHY throw
+    /// `MessagePipeError.connectionParametersThroughBluetoothd(_:)` with the remedy.
+    ///
+    /// ```swift
+    /// options.backend = try PipeBackend(.bluez, kernel: KernelOptions(bondDirectory: "/var/lib/msgpipe/bonds"))
+    /// ```
+    public init(_ name: Name, kernel options: KernelOptions) throws(MessagePipeError) {
+        switch name {
+        case .auto: self = .auto(kernel: options)
+        case .kernel: self = .kernel(options)
+        case .bluez:
+            if let parameters = options.requestedConnectionParameters { throw .connectionParametersThroughBluetoothd(parameters) }
+            self = .bluez
+        }
+    }
+
     /// The name: `auto`, `bluez` or `kernel`.
     public var description: String { name.rawValue }
 }

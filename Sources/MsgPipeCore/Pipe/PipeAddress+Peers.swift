@@ -7,12 +7,15 @@ extension PipeAddress {
         case duplicate(String, String)
         /// Socket paths and Bluetooth peers in one set.
         case mixed
+        /// `unix:` without a path: neither a socket nor a peer's name.
+        case emptySocketPath
 
         public var description: String {
             switch self {
             case let .tooMany(count, limit): "a central holds at most \(limit) peers at once, not \(count)"
             case let .duplicate(first, second): "the same peer is named twice: '\(first)' and '\(second)'"
             case .mixed: "socket paths and Bluetooth peers exclude each other"
+            case .emptySocketPath: "unix: needs a socket path"
             }
         }
     }
@@ -33,7 +36,8 @@ extension PipeAddress {
     }
 
     /// Checks the peers of one central (`MessagePipe.connect(toEach:options:)`): at most ``maximumPeers``, no
-    /// peer twice (by ``peerIdentity``), and sockets and Bluetooth peers not mixed; throws ``PeersError``.
+    /// peer twice (by ``peerIdentity``), no `unix:` without a path, and sockets and Bluetooth peers not mixed;
+    /// throws ``PeersError``: the count first, then the first peer in order that breaks a rule, the mix last.
     ///
     /// ```swift
     /// try PipeAddress.checkPeers(["door", "C0:11:22:33:44:55"].map(PipeAddress.init))
@@ -42,6 +46,7 @@ extension PipeAddress {
         guard peers.count <= maximumPeers else { throw .tooMany(count: peers.count, limit: maximumPeers) }
         var seen: [String: PipeAddress] = [:]
         for peer in peers {
+            if peer == .bluetooth("unix:") { throw .emptySocketPath }
             if let earlier = seen[peer.peerIdentity] { throw .duplicate(earlier.description, peer.description) }
             seen[peer.peerIdentity] = peer
         }

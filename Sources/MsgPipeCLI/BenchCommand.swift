@@ -1,5 +1,4 @@
 import ArgumentParser
-import Logging
 import MsgPipe
 import Simulator
 
@@ -232,15 +231,13 @@ struct BenchCommand: AsyncParsableCommand {
         let side: PipeBenchmark.Side
         do {
             var options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
-            var logger = Logger(label: "msgpipe.bench")
-            logger.logLevel = .warning
-            options.logger = logger
+            options.logger = CLILogging.logger("bench", verbose: false)
             if role == .peripheral {
                 side = .peripheral(try link.acceptor(options), centrals: centrals)
             } else {
                 do {
-                    side = .centrals(try peers.isEmpty ? (0 ..< centrals).map { _ in try link.connector(options) }
-                        : peers.map { PipeConnector(to: PipeAddress($0), options: options) })
+                    let targets = peers.isEmpty ? Array(repeating: try link.peerAddress(), count: centrals) : peers
+                    side = .centrals(connectingTo: targets, options: options)
                 } catch {
                     printError(link.connectFailure(error))
                     return nil

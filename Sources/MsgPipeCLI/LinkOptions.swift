@@ -103,16 +103,6 @@ struct LinkOptions: ParsableArguments {
         return options
     }
 
-    /// The central's connector: to the socket at PATH, or to `--to`.
-    func connector(_ options: MessagePipe.Options) throws -> PipeConnector {
-        switch try endpoint() {
-        case let .unix(path): return PipeConnector(to: .unix(path: path), options: options)
-        case .bluetooth:
-            guard let to = bluetooth.to else { throw ValidationError("a central needs --to ADDRESS or --to NAME") }
-            return PipeConnector(to: .bluetooth(to), options: options)
-        }
-    }
-
     /// The peripheral's acceptor: listening on the socket at PATH, or advertising `--name`.
     func acceptor(_ options: MessagePipe.Options) throws -> PipeAcceptor {
         switch try endpoint() {

@@ -8,6 +8,19 @@ struct PipeBenchmarkTests {
     static func path() -> String { "/tmp/msgpipe-bench-\(UInt32.random(in: 0 ... .max)).sock" }
     static func body(_ transfer: Int, _ message: Int) -> [UInt8] { [UInt8](repeating: UInt8(transfer * 16 + message), count: 3_000) }
 
+    @Test("centrals connecting to peers: one connector per entry, each to its peer, with the options given")
+    func centralsConnectingToPeers() {
+        var options = MessagePipe.Options()
+        options.connectTimeout = .seconds(3)
+        guard case let .centrals(connectors) = PipeBenchmark.Side.centrals(
+            connectingTo: ["unix:/tmp/a.sock", "unix:/tmp/a.sock", "door"], options: options) else {
+            Issue.record("not the centrals' side")
+            return
+        }
+        #expect(connectors.map(\.address) == [.unix(path: "/tmp/a.sock"), .unix(path: "/tmp/a.sock"), .bluetooth("door")])
+        #expect(connectors.allSatisfy { $0.options.connectTimeout == .seconds(3) })
+    }
+
     @Test("two centrals' transfers are counted as the listener received them")
     func centralsSendToAListener() async throws {
         let path = Self.path()

@@ -22,6 +22,16 @@ extension PipeBenchmark {
         case centrals([PipeConnector])
         /// As the peripheral, to `centrals` subscribed centrals at once (`sendAsPeripheral(_:centrals:onReady:)`).
         case peripheral(PipeAcceptor, centrals: Int)
+
+        /// Centrals for ``centrals(_:)``: one per entry of `peers` (`unix:PATH`, an address or an advertised
+        /// name; a peer given twice gets two centrals), each connecting as `MessagePipe.connect(to:options:)` does.
+        ///
+        /// ```swift
+        /// let report = try await bench.run(.centrals(connectingTo: ["door", "hall"], options: options))
+        /// ```
+        public static func centrals(connectingTo peers: [String], options: MessagePipe.Options) -> Self {
+            .centrals(peers.map { PipeConnector(to: PipeAddress($0), options: options) })
+        }
     }
 
     /// Runs the benchmark from `side`; `onReady` says where the peripheral listens or advertises. Throws only

@@ -2,7 +2,6 @@ import ArgumentParser
 import Logging
 import MsgPipe
 import MsgPipeStore
-import Synchronization
 
 /// `msgpipe send --spool DIR`: queues the inputs in a MessageOutbox, then delivers everything it holds to the
 /// one peer, in order; exit 0 once DIR is empty. Whatever is not acknowledged stays in DIR for the next run.
@@ -44,17 +43,11 @@ extension SendCommand {
         var options = try pipeOptions(logger: logger, progress: progress)
         options.keys = keys
         let json = json
-        let clock = ContinuousClock()
-        let started = Mutex(clock.now)
         let peer = try link.peerAddress()
         let report: MessageOutbox.Report
         do throws(OutboxError) {
-            report = try await outbox.deliver(to: peer, options: options) { entry in
+            report = try await outbox.deliver(to: peer, options: options) { entry, elapsed in
                 guard json else { return }
-                let elapsed = started.withLock { start in
-                    defer { start = clock.now }
-                    return start.duration(to: clock.now)
-                }
                 BluetoothDiagnostics.emit(JSONLine.text(SpoolLine(spoolID: Int(entry.id), bytes: entry.size, seconds: JSONLine.seconds(elapsed))))
             }
         } catch {

@@ -178,12 +178,18 @@ import Transport
         let directory = try temporaryDirectory()
         let outbox = try MessageOutbox(directory: directory)
         for byte in UInt8(1)...5 { try outbox.enqueue(Array(repeating: byte, count: Int(byte) * 1000)) }
-        let delivered = Mutex<[UInt32]>([])
-        let report = try await outbox.deliver(to: "unix:\(path)", options: MessagePipe.Options()) { entry in
-            delivered.withLock { $0.append(entry.id) }
+        let delivered = Mutex<[(id: UInt32, elapsed: Duration)]>([])
+        let started = ContinuousClock.now
+        let report = try await outbox.deliver(to: "unix:\(path)", options: MessagePipe.Options()) { entry, elapsed in
+            delivered.withLock { $0.append((entry.id, elapsed)) }
         }
+        let took = started.duration(to: .now)
         #expect(report == MessageOutbox.Report(delivered: 5, refused: []))
-        #expect(delivered.withLock { $0 } == [1, 2, 3, 4, 5])
+        #expect(delivered.withLock { $0.map(\.id) } == [1, 2, 3, 4, 5])
+        // Each is the time since the one before (the first: since the call), so together they are the call's.
+        let elapsed = delivered.withLock { $0.map(\.elapsed) }
+        #expect(elapsed.allSatisfy { $0 >= .zero } && elapsed[0] > .zero)
+        #expect(elapsed.reduce(.zero, +) <= took)
         #expect(outbox.entries.isEmpty)
         #expect(try messageFiles(directory).isEmpty)
         let session = outbox.senderSession.id

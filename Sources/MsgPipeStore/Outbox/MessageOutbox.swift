@@ -248,10 +248,21 @@ public final class MessageOutbox: Sendable {
     /// ``OutboxError/cancelled(remaining:)`` when the task was cancelled (the link is closed, the peer is not
     /// told to drop the message in progress), ``OutboxError/io(_:)``, ``OutboxError/closed``. Messages not
     /// delivered stay queued for the next call, in this process or the next.
+    ///
+    /// `onDelivered` is told each message taken out, in order, with the time since the one before it (the
+    /// first: since the call): what one message took, connecting and waiting included.
     public func deliver(
         to peer: String, options pipeOptions: MessagePipe.Options, waitingForMore: Bool = false,
-        onDelivered: @escaping @Sendable (Entry) -> Void = { _ in }
+        onDelivered: @escaping @Sendable (Entry, _ elapsed: Duration) -> Void = { _, _ in }
     ) async throws(OutboxError) -> Report {
+        let previous = Mutex(ContinuousClock.now)
+        let onDelivered: @Sendable (Entry) -> Void = { entry in
+            let now = ContinuousClock.now
+            onDelivered(entry, previous.withLock { last in
+                defer { last = now }
+                return last.duration(to: now)
+            })
+        }
         guard pipeOptions.format == .msgpipe else {
             throw .undelivered(remaining: entries.count, cause: "an outbox needs the msgpipe format (only it acknowledges)")
         }

@@ -56,16 +56,12 @@ struct RequestCommand: AsyncParsableCommand {
         var options = try link.pipeOptions(format: .msgpipe, verbose: verbose, printReconnects: false, connection: nil)
         options.logger = CLILogging.logger("request", verbose: verbose)
         let timeout = Duration.seconds(timeout)
-        options.connectTimeout = min(options.connectTimeout, timeout)
-        options.handshakeTimeout = timeout
         let exchange = CommandTaps.current.request
         if exchange == nil { options.keys = .credentials(credentials) }  // a tap runs its own handshake
-        let (peer, pipeOptions, overBluetooth) = (try link.peerAddress(), options, (try? link.endpoint()) == .bluetooth)
+        let (peer, overBluetooth) = (try link.peerAddress(), (try? link.endpoint()) == .bluetooth)
         let outcome: Result<(ResponseEnvelope, carrier: String?), any Error>
         do {
-            outcome = .success(try await MessagePipe.within(timeout) {
-                try await MessagePipe.connect(to: peer, options: pipeOptions)
-            } run: { pipe in
+            outcome = .success(try await MessagePipe.within(timeout, connectingTo: peer, options: options) { pipe in
                 let carrier = overBluetooth ? pipe.carrier?.rawValue : nil
                 if let exchange, let transport = pipe.transport {
                     return (try await exchange(body, requestID, transport, credentials, timeout), carrier)

@@ -52,6 +52,30 @@ struct RequestServingTests {
         try await serving.value
     }
 
+    @Test("within a timeout, connecting to a peer: the request is answered; a peer that never completes the handshake ends at the timeout, not the handshake's")
+    func withinConnectingToAPeer() async throws {
+        let path = MessagePipeTests.socketPath("within")
+        let server = try await MessagePipe.listen(path: path, options: options(keyed: true))
+        let serving = Task { try await server.serveRequests { body in Array("ok:".utf8) + body } }
+        let response = try await MessagePipe.within(hangGuard, connectingTo: "unix:\(path)", options: options(keyed: true)) { pipe in
+            try await pipe.request(Array("pay".utf8), timeout: hangGuard)
+        }
+        #expect(response.body == Array("ok:pay".utf8))
+        serving.cancel()
+        try await serving.value
+        // A server without keys never answers the handshake: one second bounds it, not the given 60 s.
+        let plainPath = MessagePipeTests.socketPath("within-plain")
+        let plain = try await MessagePipe.listen(path: plainPath)
+        var keyed = options(keyed: true)
+        keyed.handshakeTimeout = .seconds(60)
+        let started = ContinuousClock.now
+        await #expect(throws: (any Error).self) {
+            try await MessagePipe.within(.seconds(1), connectingTo: "unix:\(plainPath)", options: keyed) { _ in 0 }
+        }
+        #expect(started.duration(to: .now) < .seconds(10))
+        await plain.close()
+    }
+
     @Test("a handler's error is a command-failed response carrying its description")
     func aThrowingHandlerFailsTheRequest() async throws {
         struct Declined: Error, CustomStringConvertible { var description: String { "declined" } }

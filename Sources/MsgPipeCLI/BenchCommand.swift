@@ -233,7 +233,7 @@ struct BenchCommand: AsyncParsableCommand {
             var options = try link.pipeOptions(format: .msgpipe, verbose: false, connection: connection)
             options.logger = CLILogging.logger("bench", verbose: false)
             if role == .peripheral {
-                side = .peripheral(try link.acceptor(options), centrals: centrals)
+                side = .peripheral(link.acceptor(options), centrals: centrals)
             } else {
                 do {
                     let targets = peers.isEmpty ? Array(repeating: try link.peerAddress(), count: centrals) : peers

@@ -103,21 +103,14 @@ struct LinkOptions: ParsableArguments {
         return options
     }
 
-    /// The peripheral's acceptor: listening on the socket at PATH, or advertising `--name`.
-    func acceptor(_ options: MessagePipe.Options) throws -> PipeAcceptor {
-        switch try endpoint() {
-        case let .unix(path): PipeAcceptor(at: .unix(path: path), options: options)
-        case .bluetooth: PipeAcceptor(at: .bluetooth(bluetooth.localName), options: options)
-        }
+    /// The peripheral's acceptor: listening on the socket of `--link unix:PATH`, or advertising `--name`.
+    func acceptor(_ options: MessagePipe.Options) -> PipeAcceptor {
+        PipeAcceptor(at: link.map(PipeAddress.init) ?? .bluetooth(bluetooth.localName), options: options)
     }
 
-    /// The peer `MessagePipe.connect(to:)` takes: `unix:PATH` or `--to`.
+    /// The peer `MessagePipe.connect(to:)` takes: `--link unix:PATH`, or the first `--to`.
     func peerAddress() throws -> String {
-        switch try endpoint() {
-        case let .unix(path): return "unix:\(path)"
-        case .bluetooth:
-            guard let to = bluetooth.to else { throw ValidationError("a central needs --to ADDRESS or --to NAME") }
-            return to
-        }
+        guard let peer = link ?? bluetooth.to else { throw ValidationError("a central needs --to ADDRESS or --to NAME") }
+        return peer
     }
 }

@@ -23,7 +23,7 @@ extension SendCommand {
         await options.keys?.reloadOnHangup()
         let delivery: MQTTDownlink.Delivery
         do {
-            delivery = asPeripheral ? try await downlink.start(serving: try link.acceptor(options))
+            delivery = asPeripheral ? try await downlink.start(serving: link.acceptor(options))
                 : try await downlink.start(connectingTo: try link.peerAddress(), options: options)
         } catch {
             await downlink.close()

@@ -59,24 +59,16 @@ struct SendSession: Sendable {
         options.maximumCentrals = centrals
         // A central that left for longer fails its transfer.
         options.resumeWindow = .seconds(60)
-        let server: PipeServer
-        do {
-            server = try await PipeServer.serve(try link.acceptor(options), waitingFor: centrals)
-        } catch {
-            printError("cannot serve on \(link.displayName): \(cli: error)")
-            return .linkFailure
-        }
-        printError(server.description)
         let outcome: DeliveryOutcome
         do throws(CentralsError) {
-            outcome = try await server.send(count: inputs.paths.count, toCentrals: centrals, deadline: deadline, body: {
-                try inputs.body($0)
-            }) { pipe, index, bytes, elapsed in
+            outcome = try await PipeServer.send(
+                count: inputs.paths.count, toCentrals: centrals, through: link.acceptor(options), deadline: deadline,
+                body: { try inputs.body($0) }, onServing: { printError($0.description) }
+            ) { pipe, index, bytes, elapsed in
                 acknowledged(index, of: inputs, by: pipe, as: pipe.peer, json: json, bytes: bytes, elapsed: elapsed)
             }
         } catch {
-            if case let .serverFailed(failure) = error { printError("cannot serve on \(link.displayName): \(failure)") } else { printError("\(error)") }
-            await server.close()
+            if case let .serverFailed(failure) = error { printError("cannot serve on \(link.displayName): \(cli: failure)") } else { printError("\(error)") }
             return .linkFailure
         }
         let codes = outcome.deliveries.map { delivery in
@@ -84,7 +76,6 @@ struct SendSession: Sendable {
             if code != .success { printError("central \(delivery.peer) failed (exit code \(code.rawValue))") }
             return code
         }
-        await server.close()
         return codes.first { $0 != .success } ?? .success
     }
 

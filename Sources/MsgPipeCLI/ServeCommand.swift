@@ -111,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
         options.onRefusedHandshake = { peer, error in  // the library warns on stderr
             if json { ServeEvent.emit(["event": "handshake-failed", "peer": peer, "error": "\(cli: error)"]) }
         }
-        let acceptor = try link.acceptor(options)
+        let acceptor = link.acceptor(options)
         let signalled = try await PipeServer.serveRequestsUntilShutdown(
             acceptor, with: requests, connections: connections, idleTimeout: .seconds(idleTimeout),
             drainTimeout: .seconds(handshakeTimeout), onServing: { printError($0.description) }

@@ -233,6 +233,34 @@ struct DeliveryTests {
         await server.close()
     }
 
+    @Test("serve, send to every central, close: each central gets every message, then the server is closed",
+          .timeLimit(.minutes(1)))
+    func aServerThatSendsAndLeaves() async throws {
+        let stack = MemoryStack()
+        var options = MessagePipe.Options()
+        options.maximumCentrals = 2
+        let bodies = (0 ..< 3).map { seededBytes(20_000, seed: 200 + UInt64($0)) }
+        let (serving, served) = AsyncStream<PipeServer>.makeStream()
+        let sending = Task {
+            try await PipeServer.send(
+                count: bodies.count, toCentrals: 2, through: stack.acceptor(at: .bluetooth("kiosk"), options: options),
+                body: { bodies[$0] }, onServing: { served.yield($0) })
+        }
+        var heard = serving.makeAsyncIterator()
+        let server = try #require(await heard.next(), "told once it serves")
+        var reading: [Task<[[UInt8]], Never>] = []
+        for _ in 0 ..< 2 {
+            let central = try await MessagePipe.connect(to: "kiosk", over: stack)
+            reading.append(Task { await central.messages.prefix(bodies.count).reduce(into: []) { $0.append($1.bytes) } })
+        }
+        let outcome = try await sending.value
+        #expect(outcome.isComplete && outcome.deliveries.map(\.acknowledged) == [3, 3])
+        for task in reading { #expect(await task.value == bodies) }
+        // The server was closed: its centrals ended.
+        var rest = server.centrals.makeAsyncIterator()
+        #expect(await rest.next() == nil)
+    }
+
     @Test func aServerThatEndsBeforeEnoughCentralsSubscribedSendsNothing() async throws {
         let stack = MemoryStack()
         let server = try await MessagePipe.serve(at: "kiosk", over: stack)

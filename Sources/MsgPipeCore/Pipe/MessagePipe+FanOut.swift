@@ -116,3 +116,40 @@ extension PipeServer {
         })
     }
 }
+
+extension PipeServer {
+    /// Serves through `acceptor` until `centrals` centrals subscribed, sends them messages `0..<count` as
+    /// ``send(count:toCentrals:window:deadline:body:onAcknowledged:)`` does, then closes the server: a peripheral
+    /// that delivers and leaves. The acceptor's options must allow `centrals` at once (`maximumCentrals`).
+    /// `onServing` hears the server once it listens or advertises. Throws ``CentralsError`` (nothing was sent):
+    /// `serverFailed` with what ``serve(_:waitingFor:connections:)`` threw or the server's failure, `tooFew`
+    /// when it stopped before enough centrals subscribed.
+    ///
+    /// ```swift
+    /// let acceptor = stack.acceptor(at: .bluetooth("kiosk"), options: options)
+    /// let outcome = try await PipeServer.send(count: 1, toCentrals: 2, through: acceptor) { _ in ticket }
+    /// ```
+    public static func send(
+        count: Int, toCentrals centrals: Int, through acceptor: any LinkAcceptor,
+        window: MessagePipe.SendWindow = MessagePipe.SendWindow(), deadline: ContinuousClock.Instant? = nil,
+        body: @escaping @Sendable (Int) throws -> [UInt8], onServing: (PipeServer) -> Void = { _ in },
+        onAcknowledged: @escaping @Sendable (_ pipe: MessagePipe, _ index: Int, _ bytes: Int, _ elapsed: Duration) -> Void = { _, _, _, _ in }
+    ) async throws(CentralsError) -> DeliveryOutcome {
+        let server: PipeServer
+        do {
+            server = try await serve(acceptor, waitingFor: centrals)
+        } catch {
+            throw .serverFailed(error)
+        }
+        onServing(server)
+        let outcome: Result<DeliveryOutcome, CentralsError>
+        do throws(CentralsError) {
+            outcome = .success(try await server.send(
+                count: count, toCentrals: centrals, window: window, deadline: deadline, body: body, onAcknowledged: onAcknowledged))
+        } catch {
+            outcome = .failure(error)
+        }
+        await server.close()
+        return try outcome.get()
+    }
+}

@@ -47,8 +47,7 @@ extension ListenCommand {
                 let peer = several ? group.peer(of: pipe) : nil
                 let carrier = bluetooth ? pipe.carrier?.rawValue : nil
                 return MessageOutput.Item(
-                    body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer, carrier: carrier,
-                    sender: message.sender, parameters: carrier == nil ? nil : pipe.linkParameters,
+                    message, from: pipe, peer: peer, carrier: carrier, parameters: carrier == nil ? nil : pipe.linkParameters,
                     folder: byFolder ? peer.map(MessageDirectory.folderName) : nil)
             }
         }

@@ -134,7 +134,7 @@ struct ListenCommand: AsyncParsableCommand {
         var options = try receiverOptions(asCentral: false)
         options.keys = keys
         let broker = try await Self.connectGateway(mqtt, gatewayID: gateway, ca: mqttCA, metricsInterval: metricsInterval)
-        let acceptor = try link.acceptor(options)
+        let acceptor = link.acceptor(options)
         let connections = connections
         // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
         // then the run ends. What arrived whole is kept (and accepted); a partial message is dropped.
@@ -152,9 +152,7 @@ struct ListenCommand: AsyncParsableCommand {
                 guard central.isSealed else { return }
                 printError("\(central.peer) authenticated" + (central.peerKey.map { " as \($0.label)" } ?? ""))
             }, forwarding: broker?.forwarding) { message, central in
-                MessageOutput.Item(
-                    body: message.bytes, messageID: message.id, connection: central.connections, peer: central.peer,
-                    sender: message.sender)
+                MessageOutput.Item(message, from: central, peer: central.peer)
             }
             return (server, end)
         }
@@ -214,12 +212,10 @@ struct ListenCommand: AsyncParsableCommand {
 
     /// `--mqtt-ca` goes with an `mqtts://` `--mqtt` and names a readable file (MsgPipeMQTT's check).
     static func validateMQTTCA(_ file: String?, mqtt: String?) throws {
-        guard let file else { return }
         do throws(MQTTGatewayError) {
-            guard let mqtt else { throw .badTrustedCAFile(file, reason: "it goes with an mqtts:// broker URL") }
-            try MQTTGateway.Options(trustedCAFile: file).checkTrustedCAFile(for: MQTTBrokerURL(mqtt))
+            try MQTTGateway.Options(trustedCAFile: file).checkTrustedCAFile(forBroker: mqtt)
         } catch {
-            guard case let .badTrustedCAFile(_, reason) = error else { throw ValidationError("--mqtt: \(error)") }
+            guard case let .badTrustedCAFile(file, reason) = error else { throw ValidationError("--mqtt: \(error)") }
             throw ValidationError("--mqtt-ca \(file): \(reason.replacing("broker URL", with: "--mqtt URL"))")
         }
     }

@@ -32,6 +32,21 @@ import Testing
         }
     }
 
+    @Test("the CA file against a broker URL as text: none given fails as mqtt:// does; no file checks nothing")
+    func theTrustedCAFileIsCheckedAgainstText() throws {
+        try MQTTGateway.Options().checkTrustedCAFile(forBroker: nil)
+        try MQTTGateway.Options().checkTrustedCAFile(forBroker: "not a url")
+        try MQTTGateway.Options(trustedCAFile: "/etc/hostname").checkTrustedCAFile(forBroker: "mqtts://broker/fleet")
+        let withoutTLS = MQTTGatewayError.badTrustedCAFile("/etc/hostname", reason: "it goes with an mqtts:// broker URL")
+        #expect(throws: withoutTLS) { try MQTTGateway.Options(trustedCAFile: "/etc/hostname").checkTrustedCAFile(forBroker: nil) }
+        #expect(throws: withoutTLS) {
+            try MQTTGateway.Options(trustedCAFile: "/etc/hostname").checkTrustedCAFile(forBroker: "mqtt://broker/fleet")
+        }
+        #expect(throws: MQTTGatewayError.badURL("http://broker/fleet", reason: "it must start with mqtt:// or mqtts://")) {
+            try MQTTGateway.Options(trustedCAFile: "/etc/hostname").checkTrustedCAFile(forBroker: "http://broker/fleet")
+        }
+    }
+
     @Test("connecting from settings as text: a bad URL, CA file or gateway id fails typed before any connection")
     func connectingFromSettingsFailsTyped() async {
         await #expect(throws: MQTTGatewayError.badURL("http://broker/fleet", reason: "it must start with mqtt:// or mqtts://")) {

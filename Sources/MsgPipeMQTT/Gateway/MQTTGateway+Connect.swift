@@ -12,6 +12,19 @@ extension MQTTGateway.Options {
         guard url.usesTLS else { throw .badTrustedCAFile(file, reason: "it goes with an mqtts:// broker URL") }
         guard access(file, R_OK) == 0 else { throw .badTrustedCAFile(file, reason: "cannot be read") }
     }
+
+    /// ``checkTrustedCAFile(for:)`` for a broker URL given as text, or none: a CA file without a broker fails as
+    /// one with an `mqtt://` broker does; a URL that does not parse throws its ``MQTTGatewayError/badURL(_:reason:)``.
+    /// No file: nothing to check, not even the URL.
+    ///
+    /// ```swift
+    /// try MQTTGateway.Options(trustedCAFile: "ca.pem").checkTrustedCAFile(forBroker: settings.brokerURL)
+    /// ```
+    public func checkTrustedCAFile(forBroker text: String?) throws(MQTTGatewayError) {
+        guard let file = trustedCAFile else { return }
+        guard let text else { throw .badTrustedCAFile(file, reason: "it goes with an mqtts:// broker URL") }
+        try checkTrustedCAFile(for: MQTTBrokerURL(text))
+    }
 }
 
 extension MQTTGateway {

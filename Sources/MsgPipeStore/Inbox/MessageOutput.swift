@@ -49,6 +49,22 @@ public final class MessageOutput: InboxOutput {
             (self.body, self.messageID, self.connection, self.peer) = (body, messageID, connection, peer)
             (self.carrier, self.sender, self.parameters, self.folder) = (carrier, sender, parameters, folder)
         }
+
+        /// `message` as it arrived on `pipe`: its bytes, id and sender, and the pipe's connection count.
+        ///
+        /// ```swift
+        /// let end = await inbox.receive(from: server) { message, central in
+        ///     MessageOutput.Item(message, from: central, peer: central.peer)
+        /// }
+        /// ```
+        public init(
+            _ message: PipeMessage, from pipe: MessagePipe, peer: String?, carrier: String? = nil,
+            parameters: LinkParameters? = nil, folder: String? = nil
+        ) {
+            self.init(
+                body: message.bytes, messageID: message.id, connection: pipe.connections, peer: peer, carrier: carrier,
+                sender: message.sender, parameters: parameters, folder: folder)
+        }
     }
 
     private let destination: Destination

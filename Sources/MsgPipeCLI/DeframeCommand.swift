@@ -62,15 +62,13 @@ struct DeframeCommand: ParsableCommand {
         }
     }
 
-    /// The documented exit code for why decoding stopped.
+    /// The documented exit code for why decoding stopped (the library's ``HexPacketLineError/Kind``).
     static func exitCode(for error: HexPacketLineError) -> Int32 {
-        switch error {
+        switch error.kind {
         case .badHex: 3
-        case .lineTooLong, .framing(.messageTooLarge, _), .framing(.tooManyMessagesInProgress, _),
-            .framing(.bufferedBytesExceeded, _), .framing(.packetTooLarge, _):
-            4
-        case .framing(.incompleteMessage, _), .framing(.staleMessage, _): 2
-        case .framing: 1
+        case .overLimit: 4
+        case .incomplete: 2
+        case .integrity: 1
         }
     }
 }

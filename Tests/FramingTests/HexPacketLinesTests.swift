@@ -104,4 +104,23 @@ struct HexPacketLinesTests {
         #expect("\(HexPacketLineError.framing(tooLarge, line: 4))" == "\(tooLarge) on input line 4")
         #expect("\(HexPacketLineError.framing(tooLarge, line: nil))" == "\(tooLarge)")
     }
+
+    @Test("each failure has the kind a caller acts on: bad hex, over a limit, incomplete, or the packets' integrity")
+    func failureKinds() {
+        let cases: [(HexPacketLineError, HexPacketLineError.Kind)] = [
+            (.badHex(line: 3), .badHex),
+            (.lineTooLong(line: 1, limit: 1_000), .overLimit),
+            (.framing(.messageTooLarge(messageID: 1, size: 9, limit: 8), line: 2), .overLimit),
+            (.framing(.tooManyMessagesInProgress(messageID: 1, limit: 4), line: 2), .overLimit),
+            (.framing(.bufferedBytesExceeded(messageID: 1, needed: 9, limit: 8), line: 2), .overLimit),
+            (.framing(.packetTooLarge(size: 600, limit: 512), line: 2), .overLimit),
+            (.framing(.incompleteMessage(messageID: 1, channel: 0, receivedBytes: 10), line: nil), .incomplete),
+            (.framing(.staleMessage(messageID: nil, channel: 0, receivedBytes: 10), line: 4), .incomplete),
+            (.framing(.crcMismatch(messageID: 7, expected: 1, actual: 2), line: 5), .integrity),
+            (.framing(.malformedControlPacket(reason: "short"), line: 1), .integrity),
+        ]
+        for (error, kind) in cases {
+            #expect(error.kind == kind, "\(error)")
+        }
+    }
 }

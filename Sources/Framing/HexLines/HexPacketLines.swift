@@ -147,3 +147,33 @@ public enum HexPacketLineError: Error, Equatable, Sendable, CustomStringConverti
         }
     }
 }
+
+extension HexPacketLineError {
+    /// Why decoding stopped, in the terms a caller acts on (`msgpipe deframe`'s exit codes follow it).
+    public enum Kind: Sendable, Equatable {
+        /// A line that is not hex.
+        case badHex
+        /// Over a limit: a line's length, a packet's or message's size, messages or bytes in progress.
+        case overLimit
+        /// The input ended inside a message, or a message went stale.
+        case incomplete
+        /// The packets themselves are wrong: a CRC mismatch, a malformed packet, a protocol violation.
+        case integrity
+    }
+
+    /// The kind of this failure.
+    ///
+    /// ```swift
+    /// if let problem, problem.kind == .incomplete { print("the input ended inside a message") }
+    /// ```
+    public var kind: Kind {
+        switch self {
+        case .badHex: .badHex
+        case .lineTooLong, .framing(.messageTooLarge, _), .framing(.tooManyMessagesInProgress, _),
+            .framing(.bufferedBytesExceeded, _), .framing(.packetTooLarge, _):
+            .overLimit
+        case .framing(.incompleteMessage, _), .framing(.staleMessage, _): .incomplete
+        case .framing: .integrity
+        }
+    }
+}

@@ -21,15 +21,7 @@ struct KeygenCommand: ParsableCommand {
     var out: String?
 
     func run() throws {
-        let secret: String
-        var publicLine: String?
-        if x25519 {
-            let identity = IdentityKey()
-            secret = identity.text
-            publicLine = identity.publicKey.text
-        } else {
-            secret = PreSharedKey().text
-        }
+        let (secret, publicLine) = KeyFiles.newKey(x25519: x25519)
         if let out {
             do throws(KeyFileError) {
                 try KeyFiles.create(out, holding: secret + "\n")

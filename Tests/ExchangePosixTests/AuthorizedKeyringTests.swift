@@ -101,6 +101,20 @@ struct AuthorizedKeyringTests {
         }
     }
 
+    @Test("a new key's text reads back as its key: a pre-shared key, or an identity with its public key")
+    func newKeysReadBack() throws {
+        let shared = KeyFiles.newKey(x25519: false)
+        #expect(shared.publicKey == nil)
+        #expect(try PreSharedKey(text: shared.secret).text == shared.secret)
+        #expect(shared.secret != KeyFiles.newKey(x25519: false).secret, "each key is new")
+        let identity = KeyFiles.newKey(x25519: true)
+        let key = try IdentityKey(text: identity.secret)
+        #expect(identity.publicKey == key.publicKey.text)
+        let path = temporaryDirectory() + "/box.id"
+        try KeyFiles.create(path, holding: identity.secret + "\n")
+        #expect(try KeyFiles.identity(at: path).publicKey.text == identity.publicKey)
+    }
+
     @Test("a file larger than the limit is refused")
     func tooLarge() {
         let path = Self.write(String(repeating: "#\n", count: KeyFiles.maximumSize / 2 + 1))

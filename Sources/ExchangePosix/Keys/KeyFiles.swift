@@ -82,6 +82,20 @@ public enum KeyFiles {
         return Array(bytes.prefix(count))
     }
 
+    /// A new key as text: a pre-shared key line (`msgpipe-psk:HEX`, the same file on both sides), or with
+    /// `x25519` an identity's private line (`msgpipe-x25519-private:HEX`) and its public key
+    /// (`msgpipe-x25519-public:HEX`), which the peer pins. Keep `secret` with ``create(_:holding:)``.
+    ///
+    /// ```swift
+    /// let (secret, publicKey) = KeyFiles.newKey(x25519: true)
+    /// try KeyFiles.create("/etc/msgpipe/identity", holding: secret + "\n")
+    /// ```
+    public static func newKey(x25519: Bool) -> (secret: String, publicKey: String?) {
+        guard x25519 else { return (PreSharedKey().text, nil) }
+        let identity = IdentityKey()
+        return (identity.text, identity.publicKey.text)
+    }
+
     /// Creates `path` with mode 0600 (before the umask) holding `text`; returns once the file and its directory
     /// entry are on stable storage (`fsync`). Never replaces a file: throws ``KeyFileError/uncreatable(path:reason:)``
     /// when `path` exists or cannot be created, ``KeyFileError/unwritable(path:reason:)`` when the write or a sync

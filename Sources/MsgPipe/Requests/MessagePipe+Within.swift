@@ -1,9 +1,9 @@
 public import MsgPipeCore
 
 extension MessagePipe {
-    /// ``within(_:connect:run:)`` connecting to `peer` as ``connect(to:options:)`` does, each step bounded by
+    /// `within(_:connect:run:)` connecting to `peer` as ``connect(to:options:)`` does, each step bounded by
     /// `timeout` as well as the whole: the connect timeout is at most `timeout` and the end-to-end handshake
-    /// may take up to `timeout`. Throws what ``within(_:connect:run:)`` throws.
+    /// may take up to `timeout`. Throws what `within(_:connect:run:)` throws.
     ///
     /// ```swift
     /// let response = try await MessagePipe.within(.seconds(30), connectingTo: "till", options: options) { pipe in

@@ -47,6 +47,29 @@ import Testing
         #expect(harness.delivered[1].first?.body == next)
     }
 
+    @Test("a receiver that restarted greets with another session: the sender's side reports it once; a resume reports none")
+    func aChangedPeerSessionIsReportedOnce() throws {
+        func changes(_ harness: EndpointHarness) -> [EndpointEvent] {
+            harness.events[0].filter { if case .peerSessionChanged = $0 { true } else { false } }
+        }
+        var harness = EndpointHarness(packetSize: 20)
+        try harness.submit(from: .a, payload(size: 100, seed: 3))
+        #expect(harness.run { $0.delivered[1].count == 1 && $0.endpoints[0].isSendIdle })
+        let first = try #require(harness.endpoints[0].peerSession, "the receiver's hello names its session")
+        for index in 0 ..< 2 { harness.endpoints[index].linkDisconnected(now: harness.now) }
+        reconnect(&harness)
+        try harness.submit(from: .a, payload(size: 100, seed: 4))
+        #expect(harness.run { $0.delivered[1].count == 2 && $0.endpoints[0].isSendIdle })
+        #expect(changes(harness).isEmpty, "the same peer session resumed")
+        for index in 0 ..< 2 { harness.endpoints[index].linkDisconnected(now: harness.now) }
+        harness.endpoints[1] = TransportEndpoint(session: 0xBEEF)
+        reconnect(&harness)
+        try harness.submit(from: .a, payload(size: 100, seed: 5))
+        #expect(harness.run { $0.delivered[1].count == 3 && $0.endpoints[0].isSendIdle })
+        #expect(changes(harness) == [.peerSessionChanged(previous: first, current: 0xBEEF)])
+        #expect(harness.endpoints[0].peerSession == 0xBEEF)
+    }
+
     @Test func sameSessionReconnectingResumesItsPartialMessage() throws {
         var harness = EndpointHarness(packetSize: 20)
         let body = payload(size: 20_000, seed: 5)

@@ -45,6 +45,9 @@ public actor Transport {
     /// With ``TransportOptions/sequentialRequests``: one request in flight, the others take turns for it.
     private let requestCredit = CreditPool(capacity: 1)
     private var pending: [SubmissionID: Pending] = [:]
+    /// ``EndpointEvent/peerSessionChanged`` events so far, and who waits for the next one.
+    private var peerSessionChangeCount = 0
+    private var peerSessionWaiters: [CheckedContinuation<Int?, Never>] = []
     /// Submissions nobody waits for yet (a ``submit(_:compress:timeout:)`` receipt not awaited, or a send between
     /// queueing and waiting): their outcome is kept here until a waiter takes it, so none is lost.
     private var unclaimed: [SubmissionID: Unclaimed] = [:]
@@ -239,6 +242,9 @@ public actor Transport {
         timerWaiter = nil
         timerSleep?.cancel()
         renewalRequests.finish()
+        let waiters = peerSessionWaiters
+        peerSessionWaiters = []
+        for waiter in waiters { waiter.resume(returning: nil) }
         settleFlushWaiters()
         driver?.cancel()
         await closeLink()
@@ -346,6 +352,28 @@ public actor Transport {
         afterChange()
     }
 
+    /// The peer's sender session, from its latest `hello` (PROTOCOL.md 3.9); nil before the first. Each message
+    /// received names it (``ReceivedMessage/senderSession``).
+    public var peerSession: UInt64? { endpoint.peerSession }
+
+    /// How often the peer's sender session changed under this transport so far: a hello named another session
+    /// than the one before (a peer that restarted, or forgot this side's session, while this side resumed its
+    /// own). What the peer held of this side is gone then; a layer above that keeps state with it (an
+    /// end-to-end session) starts it again.
+    public var peerSessionChanges: Int { peerSessionChangeCount }
+
+    /// Returns once ``peerSessionChanges`` exceeds `seen` (with the count then), or nil once the transport closed.
+    ///
+    /// ```swift
+    /// var seen = await transport.peerSessionChanges
+    /// while let changes = await transport.peerSessionChange(after: seen) { seen = changes; await startOver() }
+    /// ```
+    public func peerSessionChange(after seen: Int) async -> Int? {
+        if peerSessionChangeCount > seen { return peerSessionChangeCount }
+        guard !closed else { return nil }
+        return await withCheckedContinuation { peerSessionWaiters.append($0) }
+    }
+
     /// True when messages are acknowledged only by ``accept(_:)`` (``EndpointConfiguration/holdsAcknowledgements``).
     public nonisolated var holdsAcknowledgements: Bool { options.endpoint.holdsAcknowledgements }
 
@@ -443,6 +471,12 @@ public actor Transport {
             break
         case .peerSilent:
             renewalRequests.yield()
+        case let .peerSessionChanged(previous, current):
+            logger?.info("the peer's sender session changed (\(String(previous, radix: 16)) to \(String(current, radix: 16))): the peer restarted or forgot this side")
+            peerSessionChangeCount += 1
+            let waiters = peerSessionWaiters
+            peerSessionWaiters = []
+            for waiter in waiters { waiter.resume(returning: peerSessionChangeCount) }
         }
     }
 

@@ -14,4 +14,8 @@ public enum EndpointEvent: Sendable, Equatable {
     /// second one since the last acknowledgement): the way the peer's packets come in may be broken while the
     /// connection stays up (the driver asks the link to renew it, ``Link/renewIncoming()``).
     case peerSilent
+    /// The peer's hello named another sender session than the one this side received from before: the peer is a
+    /// new process, or it forgot this side's session (a restart, an expired resume window) while this side resumed
+    /// its own. What the peer held for this side is gone, e.g. an end-to-end session layered above (PROTOCOL.md 6.8).
+    case peerSessionChanged(previous: UInt64, current: UInt64)
 }

@@ -57,6 +57,10 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     public mutating func pollEvent() -> EndpointEvent? {
         routeDeliveries()
         if let event = events.popFirst() { return event }
+        // Before the sender's outcomes: a send the new peer session refused is seen after the change.
+        if let change = receiver.popSessionChange() {
+            return .peerSessionChanged(previous: change.previous, current: change.current)
+        }
         if let event = sender.popEvent() { return event }
         if let failure = receiver.popFailure() { return .receiveFailed(failure) }
         return nil
@@ -90,6 +94,9 @@ public struct TransportEndpoint: PacketEndpoint, Sendable {
     /// the acknowledgement of a whole (or accepted) message, a rejection, an answer to a query. They go out
     /// only while connected, after the peer's hello on that connection.
     public var owesPeer: Bool { receiver.owesControls }
+
+    /// The peer's sender session (PROTOCOL.md 3.9), from its latest hello; nil before the first.
+    public var peerSession: UInt64? { receiver.peerSession }
 
     /// Messages waiting in ``takeMessage()``.
     public var availableMessages: Int { receiver.applicationQueue.count }

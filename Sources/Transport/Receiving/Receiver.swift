@@ -37,6 +37,8 @@ struct Receiver: Sendable {
     private var busyOutstanding = false
     private var startMissingCounts = [0, 0, 0, 0]
     private(set) var failures = Deque<TransportError>()
+    /// Peer sender sessions replaced by another one's hello, not yet reported: (previous, current).
+    private var sessionChanges = Deque<(previous: UInt64, current: UInt64)>()
     /// With ``EndpointConfiguration/holdsAcknowledgements``: delivered messages whose `complete` waits for
     /// the application's acceptance, keyed by sender session and id; the bytes of those the application
     /// took stay counted in ``bufferedBytes``.
@@ -101,6 +103,7 @@ struct Receiver: Sendable {
 
     mutating func popOutput() -> ReceivedMessage? { output.popFirst() }
     mutating func popFailure() -> TransportError? { failures.popFirst() }
+    mutating func popSessionChange() -> (previous: UInt64, current: UInt64)? { sessionChanges.popFirst() }
 
     mutating func enqueueForApplication(_ message: ReceivedMessage) {
         applicationQueue.append(message)
@@ -461,7 +464,12 @@ struct Receiver: Sendable {
     mutating func handleHello(session: UInt64, firstMessageID: UInt32) {
         greetedOnConnection = true
         if peerSession != session {
-            if peerSession != nil { endSession() }
+            if let previous = peerSession {
+                endSession()
+                // Reported once per change; a peer that keeps changing is bounded by the link's own pace.
+                if sessionChanges.count >= Self.controlQueueLimit { sessionChanges.removeFirst() }
+                sessionChanges.append((previous, session))
+            }
             peerSession = session
             nextDeliveryID = firstMessageID
         } else {

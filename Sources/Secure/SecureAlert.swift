@@ -19,7 +19,7 @@ public enum SecureAlert: UInt8, Sendable, Equatable, CustomStringConvertible {
         case .replayed, .outsideReplayWindow: self = .replayed
         case .tampered: self = .tampered
         case .messageTooLarge: self = .tooLarge
-        case .counterExhausted, .refusedByPeer, .closedDuringHandshake, .invalidKey: return nil
+        case .counterExhausted, .refusedByPeer, .closedDuringHandshake, .invalidKey, .sessionForgotten: return nil
         }
     }
 

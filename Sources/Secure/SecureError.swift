@@ -26,6 +26,10 @@ public enum SecureError: Error, Sendable, Equatable, CustomStringConvertible {
     case closedDuringHandshake
     /// A key file or key text is not in the documented format.
     case invalidKey(String)
+    /// As initiator: the peer refused a message sealed under a secure session it no longer holds (it restarted, or
+    /// forgot our session, while our Transport session resumed). `maybeDelivered`: the message was sent before we
+    /// learned it, so the peer may have taken it before it forgot. Never sent again by the channel.
+    case sessionForgotten(maybeDelivered: Bool)
 
     public var description: String {
         switch self {
@@ -44,6 +48,9 @@ public enum SecureError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .refusedByPeer(alert): "the peer refused the message: \(alert)"
         case .closedDuringHandshake: "the connection closed during the secure handshake"
         case let .invalidKey(why): "invalid key: \(why)"
+        case let .sessionForgotten(maybeDelivered):
+            "the peer forgot the secure session (it restarted) and refused the message"
+                + (maybeDelivered ? "; it may have taken it before" : "; it never took it")
         }
     }
 }

@@ -30,6 +30,14 @@ struct SealedRecord {
         tag = bytes.suffix(Self.tagCount)
     }
 
+    /// True when `bytes` has a sealed record's shape (version, a record type, at least the overhead): what a
+    /// peer sends once its handshake is done, never a handshake message.
+    static func hasShape(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= overhead, bytes[0] == SecureWire.version, let type = SecureWire.MessageType(rawValue: bytes[1])
+        else { return false }
+        return type == .sealed || type == .sealedAlert || type == .sealedWithOrigin
+    }
+
     static func header(type: SecureWire.MessageType, counter: UInt64) -> [UInt8] {
         [SecureWire.version, type.rawValue] + bigEndianBytes(counter)
     }

@@ -11,6 +11,8 @@ import Transport
 final class MemoryStack: PipeStack {
     private let acceptors = Mutex<[String: MemoryAcceptor]>([:])
     private let centralCount = Atomic<Int>(0)
+    /// The central end of every connection made so far.
+    private let centralEnds = Mutex<[MemoryLink]>([])
 
     func centralLink(to address: PipeAddress, options: MessagePipe.Options) async throws -> any CentralLink {
         let number = centralCount.add(1, ordering: .relaxed).newValue
@@ -24,6 +26,13 @@ final class MemoryStack: PipeStack {
     }
 
     func acceptor(named name: String) -> MemoryAcceptor? { acceptors.withLock { $0[name] } }
+
+    func connected(_ end: MemoryLink) { centralEnds.withLock { $0.append(end) } }
+
+    /// Drops every connection made so far, as a radio that loses them does; the centrals reconnect by themselves.
+    func dropConnections() async {
+        for end in centralEnds.withLock({ $0 }) { await end.disconnect(reason: "dropped by the test") }
+    }
 }
 
 /// What a memory link is made of: a relay carrying one `MemoryLink` end after another, on GATT's terms
@@ -64,7 +73,9 @@ final class MemoryCentralLink: MemoryRelayLink, CentralLink {
     func connect(until deadline: ContinuousClock.Instant) async throws -> String {
         guard let acceptor = stack.acceptor(named: name) else { throw LinkError.notConnected }
         let (central, peripheral) = MemoryLink.pair()
-        acceptor.arrive(peripheral, from: identity)
+        // A server that stopped (and was not started again) takes no connection.
+        guard acceptor.arrive(peripheral, from: identity) else { throw LinkError.notConnected }
+        stack.connected(central)
         carryInBackground(central)
         return "memory:\(name)"
     }
@@ -88,7 +99,11 @@ final class MemoryAcceptor: LinkAcceptor {
 
     var endsOnCancellation: Bool { true }
 
-    func arrive(_ end: MemoryLink, from peer: String) { arrivals.continuation.yield((end, peer)) }
+    /// Hands `end` to the accept loop; false once the acceptor stopped.
+    func arrive(_ end: MemoryLink, from peer: String) -> Bool {
+        if case .terminated = arrivals.continuation.yield((end, peer)) { return false }
+        return true
+    }
 
     func acceptLinks(
         info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int, unnumbered: Bool,

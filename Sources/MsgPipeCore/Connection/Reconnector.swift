@@ -61,6 +61,12 @@ public final class Reconnector: Sendable {
         failures.store(0, ordering: .relaxed)
     }
 
+    /// The pipe must be established again (its peer forgot the end-to-end session, and a new handshake runs):
+    /// until ``established()``, a connection the peer ends counts as a failure, as before the first handshake.
+    public func awaitEstablishment() {
+        isEstablished.store(false, ordering: .relaxed)
+    }
+
     /// True once reconnecting failed `attempts` times in a row.
     public var hasGivenUp: Bool { gaveUp.load(ordering: .relaxed) }
 

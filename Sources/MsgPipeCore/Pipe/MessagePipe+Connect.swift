@@ -72,8 +72,10 @@ extension MessagePipe {
             var secured: Secured?
             if let keys = options.keys {
                 do {
-                    secured = try await initiate(keys, over: transport, options: options)
+                    let channel = try await initiate(keys, over: transport, options: options)
                     reconnector.established()
+                    renewWhenForgotten(channel.channel, over: transport, reconnector: reconnector, options: options)
+                    secured = channel
                 } catch {
                     observation.stop()
                     await reconnector.stop()
@@ -100,6 +102,33 @@ extension MessagePipe {
             peer: description, format: options.format, link: link, events: link.events, packetSize: packetSize,
             reconnector: reconnector, options: options, connections: { connections.load(ordering: .relaxed) },
             observation: connector.observation)
+    }
+
+    /// Runs a new handshake on `transport` each time the peer's Transport session changes (PROTOCOL.md 6.8: it
+    /// restarted, or our session expired there, while ours resumed), until the transport closes. Until it is done
+    /// the reconnector counts a connection the peer ends as a failure; a refusal of our key is final: the pipe
+    /// stops reconnecting and closes (its sends throw ``MessagePipeError/notAuthenticated(_:)``).
+    private static func renewWhenForgotten(
+        _ channel: SecureChannel, over transport: Transport, reconnector: Reconnector, options: Options
+    ) {
+        Task {
+            var seen = 0
+            while let changes = await transport.peerSessionChange(after: seen) {
+                seen = changes
+                reconnector.awaitEstablishment()
+                do {
+                    try await channel.renewIfPeerChanged()
+                    reconnector.established()
+                } catch let error as SecureError where MessagePipeError(refusal: error) != nil {
+                    options.note(.warning, "the peer forgot the end-to-end session and refused a new one: \(error)")
+                    await reconnector.stop()
+                    await transport.close()
+                    return
+                } catch {
+                    options.note(.reconnect, "the peer forgot the end-to-end session; a new handshake failed: \(error)")
+                }
+            }
+        }
     }
 
     /// A Transport over `link` that shows `onEvent` each event and the options' `onPacketSent` each packet sent.

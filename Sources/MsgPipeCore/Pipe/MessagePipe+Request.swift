@@ -5,7 +5,8 @@ import Secure
 extension MessagePipe {
     /// Sends request `id` and returns the peer's response, sealed with ``Options/keys``. A drop meanwhile is
     /// reconnected and resumed. Retry with the same `id` after an error: a server with a journal runs it once.
-    /// Throws `TransportError` on timeout, ``MessagePipeError/linkLost(attempts:)``, a `SecureError`,
+    /// Throws `TransportError` on timeout, ``MessagePipeError/linkLost(attempts:)``,
+    /// ``MessagePipeError/peerSessionReset(maybeDelivered:)`` (the peer forgot the secure session), a `SecureError`,
     /// `ExchangeError.malformedEnvelope`, or ``MessagePipeError/closed`` on a plain format.
     ///
     /// ```swift
@@ -19,7 +20,7 @@ extension MessagePipe {
             }
             return try await ExchangeClient.request(body, id: id, over: transport, timeout: timeout)
         } catch {
-            throw linkLostIfGivenUp(error)
+            throw pipeError(error)
         }
     }
 }

@@ -221,7 +221,9 @@ public final class MessagePipe: Sendable {
 
     /// Sends one whole message. msgpipe format: returns once the peer acknowledged all of it; throws
     /// `TransportError` (e.g. not acknowledged within `timeout`), ``MessagePipeError/linkLost(attempts:)``
-    /// when reconnecting gave up, or ``MessagePipeError/messageTooLarge(size:limit:)``. Plain formats: returns
+    /// when reconnecting gave up, or ``MessagePipeError/messageTooLarge(size:limit:)``; with end-to-end keys
+    /// ``MessagePipeError/peerSessionReset(maybeDelivered:)`` when the peer forgot the secure session (the pipe
+    /// renews it by itself; this message is not sent again). Plain formats: returns
     /// once the peer's ATT layer took every packet (see ``PlainSending``); a drop or `timeout` is an error and
     /// nothing is resumed. Concurrent sends go one after the other.
     public func send(_ bytes: [UInt8], timeout: Duration? = nil) async throws {
@@ -236,7 +238,7 @@ public final class MessagePipe: Sendable {
                     try await transport.send(bytes, timeout: timeout)
                 }
             } catch {
-                throw linkLostIfGivenUp(error)
+                throw pipeError(error)
             }
             return
         }
@@ -282,7 +284,9 @@ public final class MessagePipe: Sendable {
 
     /// ``submit(_:timeout:)`` for a queued message that names its `origin` (an outbox's session and id), sealed
     /// with it so that the peer's journal knows a resend over a new Transport session. Needs end-to-end keys
-    /// (``MessagePipeError/keysUnusable(_:)`` without them): a plain message's identity is its Transport's.
+    /// (``MessagePipeError/keysUnusable(_:)`` without them): a plain message's identity is its Transport's. Once
+    /// the peer forgot the secure session it throws ``MessagePipeError/peerSessionReset(maybeDelivered:)`` (false)
+    /// rather than renew it: a queue goes on in order from the first refused message, on a new pipe.
     package func submit(_ bytes: [UInt8], origin: MessageOrigin?, timeout: Duration? = nil) async throws -> SendReceipt {
         guard let transport else {
             if origin != nil { throw MessagePipeError.keysUnusable("a message's origin is sealed with it: the plain formats have none") }
@@ -298,21 +302,30 @@ public final class MessagePipe: Sendable {
         let receipt: SendReceipt
         do {
             if let secured {
-                receipt = try await secured.channel.submit(bytes, origin: origin, timeout: timeout)
+                // A queued message keeps its order: after the peer forgot the session, it fails rather than
+                // going ahead of those refused before it (the queue goes on from them on a new connection).
+                receipt = try await secured.channel.submit(bytes, origin: origin, timeout: timeout, renewing: origin == nil)
             } else {
                 receipt = try await transport.submit(bytes, timeout: timeout)
             }
         } catch {
-            throw linkLostIfGivenUp(error)
+            throw pipeError(error)
         }
         return SendReceipt { [self] in
-            do { try await receipt.acknowledged() } catch { throw linkLostIfGivenUp(error) }
+            do { try await receipt.acknowledged() } catch { throw pipeError(error) }
         }
     }
 
-    /// `error`, or ``MessagePipeError/linkLost(attempts:)`` once reconnecting gave up (the cause of it).
-    func linkLostIfGivenUp(_ error: any Error) -> any Error {
+    /// What a failed send or request throws: ``MessagePipeError/linkLost(attempts:)`` once reconnecting gave up
+    /// (the cause of it), ``MessagePipeError/peerSessionReset(maybeDelivered:)`` for a sealed message the peer
+    /// refused because it forgot the secure session, ``MessagePipeError/notAuthenticated(_:)`` when the peer refused
+    /// the new handshake that followed; else `error`.
+    func pipeError(_ error: any Error) -> any Error {
         if let reconnector, reconnector.hasGivenUp { return MessagePipeError.linkLost(attempts: reconnector.attempts ?? 0) }
+        if case let SecureError.sessionForgotten(maybeDelivered) = error {
+            return MessagePipeError.peerSessionReset(maybeDelivered: maybeDelivered)
+        }
+        if let secure = error as? SecureError, let refusal = MessagePipeError(refusal: secure) { return refusal }
         return error
     }
 

@@ -27,6 +27,12 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
     case notAuthenticated(String)
     /// End-to-end keys cannot be used as given (a plain format, or authorized keys on a central).
     case keysUnusable(String)
+    /// End-to-end keys, as central: the peer refused the message because it forgot the secure session it was
+    /// sealed in (it restarted, or our session expired there, while our Transport session resumed). The pipe runs
+    /// a new handshake by itself; the message is not sent again. `maybeDelivered`: it was sent before the pipe
+    /// learned it, so the peer may have kept it before it forgot; a resend with the same origin (`MessageOutbox`)
+    /// lets the peer's journal know it.
+    case peerSessionReset(maybeDelivered: Bool)
     /// ``PipeBackend/auto(kernel:)`` asked for connection parameters or a PHY and auto picked bluetoothd, whose
     /// D-Bus API sets neither: the pipe is not made (bluetoothd's main.conf sets them, for every program).
     case connectionParametersThroughBluetoothd(ConnectionParameterRequest)
@@ -43,6 +49,9 @@ public enum MessagePipeError: Error, Equatable, CustomStringConvertible {
         case let .channelUnavailable(reason): "no L2CAP channel (link mode l2cap): \(reason)"
         case let .notAuthenticated(reason): "not authenticated: \(reason)"
         case let .keysUnusable(reason): "end-to-end keys cannot be used here: \(reason)"
+        case let .peerSessionReset(maybeDelivered):
+            "the peer forgot the end-to-end session (it restarted) and refused the message: "
+                + (maybeDelivered ? "it may have kept it before, or not" : "it never had it")
         case let .connectionParametersThroughBluetoothd(request): Self.bluetoothdRemedy(request)
         }
     }

@@ -65,7 +65,8 @@ extension PeerDelivery.Failure {
     public enum Kind: Sendable, Equatable {
         /// No connection, or the link failed and reconnecting did not bring it back.
         case link
-        /// A message was not acknowledged before the deadline, or the peer stopped answering.
+        /// A message was not acknowledged before the deadline, the peer stopped answering, or it forgot the
+        /// end-to-end session (``MessagePipeError/peerSessionReset(maybeDelivered:)``).
         case notAcknowledged
         /// The peer refused for good: too large, another format, rejected, unusable keys.
         case refused
@@ -108,7 +109,8 @@ extension PeerDelivery.Failure {
         case let error as SecureError: kind(error)
         case MessagePipeError.notAuthenticated: .notAuthenticated
         case MessagePipeError.messageTooLarge, MessagePipeError.formatMismatch, MessagePipeError.keysUnusable: .refused
-        case MessagePipeError.timedOut: .notAcknowledged
+        // The peer forgot the secure session: the message may have been kept, or not; it was not acknowledged.
+        case MessagePipeError.timedOut, MessagePipeError.peerSessionReset: .notAcknowledged
         case is FramingError: .unsendable
         default: .link
         }

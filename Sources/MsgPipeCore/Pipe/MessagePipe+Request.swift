@@ -109,7 +109,8 @@ public enum RequestFailureKind: Sendable, Equatable {
     case refused
     /// The link could not be set up (ATT and Bluetooth errors while connecting too) or dropped for good.
     case link
-    /// No response in time: the command may still run, and a retry with the same id never runs it twice.
+    /// No response in time, or the server restarted with the request on its way: the command may still run, and a
+    /// retry with the same id never runs it twice.
     case timedOut
     /// Anything else: a protocol error, a malformed envelope.
     case other
@@ -134,7 +135,8 @@ public enum RequestFailureKind: Sendable, Equatable {
         case let error as MessagePipeError:
             switch error {
             case .notAuthenticated: self = .notAuthenticated
-            case .timedOut, .noResponse: self = .timedOut
+            // The server restarted with the request on its way: no answer; a retry with the same id runs it once.
+            case .timedOut, .noResponse, .peerSessionReset: self = .timedOut
             default: self = .link
             }
         case is ExchangeError: self = .other

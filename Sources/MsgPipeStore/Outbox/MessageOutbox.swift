@@ -242,7 +242,7 @@ public final class MessageOutbox: Sendable {
     /// A message the peer refuses for good (too large for it, rejected) is moved to `refused/` and reported;
     /// the ones after it go on. While the peer is away it reconnects as `options.reconnect` says, counting
     /// attempts in a row without a delivery. With end-to-end keys, a peer that forgot the secure session (it
-    /// restarted: ``MessagePipeError/peerSessionReset(maybeDelivered:)``) gets what it refused again, in order, on
+    /// restarted: `MessagePipeError.peerSessionReset`) gets what it refused again, in order, on
     /// a new pipe; its journal knows each message's origin. `options.senderSession` and `maximumMessageSize` are set here.
     ///
     /// Throws ``OutboxError/undelivered(remaining:cause:)`` when the attempts ran out,

@@ -32,6 +32,8 @@ public actor SecureChannel {
     private let renewal: Renewal?
     /// The transport's ``Transport/peerSessionChanges`` when `session` was made: the peer holds it while they match.
     private var sessionEpoch: Int
+    /// `sessionEpoch` of the first session.
+    private let firstEpoch: Int
     /// The peer's Transport session `session` was made with.
     private var sessionPeer: UInt64?
     /// The session before the latest renewal and the peer's Transport session it served: messages that peer
@@ -56,6 +58,7 @@ public actor SecureChannel {
         self.peer = peer
         self.renewal = renewal
         sessionEpoch = epoch
+        firstEpoch = epoch
         self.sessionPeer = sessionPeer
     }
 
@@ -233,14 +236,17 @@ public actor SecureChannel {
         renewing mayRenew: Bool = true, _ seal: (inout SecureSession) throws -> [UInt8],
         _ enqueue: @Sendable ([UInt8]) async throws -> T
     ) async throws -> (T, epoch: Int) {
-        if !mayRenew, renewal != nil {
+        if mayRenew {
+            try await renewIfPeerChanged()
+            while let renewing { try await renewing.value }
+        } else if renewal != nil {
+            // Sealed with the first session's keys while the peer holds it, or not at all: never with renewed keys,
+            // which would let this message overtake the ones the peer refused before it.
             if let refusal { throw refusal }
-            guard renewing == nil, await transport.peerSessionChanges == sessionEpoch, renewing == nil else {
+            guard sessionEpoch == firstEpoch, await transport.peerSessionChanges == firstEpoch, sessionEpoch == firstEpoch else {
                 throw SecureError.sessionForgotten(maybeDelivered: false)
             }
         }
-        try await renewIfPeerChanged()
-        while let renewing { try await renewing.value }
         if let refusal { throw refusal }
         let record = try seal(&session)
         let epoch = sessionEpoch
@@ -276,9 +282,9 @@ public actor SecureChannel {
     /// acknowledged it: messages submitted one after the other go in that order, several in flight. Await the
     /// receipt's `acknowledged()` as for `Transport.submit` (it throws ``SecureError/sessionForgotten(maybeDelivered:)``
     /// as ``send(_:timeout:)`` does). Throws ``SecureError/messageTooLarge(size:limit:)`` or the transport's error;
-    /// nothing is sent then. With `renewing` false, a session the peer forgot is not renewed first: this throws
-    /// ``SecureError/sessionForgotten(maybeDelivered:)`` (false) instead, so a queue that keeps its order can stop
-    /// and go on from the first refused message on a new connection.
+    /// nothing is sent then. With `renewing` false, a channel whose peer forgot its first session (renewed or
+    /// not) throws ``SecureError/sessionForgotten(maybeDelivered:)`` (false) instead, so a queue that keeps its order
+    /// stops and goes on from the first refused message on a new connection.
     ///
     /// ```swift
     /// let receipt = try await channel.submit(reading, origin: MessageOrigin(session: outboxSession, id: 42))

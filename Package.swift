@@ -187,7 +187,7 @@ let package = Package(
             dependencies: [
                 "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLESocket", "BLELink", "BlueZLink",
                 "SDBus", "Simulator",
-                "Secure", "Exchange", "ExchangePosix", "CSystemd",
+                "Secure", "Exchange", "ExchangePosix", "CSystemd", "CBuildInfo",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -216,8 +216,7 @@ let package = Package(
         .target(
             name: "MsgPipeCLI",
             dependencies: [
-                "Framing", "Transport", "GATT", "BLELink", "MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator", "Secure",
-                "Exchange", "CBuildInfo",
+                "MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -16,8 +16,8 @@ if [ "${1:-}" = --build-only ]; then build_only=1; shift; fi
 out=${1:-.package}
 mkdir -p "$out"; out=$(cd "$out" && pwd)
 
-version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/MsgPipeCLI/BuildInfo.swift)
-[ -n "$version" ] || { echo "package.sh: no version in Sources/MsgPipeCLI/BuildInfo.swift" >&2; exit 1; }
+version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' Sources/MsgPipe/MsgPipeBuild.swift)
+[ -n "$version" ] || { echo "package.sh: no version in Sources/MsgPipe/MsgPipeBuild.swift" >&2; exit 1; }
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 # Man pages and the changelog carry the commit's date, not today's, so two builds of a commit agree.
 date=$(git log -1 --format=%cs 2>/dev/null || date -u +%F)

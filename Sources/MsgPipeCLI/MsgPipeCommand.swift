@@ -1,4 +1,5 @@
 public import ArgumentParser
+import MsgPipe
 
 /// The `msgpipe` command: moves whole messages over BLE GATT (or a UNIX socket, or a simulator).
 public struct MsgPipeCommand: AsyncParsableCommand {
@@ -6,7 +7,7 @@ public struct MsgPipeCommand: AsyncParsableCommand {
         commandName: "msgpipe",
         abstract: "Move whole messages of any size over Bluetooth LE GATT, reliably.",
         discussion: "Reference: docs/CLI.md. Start with `msgpipe listen --help` and `msgpipe send --help`.",
-        version: BuildInfo.versionLine,
+        version: MsgPipeBuild.versionLine,
         subcommands: [
             ListenCommand.self,
             SendCommand.self,

@@ -1,7 +1,11 @@
 internal import CBuildInfo
 
-/// What `msgpipe --version` prints: the package version, and the commit the binary was built from.
-public enum BuildInfo {
+/// The library's version and the commit it was built from, as `msgpipe --version` prints them.
+///
+/// ```swift
+/// logger.info("msgpipe \(MsgPipeBuild.versionLine)")   // "msgpipe 0.1.0 (abc1234)"
+/// ```
+public enum MsgPipeBuild {
     /// The package version; Scripts/package.sh names the Debian package after it.
     public static let version = "0.1.0"
 

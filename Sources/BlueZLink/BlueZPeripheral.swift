@@ -175,6 +175,13 @@ public final class BlueZPeripheral: Sendable {
         return peripheral
     }
 
+    /// Takes the advertisement away (a registration in flight completes first), then ``stop()``: a peripheral
+    /// that served its last central leaves no advertisement behind. Waits at most `bound` for bluetoothd.
+    public func close(within bound: Duration = .seconds(2)) async {
+        await registration.withdrawAdvertising(within: bound)
+        stop()
+    }
+
     /// Unexports everything (bluetoothd drops the application) and ends the connection sequence.
     public func stop() {
         if registration.stop(), let agent { BlueZJustWorksAgent.unregister(agent, on: bus) }

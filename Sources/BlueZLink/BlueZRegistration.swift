@@ -21,6 +21,19 @@ final class BlueZRegistration: Sendable {
         var advertise = true
         var advertised = false
         var changingAdvertising = false
+        /// Taking the advertisement away for good (``withdrawAdvertising(within:)``): no events for it.
+        var withdrawing = false
+        /// Who waits for the change in flight to end, and the waits that timed out before they were kept.
+        var settledWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        var expiredWaiters: Set<Int> = []
+        var nextWaiter = 0
+
+        /// No change in flight any more: the waiters to resume (outside the lock).
+        mutating func endChanging() -> [CheckedContinuation<Void, Never>] {
+            changingAdvertising = false
+            defer { settledWaiters.removeAll() }
+            return Array(settledWaiters.values)
+        }
     }
 
     let state = Mutex(State())

@@ -130,6 +130,8 @@ public final class BluetoothdAcceptor: LinkAcceptor {
             await handle(connection.link, connection.peer)
             await connection.link.close()
         }
+        // The last central's turn may have just registered the advertisement again: it goes before we leave.
+        await peripheral.close()
     }
 
     public var options: MessagePipe.Options { loop.options }

@@ -138,7 +138,7 @@ struct ListenCommand: AsyncParsableCommand {
         let connections = connections
         // SIGINT/SIGTERM, also one during start: the acceptor stops (the socket file goes, advertising stops),
         // then the run ends. What arrived whole is kept (and accepted); a partial message is dropped.
-        let served = await signals.cancellingOnSignal(onSignal: { acceptor.stop() }) { () throws -> (PipeServer, ReceiveEnd) in
+        let served = await signals.cancellingOnSignal(onSignal: { await acceptor.close() }) { () throws -> (PipeServer, ReceiveEnd) in
             let server = try await PipeServer.serve(acceptor, connections: connections)
             printError(server.description)
             if let broker {

@@ -17,7 +17,7 @@ import Testing
         let started = Mutex<[MessagePipe.ScanStart]>([])
         let matched = Mutex<[String]>([])
         let peers = try await MessagePipe.scan(
-            adapter: "hci0", backend: .bluez, for: .milliseconds(500), filter: ScanFilter(name: "msgpipe-peer"),
+            adapter: "hci0", backend: .bluez, for: .seconds(3), filter: ScanFilter(name: "msgpipe-peer"),
             busAddress: bus.address, onStart: { start in started.withLock { $0.append(start) } },
             onMatch: { peer in matched.withLock { $0.append(peer.peer.address.description) } })
         #expect(peers.map(\.peer.address.description) == ["C0:11:22:33:44:55"])
@@ -38,7 +38,7 @@ import Testing
         let found = Mutex<[ScannedPeer]>([])
         let criteria = try ScanCriteria(name: "msgpipe-peer", referencePower: 50, attenuation: 2)
         let peers = try await MessagePipe.scan(
-            adapter: "hci0", backend: .bluez, for: .milliseconds(500), matching: criteria, busAddress: bus.address,
+            adapter: "hci0", backend: .bluez, for: .seconds(3), matching: criteria, busAddress: bus.address,
             onFound: { peer in found.withLock { $0.append(peer) } })
         let peer = try #require(peers.first)
         #expect(peers.count == 1 && found.withLock { $0 } == peers)

@@ -87,8 +87,10 @@ final class Mosquitto: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
+        // The previous broker on this port is gone (``awaitExit(_:)``), so a port that accepts is this one's;
+        // one that exited (it could not bind) is a failure at once.
         let deadline = Date(timeIntervalSinceNow: 10)
-        while Date() < deadline {
+        while Date() < deadline, Self.isAlive(process.processIdentifier) {
             if Self.accepts(port: port), tlsPort.map(Self.accepts(port:)) ?? true { return }
             usleep(20_000)
         }
@@ -112,11 +114,15 @@ final class Mosquitto: @unchecked Sendable {
         }
     }
 
-    /// Waits up to 5 s for `process` to exit, then kills it. Reads /proc: Foundation notices an exit late.
+    /// Waits up to 10 s for `process` to exit (a loaded machine can take seconds to save the store), then
+    /// kills it and waits until it is gone: a broker started next on the same port must not find the old one
+    /// still holding it. Reads /proc: Foundation notices an exit late.
     static func awaitExit(_ process: Process) {
         let pid = process.processIdentifier
-        for _ in 0 ..< 250 where isAlive(pid) { usleep(10_000) }
-        if isAlive(pid) { kill(pid, SIGKILL) }
+        for _ in 0 ..< 1000 where isAlive(pid) { usleep(10_000) }
+        guard isAlive(pid) else { return }
+        kill(pid, SIGKILL)
+        for _ in 0 ..< 1000 where isAlive(pid) { usleep(10_000) }
     }
 
     /// True while `pid` runs (not gone, not a zombie).

@@ -6,7 +6,7 @@ import UnixSignals
 ///
 /// ```swift
 /// let signals = await ShutdownSignals()
-/// let served = await signals.cancellingOnSignal(onSignal: { acceptor.stop() }) { try await serve() }
+/// let served = await signals.cancellingOnSignal(onSignal: { await acceptor.close() }) { try await serve() }
 /// ```
 public struct ShutdownSignals: Sendable {
     private let signals: UnixSignalsSequence
@@ -21,17 +21,17 @@ public struct ShutdownSignals: Sendable {
         for await _ in signals { return }
     }
 
-    /// Runs `work` in a task that the first signal cancels, after `onSignal` (which can stop what cancellation
-    /// does not reach, such as an accept loop); returns how `work` ended, after it ended. Waits for the first
-    /// signal, so it is called once per value.
+    /// Runs `work` in a task that the first signal cancels once `onSignal` returned (it can stop what
+    /// cancellation does not reach, such as an accept loop, while `work` still runs); returns how `work` ended,
+    /// after it ended. Waits for the first signal, so it is called once per value.
     public func cancellingOnSignal<Value: Sendable>(
-        onSignal: @escaping @Sendable () -> Void = {}, _ work: @escaping @Sendable () async throws -> Value
+        onSignal: @escaping @Sendable () async -> Void = {}, _ work: @escaping @Sendable () async throws -> Value
     ) async -> Result<Value, any Error> {
         let working = Task { try await work() }
         let watching = Task {
             await wait()
             guard !Task.isCancelled else { return }
-            onSignal()
+            await onSignal()
             working.cancel()
         }
         defer { watching.cancel() }

@@ -53,6 +53,15 @@ public protocol LinkAcceptor: Sendable {
 
     /// Stops accepting at once, from any thread: no further central arrives.
     func stop()
+
+    /// Stops accepting as ``stop()`` does, first taking the advertisement away where the stack needs a round
+    /// trip to do so cleanly (bluetoothd: at most 2 s). What a graceful shutdown calls; the default is ``stop()``.
+    func close() async
+}
+
+extension LinkAcceptor {
+    /// ``stop()``: nothing this acceptor set up outside the process needs a round trip to go.
+    public func close() async { stop() }
 }
 
 /// A stack's central link made of a link and how to connect it once.

@@ -46,11 +46,11 @@ public final class PipeServer: Sendable {
         self.centrals = centrals
     }
 
-    /// Stops accepting, ends every central's pipe, and removes the socket file or the advertisement. Each
-    /// central's session first hands its link the acknowledgements it owes (messages accepted just before),
-    /// waiting at most 2 s for a link that is not ready.
+    /// Stops accepting, ends every central's pipe, and removes the socket file or the advertisement (through
+    /// bluetoothd: unregistered first, at most 2 s). Each central's session first hands its link the
+    /// acknowledgements it owes (messages accepted just before), waiting at most 2 s for a link that is not ready.
     public func close() async {
-        acceptor.stop()
+        await acceptor.close()
         let (task, listener) = state.withLock { ($0.task, $0.listener) }
         // The sessions first, while their connections are still served; then the accept loop.
         await listener?.close()

@@ -1,6 +1,7 @@
 import BLELink
 import BlueZLink
 import SDBus
+import Synchronization
 public import GATT
 import Transport
 
@@ -20,6 +21,8 @@ public final class BluetoothdAcceptor: LinkAcceptor {
     public let name: String
     /// The bus bluetoothd was found on, owned by this acceptor (nil: the accept loop opens its own).
     private let bus: DBusConnection?
+    /// The registered peripheral while the accept loop runs: ``close()`` unregisters its advertisement.
+    private let running = Mutex<BlueZPeripheral?>(nil)
 
     /// The advice note of a peripheral through bluetoothd, which cannot widen the adapter's interval range.
     package static let intervalAdvice = "through bluetoothd this peripheral's kernel asks each central whose "
@@ -119,7 +122,11 @@ public final class BluetoothdAcceptor: LinkAcceptor {
                     """)
             }
         }
-        defer { peripheral.stop() }
+        running.withLock { $0 = peripheral }
+        defer {
+            running.withLock { $0 = nil }
+            peripheral.stop()
+        }
         loop.onStop { peripheral.stop() }
         let versionText = version.map { "bluetoothd \($0)" } ?? "bluetoothd of unknown version"
         onReady("advertising '\(localName)' on \(BlueZAdapter.name(path: adapter)) (through bluetoothd)"
@@ -140,4 +147,12 @@ public final class BluetoothdAcceptor: LinkAcceptor {
     /// Unregisters the advertisement and application and stops the channel listener at once, from any thread.
     /// The accept loop itself ends when its task is cancelled.
     public func stop() { loop.stop() }
+
+    /// Unregisters the advertisement (a re-registration in flight completes first; at most 2 s), then
+    /// ``stop()``: bluetoothd 5.66 keeps an empty advertising instance on the adapter when the advertisement's
+    /// object goes while it reads it.
+    public func close() async {
+        await running.withLock({ $0 })?.close()
+        loop.stop()
+    }
 }

@@ -37,6 +37,16 @@ public final class PipeAcceptor: LinkAcceptor {
         }?.stop()
     }
 
+    /// ``stop()``, after the picked acceptor took its advertisement away (`LinkAcceptor.close()`): what a
+    /// graceful shutdown calls.
+    public func close() async {
+        let acceptor = picked.withLock { state in
+            state.stopped = true
+            return state.acceptor
+        }
+        await acceptor?.close()
+    }
+
     /// `LinkAcceptor`'s accept loop, run by the acceptor ``PipeStacks/acceptor(at:options:)`` picks for the
     /// options' backend. Throws what picking throws (`BlueZError` when bluez was asked for and bluetoothd cannot
     /// be reached) and what the picked acceptor throws.

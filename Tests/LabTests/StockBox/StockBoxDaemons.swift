@@ -96,36 +96,46 @@ extension Lab.StockBox {
             }
         }
 
-        /// Why the pair is not as a fresh start leaves it (nil: it is).
+        /// Why the pair is not as a fresh start leaves it (nil: it is). Reads bluetoothd's objects in one
+        /// GetManagedObjects call: a busctl per property cost seconds a test in the TCG guest.
         static func unhealthy(_ daemons: LabBluetoothd) -> String? {
             guard daemons.dbus.isRunning else { return "the bus is gone" }
             guard daemons.bluetoothd.isRunning else { return "bluetoothd is gone" }
-            guard LabBluetoothd.busNameOwned else { return "org.bluez has no owner" }
+            guard let objects = bluezObjects() else { return "org.bluez has no owner or its objects are unreadable" }
             for index in adapters {
-                let path = "/org/bluez/hci\(index)"
-                guard property(path, "org.bluez.Adapter1", "Powered") == "b true" else { return "hci\(index) is not powered" }
-                let active = property(path, "org.bluez.LEAdvertisingManager1", "ActiveInstances")
-                guard active == "y 0" else { return "hci\(index) has advertisements registered with bluetoothd (\(active))" }
-                guard property(path, "org.bluez.Adapter1", "Discovering") == "b false" else { return "hci\(index) is discovering" }
+                let adapter = objects["/org/bluez/hci\(index)"] ?? [:]
+                let powered = adapter["org.bluez.Adapter1"]?["Powered"] as? Bool
+                guard powered == true else { return "hci\(index) is not powered" }
+                let active = adapter["org.bluez.LEAdvertisingManager1"]?["ActiveInstances"] as? Int
+                guard active == 0 else { return "hci\(index) has advertisements registered with bluetoothd (\(active.map(String.init) ?? "unknown"))" }
+                guard adapter["org.bluez.Adapter1"]?["Discovering"] as? Bool == false else { return "hci\(index) is discovering" }
             }
             let instances = LabControllers.advertising().filter { $0.value.instances > 0 }.mapValues(\.instances)
             guard instances.isEmpty else { return "advertising instances in the controllers (controller: count): \(instances)" }
             return nil
         }
 
-        /// busctl's text of a property of org.bluez's object at `path` ("b true", "y 0"; empty when unreadable).
-        private static func property(_ path: String, _ interface: String, _ name: String) -> String {
-            labShell(["busctl", "--system", "get-property", "org.bluez", path, interface, name]).output
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+        /// org.bluez's objects (path: interface: property: value, the variants unwrapped) from one
+        /// `busctl --json=short call ... GetManagedObjects`; nil when bluetoothd did not answer.
+        static func bluezObjects() -> [String: [String: [String: Any]]]? {
+            let answer = labShell(["busctl", "--system", "--json=short", "call", "org.bluez", "/",
+                                   "org.freedesktop.DBus.ObjectManager", "GetManagedObjects"])
+            guard answer.status == 0,
+                  let json = try? JSONSerialization.jsonObject(with: Data(answer.output.utf8)) as? [String: Any],
+                  let objects = (json["data"] as? [Any])?.first as? [String: [String: [String: Any]]]
+            else { return nil }
+            return objects.mapValues { interfaces in
+                interfaces.mapValues { properties in properties.mapValues { ($0 as? [String: Any])?["data"] ?? $0 } }
+            }
         }
 
         /// Removes every device object of the shared adapters (Adapter1.RemoveDevice, its bond too).
         private static func removeDevices() {
-            let paths = labShell(["busctl", "--system", "--list", "tree", "org.bluez"]).output.split(separator: "\n")
+            let paths = bluezObjects()?.keys ?? [:].keys
             for index in adapters {
                 let adapter = "/org/bluez/hci\(index)"
                 for device in paths where device.hasPrefix(adapter + "/dev_") && !device.dropFirst(adapter.count + 1).contains("/") {
-                    labShell(["busctl", "--system", "call", "org.bluez", adapter, "org.bluez.Adapter1", "RemoveDevice", "o", String(device)])
+                    labShell(["busctl", "--system", "call", "org.bluez", adapter, "org.bluez.Adapter1", "RemoveDevice", "o", device])
                 }
             }
         }

@@ -50,17 +50,19 @@ import Testing
     }
 
     /// A keyed server on a fresh socket serving one central at a time (so every connection's peer is
-    /// `unix:PATH`, one address for the backoff) that accepts `phone`, with `wait` as its first backoff.
+    /// `unix:PATH`, one address for the backoff) that accepts `phone`, with `wait` as its first backoff; with
+    /// the instants at which it counted each refused handshake.
     static func keyedServer(
         _ name: String, server: IdentityKey, phone: IdentityKey, wait: Duration
-    ) async throws -> (server: PipeServer, path: String) {
+    ) async throws -> (server: PipeServer, path: String, refusals: AsyncStream<ContinuousClock.Instant>) {
         let path = MessagePipeTests.socketPath(name)
         var options = MessagePipe.Options()
         options.keys = .authorized(server, try AuthorizedKeyring(keys: AuthorizedKeys([.init(name: "phone", key: phone.publicKey)])))
         options.handshakeTimeout = hangGuard
         options.maximumCentrals = 1
         options.handshakeBackoff = ReconnectBackoff(initial: wait, maximum: .seconds(60), attempts: .max)
-        return (try await MessagePipe.listen(path: path, options: options), path)
+        let refusals = KeyedPipeTests.refusals(reportedBy: &options)
+        return (try await MessagePipe.listen(path: path, options: options), path, refusals)
     }
 
     /// A stranger's key: its handshake fails (final, no retry), which starts the address's backoff.
@@ -78,10 +80,14 @@ import Testing
     }
 
     /// Fails a stranger's handshake at `listening` and waits until the server counted it (just after the
-    /// stranger learned of it): the address's backoff runs from then.
-    static func startBackoff(at listening: PipeServer, path: String, server: IdentityKey) async {
+    /// stranger learned of it); returns that instant, at or before which the address's backoff starts.
+    static func startBackoff(
+        at listening: PipeServer, path: String, server: IdentityKey, refusals: AsyncStream<ContinuousClock.Instant>
+    ) async throws -> ContinuousClock.Instant {
         await failHandshake(at: path, server: server)
-        #expect(await KeyedPipeTests.eventually { listening.refusedHandshakes == 1 }, "the failure is counted")
+        let counted = try #require(await nextEvent(of: refusals), "the failure is reported")
+        #expect(listening.refusedHandshakes == 1, "the failure is counted")
+        return counted
     }
 
     func phoneOptions(_ phone: IdentityKey, server: IdentityKey, attempts: Int) -> MessagePipe.Options {
@@ -98,9 +104,9 @@ import Testing
     /// once the wait is over.
     @Test func aRefusedCentralBacksOffAndGetsItsPipeOnceTheWaitIsOver() async throws {
         let (server, phone) = (IdentityKey(), IdentityKey())
-        let (listening, path) = try await Self.keyedServer("backoff-wait", server: server, phone: phone, wait: .seconds(3))
-        await Self.startBackoff(at: listening, path: path, server: server)
-        let failedAt = ContinuousClock.now
+        let (listening, path, refusals) = try await Self.keyedServer("backoff-wait", server: server, phone: phone, wait: .seconds(3))
+        // From the server's own count, not from when this test saw it: a starved test sees it late.
+        let failedAt = try await Self.startBackoff(at: listening, path: path, server: server, refusals: refusals)
         let pipe = try await MessagePipe.connect(
             to: "unix:\(path)", options: phoneOptions(phone, server: server, attempts: .max))
         let waited = ContinuousClock.now - failedAt
@@ -119,8 +125,8 @@ import Testing
     /// Refused `attempts` times in a row, the central gives up with a typed error instead of trying on.
     @Test func aCentralRefusedEveryTimeGivesUpAfterItsAttempts() async throws {
         let (server, phone) = (IdentityKey(), IdentityKey())
-        let (listening, path) = try await Self.keyedServer("backoff-giveup", server: server, phone: phone, wait: .seconds(60))
-        await Self.startBackoff(at: listening, path: path, server: server)
+        let (listening, path, refusals) = try await Self.keyedServer("backoff-giveup", server: server, phone: phone, wait: .seconds(60))
+        _ = try await Self.startBackoff(at: listening, path: path, server: server, refusals: refusals)
         await #expect {
             _ = try await MessagePipe.connect(to: "unix:\(path)", options: phoneOptions(phone, server: server, attempts: 3))
         } throws: { error in

@@ -41,7 +41,9 @@ struct KeyedPipeTests {
     func knownPhonesAreNamedAndAStrangerIsRefused() async throws {
         let path = MessagePipeTests.socketPath("keyed-known")
         let keyring = try keyring()
-        let listening = try await MessagePipe.listen(path: path, options: serverOptions(keyring))
+        var options = serverOptions(keyring)
+        let refusals = Self.refusals(reportedBy: &options)
+        let listening = try await MessagePipe.listen(path: path, options: options)
         for (index, phone) in phones.enumerated() {
             let pipe = try await MessagePipe.connect(to: "unix:\(path)", options: phoneOptions(phone))
             #expect(pipe.isSealed)
@@ -64,23 +66,26 @@ struct KeyedPipeTests {
             guard case MessagePipeError.notAuthenticated = error else { return false }
             return true
         }
-        #expect(await Self.eventually { listening.refusedHandshakes == 1 }, "the refusal is counted")
+        #expect(await nextEvent(of: refusals) != nil, "the refusal is reported")
+        #expect(listening.refusedHandshakes == 1, "the refusal is counted")
         await listening.close()
     }
 
-    /// Waits up to 5 s for `condition` (the server counts a refusal just after the client learned of it).
-    static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0 ..< 100 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return condition()
+    /// The refusals `options` reports to its ``MessagePipe/Options/onRefusedHandshake``, in order, each at the
+    /// instant the server counted it (just after the client learned of it): a test awaits the next one instead
+    /// of polling the count against a deadline that a loaded host can overrun.
+    static func refusals(reportedBy options: inout MessagePipe.Options) -> AsyncStream<ContinuousClock.Instant> {
+        let (refusals, continuation) = AsyncStream.makeStream(of: ContinuousClock.Instant.self)
+        options.onRefusedHandshake = { _, _ in continuation.yield(.now) }
+        return refusals
     }
 
     @Test("a central without keys: its message is never acknowledged nor delivered, and the refusal is counted")
     func aKeylessCentralsMessageIsNeverAcknowledged() async throws {
         let path = MessagePipeTests.socketPath("keyed-keyless")
-        let listening = try await MessagePipe.listen(path: path, options: serverOptions(try keyring()))
+        var listenOptions = serverOptions(try keyring())
+        let refusals = Self.refusals(reportedBy: &listenOptions)
+        let listening = try await MessagePipe.listen(path: path, options: listenOptions)
         var options = MessagePipe.Options()
         options.reconnect.attempts = 0
         let stranger = try await MessagePipe.connect(to: "unix:\(path)", options: options)
@@ -88,7 +93,8 @@ struct KeyedPipeTests {
             try await stranger.send(Array("pay 100".utf8), timeout: .seconds(5))
         }
         await stranger.close()
-        #expect(await Self.eventually { listening.refusedHandshakes == 1 })
+        #expect(await nextEvent(of: refusals) != nil, "the refusal is reported")
+        #expect(listening.refusedHandshakes == 1)
         #expect(listening.centrals.count == 0, "no pipe is handed out for it")
         await listening.close()
     }

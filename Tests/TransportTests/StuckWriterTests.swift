@@ -30,14 +30,18 @@ struct StuckWriterTests {
         func close() async { continuation.finish() }
     }
 
-    /// A memory link whose sends stop returning after `taking` packets (the peer's answers still arrive).
+    /// A memory link whose sends stop returning after `taking` packets (the peer's answers still arrive);
+    /// `stalls` yields each send that stopped.
     final class StallingLink: Link, Sendable {
         let base: MemoryLink
+        let stalls: AsyncStream<Void>
+        private let stalled: AsyncStream<Void>.Continuation
         private let left: Mutex<Int>
 
         init(_ base: MemoryLink, taking: Int) {
             self.base = base
             left = Mutex(taking)
+            (stalls, stalled) = AsyncStream.makeStream()
         }
 
         var events: MemoryLink.Events { base.events }
@@ -48,6 +52,7 @@ struct StuckWriterTests {
                 return left >= 0
             }
             if takes { return try await base.send(packet) }
+            stalled.yield()
             try await Task.sleep(for: .seconds(3600))
             throw LinkError.closed
         }
@@ -80,10 +85,13 @@ struct StuckWriterTests {
     /// retriesExhausted, the one queued behind it, never started, as stalled.
     @Test func aLinkThatStopsTakingWritesMidMessageFailsTheQueuedSendToo() async {
         let (left, right) = MemoryLink.pair(maximumPacketSize: 100, capacity: 256)
-        let sender = Transport(link: StallingLink(left, taking: 5), options: Self.options)
+        let link = StallingLink(left, taking: 5)
+        let sender = Transport(link: link, options: Self.options)
         let receiver = Transport(link: right, options: Self.options)
         async let first = sendOutcome(of: sender, payload(size: 5_000, seed: 1), patience: hangGuard)
-        try? await Task.sleep(for: .milliseconds(20))
+        // The second is sent once the link stopped taking packets, not after a fixed pause in which a loaded host
+        // may not even have started the first send (the second then went first, and was acknowledged).
+        _ = await nextEvent(of: link.stalls)
         async let second = sendOutcome(of: sender, payload(size: 100, seed: 2), patience: hangGuard)
         let outcomes = await [first, second]
         #expect(outcomes == ["retriesExhausted", "linkStalled"])

@@ -72,7 +72,8 @@ struct RequestServingTests {
         await #expect(throws: (any Error).self) {
             try await MessagePipe.within(.seconds(1), connectingTo: "unix:\(plainPath)", options: keyed) { _ in 0 }
         }
-        #expect(started.duration(to: .now) < .seconds(10))
+        // Under 30 s tells the 1 s bound from the 60 s handshake timeout with room for a loaded host.
+        #expect(started.duration(to: .now) < .seconds(30))
         await plain.close()
     }
 

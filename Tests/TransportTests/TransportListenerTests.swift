@@ -272,7 +272,9 @@ import TestSupport
         // The send's deadline only ends the test when the acknowledgement is lost (then it fails); 30 s because
         // a loaded test host starves this test for tens of seconds (52 s seen at load 9).
         let (listener, client, gate, sending) = try await Self.acceptedBehindAHeldLink([7, 7, 7], timeout: .seconds(30))
-        let closing = Task { await listener.close() }
+        // The flush window only ends the close when the acknowledgement never leaves; the default 2 s is shorter
+        // than the 300 ms below can stretch to on a loaded host (5 s seen), which let the close give up first.
+        let closing = Task { await listener.close(flushingWithin: hangGuard) }
         try await Task.sleep(for: .milliseconds(300))
         gate.release()
         await closing.value

@@ -327,7 +327,7 @@ let package = Package(
             swiftSettings: strict),
 
         // The lab's checks, run inside the lab VM by Scripts/lab-test.sh (skipped everywhere else).
-        .testTarget(name: "LabTests", dependencies: ["Framing", "BLELink", "CBluetooth"], swiftSettings: strict),
+        .testTarget(name: "LabTests", dependencies: ["Framing", "BLELink", "CBluetooth", "TestSupport"], swiftSettings: strict),
 
         // The Swift snippets of README.md, docs/ and the DocC catalogs, compiled as written (CLITests.DocsTests
         // checks that each ```swift block there matches one of these files).

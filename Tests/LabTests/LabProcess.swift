@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 
 /// How a process the lab started ended.
 enum LabExit: Equatable, CustomStringConvertible {
@@ -47,7 +48,7 @@ final class LabProcess {
         process.standardInput = try keyboard ?? input.map { try FileHandle(forReadingFrom: $0) } ?? FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: stdoutFile)
         process.standardError = try FileHandle(forWritingTo: stderrFile)
-        try process.run()
+        try process.runWithNoSignalBlocked()
     }
 
     /// Writes `line` and a newline to the standard input of a process started with `interactive` (a process
@@ -130,7 +131,7 @@ func labShell(_ arguments: [String], seconds: Double = 30) -> (status: Int32, ou
     process.standardInput = FileHandle.nullDevice
     process.standardOutput = pipe
     process.standardError = pipe
-    do { try process.run() } catch { return (127, "\(arguments[0]): \(error)") }
+    do { try process.runWithNoSignalBlocked() } catch { return (127, "\(arguments[0]): \(error)") }
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: data, as: UTF8.self))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import BLELink
+import TestSupport
 
 /// Debian's mosquitto on a free 127.0.0.1 port, with its persistence, password and ACL files in a temp
 /// directory; restartable on the same port and store, stopped with SIGTERM. Nothing but loopback is used.
@@ -85,7 +86,7 @@ final class Mosquitto: @unchecked Sendable {
         process.arguments = ["-c", directory.appendingPathComponent("mosquitto.conf").path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runWithNoSignalBlocked()
         self.process = process
         // The previous broker on this port is gone (``awaitExit(_:)``), so a port that accepts is this one's;
         // one that exited (it could not bind) is a failure at once.

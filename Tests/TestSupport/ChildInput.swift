@@ -14,3 +14,16 @@ public func feed(_ bytes: some Sequence<UInt8>, to input: Pipe) {
 
 /// SIGPIPE ignored in the test process, once, before its first write to a child.
 private let brokenPipesIgnored: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+extension Process {
+    /// `run()` with no signal blocked in the child. Tests run on Swift concurrency threads, which block nearly
+    /// every signal, and a child inherits the spawning thread's mask: SIGTERM would never reach a Python peer,
+    /// gatttool, mosquitto or what `timeout` runs, and each stop would wait out its bound before SIGKILL.
+    public func runWithNoSignalBlocked() throws {
+        var none = sigset_t(), saved = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &saved)
+        defer { pthread_sigmask(SIG_SETMASK, &saved, nil) }
+        try run()
+    }
+}

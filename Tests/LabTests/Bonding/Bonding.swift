@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 extension Lab {
@@ -161,6 +162,6 @@ struct BondingLab {
         let output = try? FileHandle(forWritingTo: log)
         process.standardOutput = output
         process.standardError = output
-        try? process.run()
+        try? process.runWithNoSignalBlocked()
     }
 }

@@ -91,7 +91,7 @@ struct GatewayUplinkTests {
         #expect(gateway.metrics.messagesHeld == 1)
         try await broker.start()
         try await sending.value
-        #expect(await consumer.waitFor(count: 2, seconds: 15))
+        #expect(await consumer.waitFor(distinctIDs: 2, seconds: 15))
         // A publish cut by the lost connection may reach the broker twice: with the same id.
         let received = consumer.received
         var payloadByID: [String: String] = [:]

@@ -78,7 +78,7 @@ struct ListenMQTTCLITests {
         let (restarted, secondLog) = try await listen(arguments)
         gateway = restarted
         try await sending.value
-        #expect(await consumer.waitFor(count: 4, seconds: 15), "\(firstLog())\n---\n\(secondLog())\n---\n\(consumer.received)")
+        #expect(await consumer.waitFor(distinctIDs: 4, seconds: 15), "\(firstLog())\n---\n\(secondLog())\n---\n\(consumer.received)")
         let received = consumer.received
         var firstByID: [String: String] = [:]
         for message in received { firstByID[message.properties["id"] ?? "?"] = message.payload }
@@ -111,7 +111,7 @@ struct ListenMQTTCLITests {
         try await Task.sleep(for: .milliseconds(500))
         try await broker.start()
         try await sending.value
-        #expect(await consumer.waitFor(count: count, seconds: 15))
+        #expect(await consumer.waitFor(distinctIDs: count, seconds: 15))
         let byID = Dictionary(consumer.received.map { ($0.properties["id"] ?? "?", $0.payload) }, uniquingKeysWith: { a, _ in a })
         #expect(byID.count == count)
         #expect(Set(byID.values) == Set((0 ..< count).map { "n\($0)" }))

@@ -251,6 +251,15 @@ final class Consumer: @unchecked Sendable {
         }
     }
 
+    /// Waits until messages with `count` different "id" properties arrived (true) or `seconds` passed: QoS 1
+    /// may deliver a message twice (a broker restart), so a count of lines can be reached with one still missing.
+    func waitFor(distinctIDs count: Int, seconds: Double = 20) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        func ids() -> Int { Set(received.compactMap { $0.properties["id"] }).count }
+        while ids() < count, Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
+        return ids() >= count
+    }
+
     /// Waits until `count` messages arrived (true) or `seconds` passed (polling: no pool thread blocks).
     func waitFor(count: Int, seconds: Double = 20) async -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)

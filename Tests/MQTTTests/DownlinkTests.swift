@@ -4,6 +4,7 @@ import MsgPipeMQTT
 import Synchronization
 import Testing
 import BLELink
+import TestSupport
 
 /// `PREFIX/ID/down` through the journal to a central and the acknowledgement on `PREFIX/ID/ack`.
 @Suite(.enabled(if: Mosquitto.isInstalled, "needs Debian's mosquitto"), .serialized)
@@ -18,23 +19,6 @@ struct DownlinkTests {
             process.arguments = arguments
             try? process.run()
             process.waitUntilExit()
-        }
-    }
-
-    /// The stream's next message, or nil within `seconds`.
-    private func next(_ messages: AsyncStream<MQTTDownlink.Message>, within seconds: Double) async -> MQTTDownlink.Message? {
-        await withTaskGroup(of: MQTTDownlink.Message?.self) { group in
-            group.addTask {
-                var iterator = messages.makeAsyncIterator()
-                return await iterator.next()
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
         }
     }
 
@@ -82,7 +66,7 @@ struct DownlinkTests {
         #expect(subscribes() == 2)
         try await Task.sleep(for: .milliseconds(200))  // the SUBACK
         await publish(port: broker.port, topic: "fleet/gw1/down", "after the restart", id: "r-1")
-        let message = try #require(await next(downlink.messages, within: 10))
+        let message = try #require(await nextEvent(of: downlink.messages, patience: .seconds(10)))
         #expect(message.id == "r-1")
         #expect(message.bytes == Array("after the restart".utf8))
         await downlink.close()

@@ -131,7 +131,7 @@ extension Lab.StockBox {
 
         /// Removes every device object of the shared adapters (Adapter1.RemoveDevice, its bond too).
         private static func removeDevices() {
-            let paths = bluezObjects()?.keys ?? [:].keys
+            let paths = bluezObjects().map { Array($0.keys) } ?? []
             for index in adapters {
                 let adapter = "/org/bluez/hci\(index)"
                 for device in paths where device.hasPrefix(adapter + "/dev_") && !device.dropFirst(adapter.count + 1).contains("/") {

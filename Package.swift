@@ -32,7 +32,6 @@ let package = Package(
         .library(name: "MsgPipeCore", targets: ["MsgPipeCore"]),
         .library(name: "MsgPipe", targets: ["MsgPipe"]),
         .library(name: "MsgPipeMQTT", targets: ["MsgPipeMQTT"]),
-        .library(name: "MsgPipeStore", targets: ["MsgPipeStore"]),
         .executable(name: "msgpipe", targets: ["msgpipe"]),
     ],
     dependencies: [
@@ -180,14 +179,16 @@ let package = Package(
             swiftSettings: strict),
         // MsgPipeCore with msgpipe's Linux backends (the kernel's, bluetoothd's, a UNIX socket's), the factory
         // that picks one, the accept loop, scanning, the benchmark `msgpipe bench` runs on a real link (its messages
-        // and limit are the simulator's), and a service's signals and systemd readiness (swift-service-lifecycle,
-        // libsystemd): `import MsgPipe` gives all of it.
+        // and limit are the simulator's), a service's signals and systemd readiness (swift-service-lifecycle,
+        // libsystemd), and durable storage (Store/: the inbox keeps received messages in fsync'd files and a
+        // delivery journal before they are acknowledged; the outbox queues messages until acknowledged):
+        // `import MsgPipe` gives all of it.
         .target(
             name: "MsgPipe",
             dependencies: [
                 "MsgPipeCore", "BluetoothCore", "Framing", "Backpressure", "Transport", "GATT", "BLESocket", "BLELink", "BlueZLink",
                 "SDBus", "Simulator",
-                "Secure", "Exchange", "ExchangePosix", "CSystemd", "CBuildInfo",
+                "Secure", "Exchange", "ExchangePosix", "CSystemd", "CBuildInfo", "CFileSync",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -204,19 +205,12 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Durable storage over the connection library: the inbox keeps received messages (fsync'd files and a
-        // delivery journal) before they are acknowledged, exactly once across restarts.
-        .target(
-            name: "MsgPipeStore",
-            dependencies: ["MsgPipe", "Transport", "Secure", "Exchange", "ExchangePosix", "CFileSync", .product(name: "Logging", package: "swift-log")],
-            swiftSettings: strict),
-
         // The CLI's commands (argument parsing, output, exit codes over MsgPipe), and the two executables that
         // run them: the product, and the lab tool that adds probes and fault injection (never installed).
         .target(
             name: "MsgPipeCLI",
             dependencies: [
-                "MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator",
+                "MsgPipe", "MsgPipeMQTT", "Simulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -259,18 +253,13 @@ let package = Package(
             name: "MsgPipeTests",
             dependencies: [
                 "MsgPipe", "MsgPipeCore", "GATT", "BLESocket", "BLELink", "Transport", "Secure", "Exchange", "MemoryLinks",
-                "Simulator", "TestSupport"],
+                "Simulator", "TestSupport", .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         // The connection library without a backend: a test backend over MemoryLinks, built against MsgPipeCore
         // alone (no BLELink, no Linux), and the check that MsgPipeCore stays that way.
         .testTarget(
             name: "MsgPipeCoreTests",
             dependencies: ["MsgPipeCore", "MemoryLinks", "Transport", "TestSupport"],
-            swiftSettings: strict),
-        .testTarget(
-            name: "MsgPipeStoreTests",
-            dependencies: ["MsgPipeStore", "MsgPipe", "Transport", "Secure", "MemoryLinks", "TestSupport",
-                .product(name: "PropertyBased", package: "swift-property-based")],
             swiftSettings: strict),
         .testTarget(
             name: "BackpressureTests",
@@ -333,7 +322,7 @@ let package = Package(
         // checks that each ```swift block there matches one of these files).
         .target(
             name: "DocSnippets",
-            dependencies: ["MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Secure", "Exchange", "Transport"],
+            dependencies: ["MsgPipe", "MsgPipeMQTT", "Secure", "Exchange", "Transport"],
             path: "Examples/Snippets", swiftSettings: strict),
 
         // Examples of the library API (built by `swift build`, so CI proves they compile).

@@ -68,10 +68,10 @@ let package = Package(
                 .product(name: "ExchangePosix", package: "msgpipe"),
             ],
             swiftSettings: strict),
-        // The inbox's delivery journal read from disk (module MsgPipeStore).
+        // The inbox's delivery journal read from disk (module MsgPipe).
         .executableTarget(
             name: "InboxFuzzer",
-            dependencies: ["FuzzSupport", .product(name: "MsgPipeStore", package: "msgpipe")],
+            dependencies: ["FuzzSupport", .product(name: "MsgPipe", package: "msgpipe")],
             swiftSettings: strict),
         // What BlueZLink reads from bluetoothd's D-Bus messages: DBusValue trees (built from the input, as sd-bus
         // would hand them over) into Device1 peers, UUIDs, addresses, device paths and MTUs.

@@ -13,7 +13,7 @@ if [ -z "${DOCC_HTML_DIR:-}" ] && [ -d "$render" ] && [ "$(stat -c %u "$render")
   cp -r "$render/." "$DOCC_HTML_DIR"
   trap 'rm -rf "$DOCC_HTML_DIR"' EXIT
 fi
-if ! swift package generate-documentation --target MsgPipeCore --target MsgPipe --target MsgPipeMQTT --target MsgPipeStore --target Transport --target Framing \
+if ! swift package generate-documentation --target MsgPipeCore --target MsgPipe --target MsgPipeMQTT --target Transport --target Framing \
   >"$log" 2>&1; then cat "$log"; exit 1; fi
 if grep -E "(warning|error):" "$log"; then
   echo "DocC reported the warnings above: the documentation builds without warnings" >&2; exit 1

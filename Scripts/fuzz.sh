@@ -11,7 +11,7 @@
 #   SecureFuzzer       Secure handshake messages and sealed records
 #   AuthorizedKeysFuzzer the authorized-keys file parser (module Secure)
 #   ExchangeFuzzer     Exchange request/response envelopes, journal records, the journal read from disk
-#   InboxFuzzer        the inbox's delivery journal (records, the file read from disk) and the outbox's state file (module MsgPipeStore)
+#   InboxFuzzer        the inbox's delivery journal (records, the file read from disk) and the outbox's state file (module MsgPipe)
 #   BlueZFuzzer        bluetoothd's D-Bus values (built as sd-bus hands them over): Device1 properties into
 #                      DiscoveredPeer, UUIDs, addresses, device paths, Acquire MTUs (module BlueZLink)
 #   BondStoreFuzzer    the bond store's file (BondFile, BondStore.load), the mgmt key events and New Connection

@@ -1,7 +1,6 @@
 import MsgPipe
-import MsgPipeStore
 
-/// MsgPipeStore.docc: keep each message before it is acknowledged.
+/// MsgPipe.docc DurableStorage: keep each message before it is acknowledged.
 func doccInbox() async throws {
     var options = MessagePipe.Options()
     options.holdsAcknowledgements = true
@@ -12,7 +11,7 @@ func doccInbox() async throws {
     }
 }
 
-/// MsgPipeStore.docc: queue messages durably, deliver them when the peer is in range.
+/// MsgPipe.docc DurableStorage: queue messages durably, deliver them when the peer is in range.
 func doccOutbox() async throws {
     let outbox = try MessageOutbox(directory: "/var/spool/readings")
     try outbox.enqueue(Array("21.5 C".utf8))

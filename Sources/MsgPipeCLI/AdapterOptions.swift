@@ -1,6 +1,5 @@
 public import ArgumentParser
 public import MsgPipe
-import MsgPipeStore
 
 /// The Bluetooth options of every command that uses a local controller (`scan`, and `listen`/`send` over BLE).
 public struct AdapterOptions: ParsableArguments, Sendable {

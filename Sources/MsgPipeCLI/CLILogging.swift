@@ -1,5 +1,5 @@
 import Logging
-import MsgPipeStore
+import MsgPipe
 import Synchronization
 
 /// swift-log for the CLI: a StreamLogHandler on stderr, bootstrapped once per process; `--verbose` lowers

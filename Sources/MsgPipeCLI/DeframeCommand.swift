@@ -1,5 +1,4 @@
 import MsgPipe
-import MsgPipeStore
 import ArgumentParser
 
 /// `msgpipe deframe`: reassembles messages from hex packet lines and writes their bytes to standard output.

@@ -1,5 +1,4 @@
 import MsgPipe
-import MsgPipeStore
 import ArgumentParser
 
 /// `msgpipe frame`: cuts one payload into packets of a wire format and prints them as hex lines.

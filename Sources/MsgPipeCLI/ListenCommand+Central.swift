@@ -1,6 +1,5 @@
 import ArgumentParser
 import MsgPipe
-import MsgPipeStore
 
 extension ListenCommand {
     /// `listen --to` / `--role central`: a pipe per peer (one `--to`, or several), connected at once, each

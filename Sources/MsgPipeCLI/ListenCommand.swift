@@ -2,7 +2,6 @@ import ArgumentParser
 import Logging
 import MsgPipe
 import MsgPipeMQTT
-import MsgPipeStore
 
 /// `msgpipe listen`: receives messages and writes every one, in order, to standard output, a directory, or
 /// JSON lines: as the peripheral (default) serving the GATT service to one central after another, or as the

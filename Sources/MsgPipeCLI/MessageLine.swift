@@ -1,6 +1,5 @@
 import FoundationEssentials
 import MsgPipe
-import MsgPipeStore
 
 /// One `listen --json` line: {"bytes":B,"connection":C,"crc32":"8 hex digits","data":"base64","id":ID,"index":N,
 /// "link":"gatt"|"l2cap","peer":"ADDRESS","peer_key":"msgpipe-x25519-public:HEX","peer_name":"NAME"}, and

@@ -1,4 +1,4 @@
-import MsgPipeStore
+import MsgPipe
 import Synchronization
 
 /// Draws a ``ProgressBar`` on standard error while bytes go out, at most every `interval`, only when

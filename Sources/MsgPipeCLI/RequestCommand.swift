@@ -1,6 +1,5 @@
 import ArgumentParser
 import MsgPipe
-import MsgPipeStore
 
 /// `msgpipe request`: one end-to-end encrypted request to a `msgpipe serve`, its response on stdout.
 struct RequestCommand: AsyncParsableCommand {

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Logging
 import MsgPipe
-import MsgPipeStore
 
 /// `msgpipe send --spool DIR`: queues the inputs in a MessageOutbox, then delivers everything it holds to the
 /// one peer, in order; exit 0 once DIR is empty. Whatever is not acknowledged stays in DIR for the next run.

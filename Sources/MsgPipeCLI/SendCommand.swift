@@ -1,7 +1,6 @@
 import ArgumentParser
 import Logging
 import MsgPipe
-import MsgPipeStore
 
 /// `msgpipe send`: sends each FILE (or standard input) as one message: as the central (default, `--to`) to a
 /// listener, or as the peripheral (`--name`, `--role peripheral`) to each of `--centrals` subscribed

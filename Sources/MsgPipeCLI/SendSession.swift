@@ -1,5 +1,4 @@
 import MsgPipe
-import MsgPipeStore
 
 /// One run of `msgpipe send` over the MsgPipe library: as the central it sends through pipes that reconnect
 /// and resume on their own (`MessagePipe.send(count:toEach:...)`); as the peripheral it serves and sends to each

@@ -1,7 +1,6 @@
 import ArgumentParser
 import MsgPipe
 import MsgPipeMQTT
-import MsgPipeStore
 
 /// `msgpipe serve`: answers encrypted requests by running a command, one at a time, idempotently.
 struct ServeCommand: AsyncParsableCommand {

@@ -3,11 +3,10 @@ import TestSupport
 import Testing
 
 /// The CLI only parses, calls the library and prints: Sources/MsgPipeCLI imports no module of this package but
-/// MsgPipe, MsgPipeMQTT, MsgPipeStore and Simulator, and the CLI target declares no other module of ours.
+/// MsgPipe, MsgPipeMQTT and Simulator (for `bench --link sim`), and the CLI target declares no other module of ours.
 @Suite struct CLIImportsTests {
-    /// MsgPipeStore is a library product of its own (the durable inbox and outbox), as MsgPipeMQTT is.
-    static let allowed: Set<String> = ["MsgPipe", "MsgPipeMQTT", "MsgPipeStore", "Simulator"]
-    @Test("Sources/MsgPipeCLI imports no module of ours but MsgPipe, MsgPipeMQTT, MsgPipeStore and Simulator")
+    static let allowed: Set<String> = ["MsgPipe", "MsgPipeMQTT", "Simulator"]
+    @Test("Sources/MsgPipeCLI imports no module of ours but MsgPipe, MsgPipeMQTT and Simulator")
     func importsOnlyTheLibrary() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let ours = Set(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path))

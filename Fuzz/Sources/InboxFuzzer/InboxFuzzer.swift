@@ -1,6 +1,6 @@
 import FuzzSupport
 import Glibc
-@_spi(Fuzzing) import MsgPipeStore
+@_spi(Fuzzing) import MsgPipe
 
 /// The delivery journal (PROTOCOL.md 3.10) and the outbox's state file (3.11), parsers of disk bytes:
 ///

@@ -90,12 +90,12 @@ extension MessagePipe {
         ///   memory. A sender's completed `send` then means "received", not "stored": a crash before the
         ///   application stored the message loses it.
         /// - `true`: acknowledged when the application says so. Call `accept()` once the message is safe where
-        ///   it goes (MsgPipeStore's `MessageInbox` does, after `fsync`); a message never accepted is sent
+        ///   it goes (MsgPipe's `MessageInbox` does, after `fsync`); a message never accepted is sent
         ///   again to the next receiver. An application that never calls `accept()` stalls its senders.
         public var holdsAcknowledgements = false
         /// msgpipe format, `MessagePipe.connect(to:options:)` (MsgPipe): the pipe's Transport goes on with this sender
         /// session (the same session, ids from its next id) instead of a new random one, so a receiver's journal
-        /// recognises messages sent again after this process restarted. MsgPipeStore's `MessageOutbox` sets it.
+        /// recognises messages sent again after this process restarted. MsgPipe's `MessageOutbox` sets it.
         public var senderSession: SenderSession?
         /// End-to-end keys: a handshake on each new session, every message sealed, only peers with a right key
         /// served (``PipeKeys``). msgpipe format only. Acknowledgements are held until a message opened.

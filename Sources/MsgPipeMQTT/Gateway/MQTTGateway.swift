@@ -136,7 +136,7 @@ public final class MQTTGateway: Sendable {
         recorded.bytesUp.increment(by: message.bytes.count)
     }
 
-    /// ``forward(_:from:)`` in the shape MsgPipeStore's `MessageInbox.receive(from:onPipe:forwarding:as:)` takes:
+    /// ``forward(_:from:)`` in the shape MsgPipe's `MessageInbox.receive(from:onPipe:forwarding:as:)` takes:
     /// each message is published under its central's peer and accepted once the broker has it, before the inbox
     /// keeps it. A refused publish throws, and ends the inbox's receiving with that error.
     ///

@@ -66,7 +66,7 @@ enum DeliveryRecord: Equatable, Sendable {
 }
 
 /// The record codec, reachable from the fuzz package (Fuzz/Sources/InboxFuzzer) without making
-/// ``DeliveryRecord`` public: `@_spi(Fuzzing) import MsgPipeStore`.
+/// ``DeliveryRecord`` public: `@_spi(Fuzzing) import MsgPipe`.
 @_spi(Fuzzing)
 public enum DeliveryRecordCodec {
     /// The journal file's first bytes.

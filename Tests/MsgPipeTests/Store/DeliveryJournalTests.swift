@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Fuzzing) @testable import MsgPipeStore
+@_spi(Fuzzing) @testable import MsgPipe
 import PropertyBased
 import TestSupport
 import Testing

@@ -1,5 +1,5 @@
 public import Logging
-public import MsgPipe
+public import MsgPipeCore
 import Synchronization
 
 /// Keeps received messages durably, accepting each (`PipeMessage.accept()`) only once it is kept: exactly once

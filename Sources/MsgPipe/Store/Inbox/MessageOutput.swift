@@ -1,4 +1,4 @@
-public import MsgPipe
+public import MsgPipeCore
 import Synchronization
 
 /// Where a receiver puts each message it keeps: its raw bytes one after the other on a descriptor

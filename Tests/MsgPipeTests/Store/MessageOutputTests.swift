@@ -1,6 +1,5 @@
 import Foundation
 import MsgPipe
-import MsgPipeStore
 import Synchronization
 import Testing
 

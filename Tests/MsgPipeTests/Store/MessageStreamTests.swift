@@ -1,5 +1,5 @@
 import Foundation
-@testable import MsgPipeStore
+@testable import MsgPipe
 import Testing
 
 /// A message stream: each batch written whole and in order to its descriptor; synced only where it is a file.

@@ -2,7 +2,7 @@ import Exchange
 import ExchangePosix
 import Glibc
 public import Logging
-public import MsgPipe
+public import MsgPipeCore
 import Secure
 import Synchronization
 public import Transport

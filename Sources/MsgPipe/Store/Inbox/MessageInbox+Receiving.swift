@@ -1,4 +1,4 @@
-public import MsgPipe
+public import MsgPipeCore
 
 /// How ``MessageInbox/receive(from:onPipe:forwarding:as:)`` (a server's centrals) or
 /// ``MessageInbox/receive(fromEach:forwarding:as:)`` (a central's pipes) ended. What was kept stays kept and

@@ -1,4 +1,4 @@
-public import MsgPipe
+public import MsgPipeCore
 
 extension InputFile {
     /// Reads the input to its end as hex packet lines through `decoder`, streaming in 64 KiB chunks, and hands

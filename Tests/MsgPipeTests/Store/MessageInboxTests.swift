@@ -1,6 +1,5 @@
 import Foundation
-import MsgPipe
-@_spi(Fuzzing) @testable import MsgPipeStore
+@_spi(Fuzzing) @testable import MsgPipe
 import Synchronization
 import Testing
 

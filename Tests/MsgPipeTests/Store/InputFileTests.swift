@@ -1,6 +1,5 @@
 import Foundation
 import MsgPipe
-import MsgPipeStore
 import Testing
 
 /// Inputs read whole or within a limit, sets of inputs checked up front, output written whole.

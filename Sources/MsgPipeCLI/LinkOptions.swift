@@ -61,11 +61,10 @@ struct LinkOptions: ParsableArguments {
         link ?? bluetooth.peers.first(where: \.isSocket)?.description ?? bluetooth.adapter ?? "the default adapter"
     }
 
-    /// "cannot connect to LINK: why", without repeating what the error already says about the socket.
+    /// "cannot connect to LINK: why". A failed system call (`ATTError.io`) already reads "cannot OPERATION
+    /// PLACE: reason" and is printed as it is.
     func connectFailure(_ error: any Error) -> String {
-        if case let .io(operation, _, message)? = error as? ATTError, operation.hasPrefix("connect to") {
-            return "cannot connect to \(displayName): \(message)"
-        }
+        if case .io? = error as? ATTError { return "\(error)" }
         return "cannot connect to \(displayName): \(cli: error)"
     }
 

@@ -169,7 +169,10 @@ struct BenchRealLinkCLITests {
         defer { scratch.remove() }
         let result = try MsgPipeProcess.run(["bench"] + scratch.link + ["--size", "1000"])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("cannot connect"))
+        // The socket's failed connect(2), said once: what, where, why.
+        let line = try #require(result.stderr.split(separator: "\n").first { $0.contains("cannot connect") }, "\(result.stderr)")
+        #expect(line.contains(scratch.socket) && line.contains("No such file or directory"), "\(line)")
+        #expect(line.components(separatedBy: "cannot connect").count == 2, "\(line)")
     }
 
     @Test("invalid real-link options are usage errors (64)", arguments: [

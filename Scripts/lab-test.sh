@@ -50,31 +50,49 @@ expect() {
 # The Swift lab tests (Tests/LabTests) run from the debug test bundle, which sees the host's build over 9p.
 TESTBIN=$(ls -d "$PWD"/.build/debug/*PackageTests.xctest 2>/dev/null | head -1)
 # lab_tests FILTER [SKIP]: runs the Swift lab tests whose names match the regular expression FILTER (and not
-# SKIP), one at a time. Each test appends "STATUS SECONDS LOGDIR NAME" to $OUT/labtests.results; each becomes a
-# result line here, a failing one with its own report (LOGDIR/failure.txt), a skip ("skip") with its reason
-# (LOGDIR/skip.txt), its notes after it. The bundle's whole output goes to $OUT/labtests.log. A bundle that fails
-# without a failing test (a crash) fails too.
+# SKIP), one at a time. Each test appends "STATUS SECONDS LOGDIR ITSFILTER NAME" to $OUT/labtests.results; each
+# becomes a result line here, a failing one with its own report (LOGDIR/failure.txt), a skip ("skip") with its
+# reason (LOGDIR/skip.txt), its notes after it. The bundle's whole output goes to $OUT/labtests.log. A bundle that
+# fails without a failing test (a crash) fails too. A test that failed while the guest kernel oopsed
+# (LOGDIR/kernel-oops.txt, docs/LAB.md) runs once more, alone: the result line is the rerun's, with a note.
 lab_tests() {
-	local results=$OUT/labtests.results status seconds dir name rc n=0 bad=0
+	local results=$OUT/labtests.results status seconds dir filter name rc n=0 bad=0 oops again
 	if [ -z "$TESTBIN" ]; then skip "the Swift lab tests matching $1" "no test build (swift build --build-tests)"; return; fi
-	: > "$results"
-	echo "== [$(up)] Swift lab tests: --filter '$1'${2:+ --skip '$2'}" | tee -a "$OUT/labtests.log"
-	LAB_RESULTS=$results LAB_MSGPIPE=$MSGPIPE LAB_MSGPIPE_LAB=$MSGPIPE_LAB LAB_PEERS=$LABBIN timeout 1800 "$TESTBIN" \
-		--testing-library swift-testing --filter "$1" ${2:+--skip "$2"} >> "$OUT/labtests.log" 2>&1; rc=$?
-	while read -r status seconds dir name; do
+	test_bundle "$results" "$1" "${2:-}"; rc=$?
+	while read -r -u 3 status seconds dir filter name; do
 		n=$((n + 1))
 		if [ "$status" = skip ]; then skip "$name" "$(cat "$dir/skip.txt" 2>/dev/null)"
 		else
 			[ "$status" = 0 ] || bad=$((bad + 1))
+			oops=""
+			if [ "$status" != 0 ] && [ -s "$dir/kernel-oops.txt" ]; then
+				oops=$(grep -m1 -E 'BUG|Oops:|general protection' "$dir/kernel-oops.txt" || head -1 "$dir/kernel-oops.txt")
+				rm -rf "$dir.oops"; mv "$dir" "$dir.oops"
+				no_links
+				test_bundle "$OUT/labtests.rerun" "$filter"
+				read -r again seconds _ < "$OUT/labtests.rerun"; status=${again:-1}
+			fi
 			result "$name" "$status" "$seconds"
+			if [ -n "$oops" ]; then
+				[ -n "$again" ] && again="this result is the rerun's" || again="the rerun reported no result"
+				echo "   rerun: the first run failed during a guest kernel oops (\"$oops\"; its logs in $dir.oops); $again" |
+					tee -a "$OUT/results.txt"
+			fi
 			[ "$status" = 0 ] || sed 's/^/   | /' "$dir/failure.txt" 2>/dev/null | head -60
 		fi
 		sed 's/^/   /' "$dir/notes.txt" 2>/dev/null | tee -a "$OUT/results.txt"
-	done < "$results"
+	done 3< "$results"
 	if [ "$n" = 0 ] || { [ "$rc" != 0 ] && [ "$bad" = 0 ]; }; then
 		tail -20 "$OUT/labtests.log" | sed 's/^/   | /'
 		result "the Swift lab tests matching $1 ran ($n tests, bundle exit $rc)" 1
 	fi
+}
+# test_bundle RESULTS FILTER [SKIP]: one run of the test bundle; its tests' verdict lines go to RESULTS
+test_bundle() {
+	: > "$1"
+	echo "== [$(up)] Swift lab tests: --filter '$2'${3:+ --skip '$3'}" | tee -a "$OUT/labtests.log"
+	LAB_RESULTS=$1 LAB_MSGPIPE=$MSGPIPE LAB_MSGPIPE_LAB=$MSGPIPE_LAB LAB_PEERS=$LABBIN timeout 1800 "$TESTBIN" \
+		--testing-library swift-testing --filter "$2" ${3:+--skip "$3"} >> "$OUT/labtests.log" 2>&1
 }
 # no_links: waits until no controller has an LE link (an idle link lingers ~2 s after its last socket). After
 # 20 s it names the links and ends them (Disconnect, then a power cycle of the controller if that did not do it):

@@ -40,7 +40,7 @@ struct LabEnvironment: Sendable {
     /// The directory of the C reference peers (`att_server`, `att_client`, `att_hostile`, `att_blast`) that
     /// Scripts/lab.sh builds from Tests/lab: `LAB_PEERS`, else `.build/lab` under the working directory.
     let peers: String
-    /// Where each test appends its verdict line ("0|1|skip SECONDS LOGDIR NAME"), for lab-test.sh's results.txt.
+    /// Where each test appends its verdict line ("0|1|skip SECONDS LOGDIR FILTER NAME"), for lab-test.sh's results.txt.
     let resultsFile: String?
 
     /// Set only inside the VM: BLELAB_ADDR_A to _D and BLELAB_OUT (blelab.sh), LAB_MSGPIPE, LAB_MSGPIPE_LAB and

@@ -6,18 +6,22 @@ import Testing
 /// (`OUT/labtests/FUNCTION/`), starts its programs there, and records its verdicts; afterwards it checks that
 /// the test left nothing behind: no program of its own or any msgpipe running, no LE link on any controller, no
 /// advertising instance. A failed test prints its own logs (each program's command line, exit and output tails)
-/// and what btmon saw meanwhile. Each run appends one verdict line to `LAB_RESULTS` for lab-test.sh
-/// ("0|1|skip SECONDS LOGDIR NAME").
+/// and what btmon saw meanwhile, and the guest kernel's oopses meanwhile (also in `kernel-oops.txt`, which
+/// lab-test.sh reads as "run it once more"). Each run appends one verdict line to `LAB_RESULTS` for lab-test.sh
+/// ("0|1|skip SECONDS LOGDIR FILTER NAME": FILTER a `--filter` that selects this test alone).
 final class LabCheck {
     let environment: LabEnvironment
     let name: String
     let directory: URL
+    /// A regular expression for `--filter` that matches this test's id and no other.
+    let filter: String
     private var processes: [LabProcess] = []
     private var failures: [String] = []
     private var notes: [String] = []
     private var skipped: String?
     private let started = Date()
     private let btmonStart: Int
+    private let kernelLog = LabKernelLog()
 
     /// The controllers the lab may have (a missing one answers nothing and holds nothing).
     static let indexes = 0...3
@@ -25,6 +29,7 @@ final class LabCheck {
     private init(environment: LabEnvironment, test: Test?) throws {
         self.environment = environment
         name = test?.displayName ?? test?.name ?? "lab test"
+        filter = Self.exactFilter(test.map { String(describing: $0.id) } ?? "lab test")
         let slug = (test?.name ?? "test").filter { $0.isLetter || $0.isNumber }
         directory = environment.outDirectory.appendingPathComponent("labtests/\(slug)")
         try? FileManager.default.removeItem(at: directory)
@@ -212,20 +217,21 @@ final class LabCheck {
         LabControllers.removeAdvertising()
         let seconds = Int(Date().timeIntervalSince(started).rounded())
         let failed = !failures.isEmpty
-        if failed { report(btmon: btmon) }
+        if failed { report(btmon: btmon, oopses: LabKernelLog.oopses(in: kernelLog.newLines())) }
         try? notes.map { $0 + "\n" }.joined().write(to: directory.appendingPathComponent("notes.txt"), atomically: true, encoding: .utf8)
         if let skipped { try? skipped.write(to: directory.appendingPathComponent("skip.txt"), atomically: true, encoding: .utf8) }
         let status = failed ? "1" : skipped == nil ? "0" : "skip"
         if let results = environment.resultsFile, let handle = FileHandle(forWritingAtPath: results) {
             _ = try? handle.seekToEnd()
-            try? handle.write(contentsOf: Data("\(status) \(seconds) \(directory.path) \(name)\n".utf8))
+            try? handle.write(contentsOf: Data("\(status) \(seconds) \(directory.path) \(filter) \(name)\n".utf8))
             try? handle.close()
         }
     }
 
-    /// Prints (and writes to failure.txt) what failed, each program's command, exit and output tails, and the
-    /// tail of what btmon saw during the test.
-    private func report(btmon: String) {
+    /// Prints (and writes to failure.txt) what failed, each program's command, exit and output tails, the tail of
+    /// what btmon saw during the test, and the lines of the guest kernel's oopses during it, which also go to
+    /// `kernel-oops.txt`: a test that failed with that file may have failed for the kernel's bug, not msgpipe's.
+    private func report(btmon: String, oopses: [String]) {
         var text = failures.map { "failed: \($0)\n" }.joined()
         for process in processes {
             text += "$ \(process.commandLine)\n  \(process.exit.map(String.init(describing:)) ?? "running")\n"
@@ -238,8 +244,20 @@ final class LabCheck {
             }
         }
         text += Self.tail(btmon, lines: 40).map { "  btmon| \($0)\n" }.joined()
+        if !oopses.isEmpty {
+            text += "the guest kernel oopsed during the test (docs/LAB.md):\n" + oopses.map { "  kernel| \($0)\n" }.joined()
+            try? oopses.map { $0 + "\n" }.joined().write(to: directory.appendingPathComponent("kernel-oops.txt"), atomically: true,
+                encoding: .utf8)
+        }
         print(text)
         try? text.write(to: directory.appendingPathComponent("failure.txt"), atomically: true, encoding: .utf8)
+    }
+
+    /// `id` as a regular expression that matches it whole and nothing else, with no space in it (lab-test.sh reads
+    /// it as one word).
+    static func exactFilter(_ id: String) -> String {
+        let special = Set("\\^$.|?*+()[]{}")
+        return "^" + id.map { $0 == " " ? "\\x20" : special.contains($0) ? "\\\($0)" : "\($0)" }.joined() + "$"
     }
 
     private static func tail(_ text: String, lines: Int) -> [Substring] {

@@ -226,7 +226,9 @@ let package = Package(
             swiftSettings: strict),
 
         // Helpers every test target shares (hex test vectors), one copy instead of one per target.
-        .target(name: "TestSupport", dependencies: ["Framing", "Transport"], path: "Tests/TestSupport", swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["Framing", "Transport", "MsgPipeCore"], path: "Tests/TestSupport",
+            swiftSettings: strict),
         .target(
             name: "GATTTestSupport", dependencies: ["GATT", "MemoryLinks"], path: "Tests/GATTTestSupport",
             swiftSettings: strict),

@@ -1,5 +1,6 @@
 import MemoryLinks
 import MsgPipeCore
+import TestSupport
 import Testing
 import Transport
 
@@ -43,7 +44,7 @@ import Transport
     @Test("a body that throws stops that peer with kind body, after what was acknowledged before it")
     func aThrowingBodyIsKindBody() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "door", over: stack)
+        let server = try await MessagePipe.serve(at: "door", over: stack, options: .patientForTests)
         let reading = Task { await DeliveryTests.received(by: server, centrals: 1, messages: 1) }
         let outcome = await MessagePipe.send(count: 2, toEach: ["door"], over: stack) { index in
             guard index == 0 else { throw Unreadable() }

@@ -16,6 +16,7 @@ struct KeyedRestartTests {
         var options = MessagePipe.Options()
         options.keys = .credentials(.preSharedKey(key))
         options.handshakeTimeout = hangGuard
+        options.helloTimeout = hangGuard
         options.holdsAcknowledgements = holding
         if let resumeWindow { options.resumeWindow = resumeWindow }
         options.reconnect = ReconnectBackoff(initial: .milliseconds(50), maximum: .milliseconds(200), attempts: .max)

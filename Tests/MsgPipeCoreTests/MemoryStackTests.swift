@@ -132,7 +132,7 @@ final class MemoryAcceptor: LinkAcceptor {
 struct MemoryStackTests {
     @Test func aCentralSendsAndReceivesWholeMessagesBothWays() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "kiosk", over: stack)
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: .patientForTests)
         #expect(server.description == "serving memory:kiosk")
         let central = try await MessagePipe.connect(to: "kiosk", over: stack)
         #expect(central.peer == "memory:kiosk")
@@ -155,7 +155,7 @@ struct MemoryStackTests {
     @Test func aDroppedLinkIsReconnectedAndTheMessageResumed() async throws {
         let stack = MemoryStack()
         let counters = DropCounters()
-        var serverOptions = MessagePipe.Options()
+        var serverOptions = MessagePipe.Options.patientForTests
         serverOptions.onLinkEvent = { event, link in
             guard case let .packet(packet) = event else { return }
             if counters.received.add(packet.count, ordering: .relaxed).newValue > 60_000,
@@ -202,7 +202,7 @@ struct DeliveryTests {
 
     @Test func aPeerThatCannotBeReachedFailsAloneAndTheOutcomeIsPartial() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "door", over: stack)
+        let server = try await MessagePipe.serve(at: "door", over: stack, options: .patientForTests)
         let bodies = (0 ..< 3).map { seededBytes(40_000, seed: UInt64($0)) }
         let reading = Task { await Self.received(by: server, centrals: 1, messages: 3) }
         var options = MessagePipe.Options()
@@ -227,7 +227,7 @@ struct DeliveryTests {
 
     @Test func everyCentralGetsEveryMessageInOrder() async throws {
         let stack = MemoryStack()
-        var options = MessagePipe.Options()
+        var options = MessagePipe.Options.patientForTests
         options.maximumCentrals = 3
         let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: options)
         var centrals: [MessagePipe] = []
@@ -252,7 +252,7 @@ struct DeliveryTests {
           .timeLimit(.minutes(1)))
     func aServerThatSendsAndLeaves() async throws {
         let stack = MemoryStack()
-        var options = MessagePipe.Options()
+        var options = MessagePipe.Options.patientForTests
         options.maximumCentrals = 2
         let bodies = (0 ..< 3).map { seededBytes(20_000, seed: 200 + UInt64($0)) }
         let (serving, served) = AsyncStream<PipeServer>.makeStream()

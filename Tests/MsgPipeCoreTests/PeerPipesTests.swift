@@ -9,8 +9,8 @@ import Testing
 struct PeerPipesTests {
     @Test func theReachablePeersConnectInOrderAndTheUnreachableAreNamed() async throws {
         let stack = MemoryStack()
-        let door = try await MessagePipe.serve(at: "door", over: stack)
-        let hall = try await MessagePipe.serve(at: "hall", over: stack)
+        let door = try await MessagePipe.serve(at: "door", over: stack, options: .patientForTests)
+        let hall = try await MessagePipe.serve(at: "hall", over: stack, options: .patientForTests)
         var options = MessagePipe.Options()
         options.connectTimeout = .milliseconds(300)
         let peers = await PeerPipes.connect(toEach: ["door", "absent", "hall"], over: stack, options: options)
@@ -39,7 +39,7 @@ struct PeerPipesTests {
 
     @Test func aPipeThatIsNotOneOfThemHasNoPeer() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "door", over: stack)
+        let server = try await MessagePipe.serve(at: "door", over: stack, options: .patientForTests)
         let peers = await PeerPipes.connect(toEach: ["door"], over: stack)
         let other = try await MessagePipe.connect(to: "door", over: stack)
         #expect(peers.peer(of: other) == nil)
@@ -53,7 +53,7 @@ struct PeerPipesTests {
     @Test func resultsAreSplitByPeerInOrder() async throws {
         struct Refused: Error {}
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "door", over: stack)
+        let server = try await MessagePipe.serve(at: "door", over: stack, options: .patientForTests)
         let pipe = try await MessagePipe.connect(to: "door", over: stack)
         let peers = PeerPipes(peers: ["a", "door", "c"], results: [.failure(Refused()), .success(pipe), .failure(Refused())])
         #expect(peers.connected.map(\.peer) == ["door"])

@@ -12,7 +12,7 @@ struct PipeBenchmarkMemoryTests {
 
     @Test func centralsCountEveryAcknowledgedMessageAndTheLastLineSumsThemOverTheWallTime() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "kiosk", over: stack)
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: .patientForTests)
         let bench = PipeBenchmark(size: 5_000, messages: 3) { Self.body($0, $1) }
         let connectors = (0 ..< 2).map { _ in PipeConnector(to: PipeAddress("kiosk"), over: stack, options: MessagePipe.Options()) }
         let report = await bench.sendAsCentrals(connectors)
@@ -50,7 +50,7 @@ struct PipeBenchmarkMemoryTests {
 
     @Test func aPeripheralSendsToTheCentralThatSubscribed() async throws {
         let stack = MemoryStack()
-        let acceptor = stack.acceptor(at: PipeAddress("kiosk"), options: MessagePipe.Options())
+        let acceptor = stack.acceptor(at: PipeAddress("kiosk"), options: .patientForTests)
         let bench = PipeBenchmark(size: 5_000, messages: 2) { Self.body($0, $1) }
         let running = Task { try await bench.sendAsPeripheral(acceptor, centrals: 1) }
         let central = try await MessagePipe.connect(to: "kiosk", over: stack)
@@ -66,7 +66,7 @@ struct PipeBenchmarkMemoryTests {
 
     @Test func withinReturnsWhatItsBodyReturned() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "kiosk", over: stack)
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: .patientForTests)
         let peer = try await MessagePipe.within(hangGuard) {
             try await MessagePipe.connect(to: "kiosk", over: stack)
         } run: { pipe in
@@ -79,7 +79,7 @@ struct PipeBenchmarkMemoryTests {
 
     @Test func pastItsTimeWithinClosesThePipeWhichEndsTheBodyAndSaysNoResponse() async throws {
         let stack = MemoryStack()
-        let server = try await MessagePipe.serve(at: "kiosk", over: stack)
+        let server = try await MessagePipe.serve(at: "kiosk", over: stack, options: .patientForTests)
         await #expect(throws: MessagePipeError.noResponse(seconds: 0.2)) {
             try await MessagePipe.within(.milliseconds(200)) {
                 try await MessagePipe.connect(to: "kiosk", over: stack)

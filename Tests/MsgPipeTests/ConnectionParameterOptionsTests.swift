@@ -1,6 +1,7 @@
 import BLELink
 import GATT
 import MsgPipe
+import TestSupport
 import Testing
 
 /// What the library says when connection parameters cannot be applied where they were asked for.
@@ -25,7 +26,7 @@ struct ConnectionParameterOptionsTests {
     @Test func overAUnixSocketThereIsNoLEConnectionToApplyThemTo() async throws {
         // Over a UNIX socket there is no LE link: the options do not apply and the pipe is made as usual.
         let path = "/tmp/msgpipe-test-params-\(UInt32.random(in: 0 ... .max)).sock"
-        var options = MessagePipe.Options()
+        var options = MessagePipe.Options.patientForTests
         options.backend = .kernel(KernelOptions(
             connectionParameters: try ConnectionParameterRequest(interval: "7.5", latency: nil, supervisionTimeout: nil, phy: nil)))
         let server = try await MessagePipe.listen(path: path, options: options)

@@ -2,6 +2,7 @@ import MemoryLinks
 @testable import MsgPipe
 @testable import MsgPipeCore
 import Synchronization
+import TestSupport
 import Testing
 import Transport
 
@@ -76,7 +77,7 @@ struct FanOutTests {
     @Test("connecting to several peers gives one result per peer, in order; an absent one fails alone")
     func connectToSeveralPeers() async throws {
         let path = "/tmp/msgpipe-fanout-\(UInt32.random(in: 0 ... .max)).sock"
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         let results = await MessagePipe.connect(toEach: ["unix:\(path)", "unix:/nonexistent/msgpipe-fanout.sock"])
         #expect(results.count == 2)
         let pipe = try results[0].get()

@@ -59,6 +59,7 @@ import Testing
         var options = MessagePipe.Options()
         options.keys = .authorized(server, try AuthorizedKeyring(keys: AuthorizedKeys([.init(name: "phone", key: phone.publicKey)])))
         options.handshakeTimeout = hangGuard
+        options.helloTimeout = hangGuard
         options.maximumCentrals = 1
         options.handshakeBackoff = ReconnectBackoff(initial: wait, maximum: .seconds(60), attempts: .max)
         let refusals = KeyedPipeTests.refusals(reportedBy: &options)

@@ -18,7 +18,7 @@ struct KeyedPipeTests {
         }))
     }
 
-    /// The handshake and send deadlines here are hang guards, not speed limits: the whole suite runs in
+    /// The hello, handshake and send deadlines here are hang guards, not speed limits: the whole suite runs in
     /// parallel on two busy cores, where 10 s once passed before a handshake was answered.
     static let guardTime = hangGuard
 
@@ -26,6 +26,7 @@ struct KeyedPipeTests {
         var options = MessagePipe.Options()
         options.keys = .authorized(server, keyring)
         options.handshakeTimeout = Self.guardTime
+        options.helloTimeout = Self.guardTime
         return options
     }
 
@@ -151,6 +152,7 @@ struct KeyedPipeTests {
             let path = MessagePipeTests.socketPath("keyed-both")
             var options = MessagePipe.Options()
             options.handshakeTimeout = Self.guardTime
+            options.helloTimeout = Self.guardTime
             options.keys = serverKeys
             let listening = try await MessagePipe.listen(path: path, options: options)
             options.keys = centralKeys
@@ -176,7 +178,7 @@ struct KeyedPipeTests {
         var options = MessagePipe.Options()
         options.keys = .authorized(server, try keyring())
         let path = MessagePipeTests.socketPath("keyed-unusable")
-        let listening = try await MessagePipe.listen(path: path)
+        let listening = try await MessagePipe.listen(path: path, options: .patientForTests)
         await #expect(throws: MessagePipeError.keysUnusable("authorized keys accept centrals: a central pins its peer's key")) {
             _ = try await MessagePipe.connect(to: "unix:\(path)", options: options)
         }

@@ -17,7 +17,7 @@ struct MessagePipeTests {
 
     @Test func aCentralSendsAndReceivesWholeMessagesBothWays() async throws {
         let path = Self.socketPath("both")
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         #expect(server.description == "listening on unix:\(path)")
         let central = try await MessagePipe.connect(to: "unix:\(path)")
         let big = seededBytes(300_000, seed: 7)
@@ -36,7 +36,7 @@ struct MessagePipeTests {
 
     @Test func aPeripheralServesSeveralCentralsAtOnce() async throws {
         let path = Self.socketPath("several")
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         let pipes = try await withThrowingTaskGroup(of: MessagePipe.self) { group in
             for index in 0 ..< 3 {
                 group.addTask {
@@ -102,7 +102,7 @@ struct MessagePipeTests {
 
     @Test func aMessageLargerThanThePeerTakesIsRefusedBeforeSending() async throws {
         let path = Self.socketPath("large")
-        var small = MessagePipe.Options()
+        var small = MessagePipe.Options.patientForTests
         small.maximumMessageSize = 1000
         let server = try await MessagePipe.listen(path: path, options: small)
         let central = try await MessagePipe.connect(to: "unix:\(path)")
@@ -118,7 +118,7 @@ struct MessagePipeTests {
     @Test func aDroppedLinkIsReconnectedAndTheMessageResumed() async throws {
         let path = Self.socketPath("drop")
         let counters = DropCounters()
-        var serverOptions = MessagePipe.Options()
+        var serverOptions = MessagePipe.Options.patientForTests
         serverOptions.onLinkEvent = { event, link in
             guard case let .packet(packet) = event else { return }
             if counters.received.add(packet.count, ordering: .relaxed).newValue > 60_000,

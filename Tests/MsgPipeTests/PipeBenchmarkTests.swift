@@ -1,5 +1,6 @@
 import MsgPipe
 import Simulator
+import TestSupport
 import Testing
 
 /// The library's benchmark over UNIX sockets: what it counts is what the receivers got, either way round.
@@ -24,7 +25,7 @@ struct PipeBenchmarkTests {
     @Test("two centrals' transfers are counted as the listener received them")
     func centralsSendToAListener() async throws {
         let path = Self.path()
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         let received = Task {
             var bodies: [[UInt8]] = []
             for await central in server.centrals {
@@ -55,7 +56,7 @@ struct PipeBenchmarkTests {
     @Test("a listener that takes smaller messages is reported, not sent to")
     func aTooLargeMessageIsAFailure() async throws {
         let path = Self.path()
-        var options = MessagePipe.Options()
+        var options = MessagePipe.Options.patientForTests
         options.maximumMessageSize = 1_000
         let server = try await MessagePipe.listen(path: path, options: options)
         let report = await PipeBenchmark(size: 3_000, messages: 1, body: Self.body)
@@ -71,7 +72,7 @@ struct PipeBenchmarkTests {
     @Test("the peripheral sends each subscribed central its transfer")
     func aPeripheralSendsToEachCentral() async throws {
         let path = Self.path()
-        let acceptor = PipeAcceptor(at: .unix(path: path), options: MessagePipe.Options())
+        let acceptor = PipeAcceptor(at: .unix(path: path), options: .patientForTests)
         let bench = PipeBenchmark(size: 3_000, messages: 2, body: Self.body)
         let ready = AsyncStream<Void>.makeStream()
         let serving = Task { try await bench.sendAsPeripheral(acceptor, centrals: 2) { _ in ready.continuation.yield() } }
@@ -103,7 +104,7 @@ struct PipeBenchmarkBenchTests {
     @Test("a seeded benchmark sends the simulator's messages, transfer t with seed + t, and counts each")
     func seededCentralsSendTheSimulatorsMessages() async throws {
         let path = PipeBenchmarkTests.path()
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         let received = Task {
             var bodies: [[UInt8]] = []
             for await central in server.centrals {

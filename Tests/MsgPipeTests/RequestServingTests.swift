@@ -21,6 +21,7 @@ struct RequestServingTests {
         var options = MessagePipe.Options()
         if keyed { options.keys = .credentials(shared) }
         options.handshakeTimeout = hangGuard
+        options.helloTimeout = hangGuard
         return options
     }
 

@@ -10,7 +10,7 @@ struct WindowedSendTests {
     /// A listener and a central connected to it; `body` gets the central and the listener's side of it.
     static func withPipes(_ name: String, _ body: (MessagePipe, MessagePipe) async throws -> Void) async throws {
         let path = MessagePipeTests.socketPath(name)
-        let server = try await MessagePipe.listen(path: path)
+        let server = try await MessagePipe.listen(path: path, options: .patientForTests)
         let central = try await MessagePipe.connect(to: "unix:\(path)")
         var centrals = server.centrals.makeAsyncIterator()
         let peripheralSide = try #require(await centrals.next())

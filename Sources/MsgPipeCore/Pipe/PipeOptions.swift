@@ -106,6 +106,11 @@ extension MessagePipe {
         /// How long the end-to-end handshake may take before the connection is dropped. Sealed messages are
         /// limited by ``maximumMessageSize`` as plain ones are.
         public var handshakeTimeout: Duration = .seconds(15)
+        /// A peripheral, msgpipe format: how long each new connection may take, from its accept to the central's
+        /// first Transport `hello` (its GATT setup included), before the peripheral closes it; with keys the
+        /// shorter of this and ``handshakeTimeout``, and such a close counts as a refused handshake. Bounds a
+        /// central that connects and says nothing, which would otherwise hold one of ``maximumCentrals``.
+        public var helloTimeout: Duration = .seconds(10)
         /// The largest message accepted or sent.
         public var maximumMessageSize: Int = 16 << 20
         /// A peripheral serves this many centrals at once; more wait until one leaves.

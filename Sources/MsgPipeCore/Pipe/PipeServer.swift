@@ -222,17 +222,19 @@ public final class PipeServer: Sendable {
         return server
     }
 
-    /// Transport's sessions: room for every central plus as many that left and may come back to resume. With
-    /// keys a connection that sends nothing within the handshake timeout (or only other packets) is a refused
-    /// handshake; one its peer closed first is not (a central's idle ATT connection beside its channel).
+    /// Transport's sessions: room for every central plus as many that left and may come back to resume; a
+    /// connection without a hello within ``MessagePipe/Options/helloTimeout`` is closed. With keys a connection
+    /// that sends nothing within that or the handshake timeout (or only other packets) is a refused handshake;
+    /// one its peer closed first is not (a central's idle ATT connection beside its channel).
     private static func listener(_ options: MessagePipe.Options, server: PipeServer) -> TransportListener {
         var limits = TransportListener.Limits()
         limits.maximumSessions = 2 * max(1, options.maximumCentrals)
         limits.resumeWindow = options.resumeWindow
+        limits.helloTimeout = options.helloTimeout
         guard options.keys != nil else {
             return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger)
         }
-        limits.helloTimeout = min(limits.helloTimeout, options.handshakeTimeout)
+        limits.helloTimeout = min(options.helloTimeout, options.handshakeTimeout)
         let (seconds, packets) = (limits.helloTimeout.components.seconds, limits.packetsBeforeHello)
         return TransportListener(options: options.transportOptions(), limits: limits, logger: options.logger) { peer, end in
             let (reason, why): (String, String)

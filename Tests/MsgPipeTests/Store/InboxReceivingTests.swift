@@ -1,6 +1,7 @@
 import Foundation
 import MsgPipe
 import Synchronization
+import TestSupport
 import Testing
 
 /// The receiving loop: what a server's centrals or a central's pipes send is kept durably, acknowledged only
@@ -64,7 +65,7 @@ import Testing
 /// A server on a fresh UNIX socket that holds each acknowledgement until the message is accepted, and its path.
 func holdingServer() async throws -> (server: PipeServer, path: String) {
     let path = "/tmp/msgpipe-store-\(getpid())-\(UInt32.random(in: 0 ... .max)).sock"
-    var options = MessagePipe.Options()
+    var options = MessagePipe.Options.patientForTests
     options.holdsAcknowledgements = true
     return (try await MessagePipe.listen(path: path, options: options), path)
 }

@@ -2,6 +2,7 @@ import Foundation
 @_spi(Fuzzing) @testable import MsgPipe
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
 import BLELink
 import Secure
@@ -359,6 +360,10 @@ import Transport
         keeping limit: Int? = nil
     ) async throws -> (PipeServer, String, Received) {
         let path = given ?? "/tmp/msgpipe-outbox-\(getpid())-\(UInt32.random(in: 0 ... .max)).sock"
+        var options = options
+        // Hang guards, not the product's bounds: a starved central's hello and handshake may come late.
+        options.helloTimeout = hangGuard
+        options.handshakeTimeout = hangGuard
         let server = try await MessagePipe.listen(path: path, options: options)
         Task {
             for await central in server.centrals {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MsgPipe
 import MsgPipeMQTT
 import Synchronization
@@ -249,6 +250,37 @@ final class Inbox: Sendable {
     }
 }
 
+/// A `unix:` acceptor whose close ends a while after the socket's, as a close through bluetoothd ends only once
+/// the advertisement is unregistered; ``closed`` says whether it ended.
+final class SlowClosingAcceptor: LinkAcceptor {
+    private let base: PipeAcceptor
+    private let ended = Atomic<Bool>(false)
+
+    init(path: String) { base = PipeAcceptor(at: .unix(path: path), options: .patientForTests) }
+
+    var closed: Bool { ended.load(ordering: .relaxed) }
+    var options: MessagePipe.Options { base.options }
+    var endsOnCancellation: Bool { base.endsOnCancellation }
+
+    func acceptLinks(
+        info: MsgPipeServiceInfo, connections: Int?, maximumConcurrent: Int, centralsAtOnce: Int, unnumbered: Bool,
+        onReady: (String) -> Void, handle: @escaping @Sendable (any PipeLink, String) async -> Void
+    ) async throws {
+        try await base.acceptLinks(
+            info: info, connections: connections, maximumConcurrent: maximumConcurrent, centralsAtOnce: centralsAtOnce,
+            unnumbered: unnumbered, onReady: onReady, handle: handle)
+    }
+
+    func stop() { base.stop() }
+
+    /// Longer than the downlink's own close (paho's 500 ms grace), so a stop that does not wait for it returns first.
+    func close() async {
+        await base.close()
+        try? await Task.sleep(for: .seconds(2))
+        ended.store(true, ordering: .relaxed)
+    }
+}
+
 extension DownlinkTests {
     @Test func startServingDeliversToTheCentralsUntilStopped() async throws {
         let broker = try await Mosquitto.started()
@@ -257,15 +289,22 @@ extension DownlinkTests {
         let path = dir.appendingPathComponent("gw.sock").path
         let downlink = try await MQTTDownlink.connect(
             to: MQTTBrokerURL(broker.url), gatewayID: "gw1", journal: dir.appendingPathComponent("state").path)
-        let delivery = try await downlink.start(serving: PipeAcceptor(at: .unix(path: path), options: MessagePipe.Options()))
-        #expect(delivery.server != nil)
+        let acceptor = SlowClosingAcceptor(path: path)
+        let delivery = try await downlink.start(serving: acceptor)
+        let server = try #require(delivery.server)
         let central = try await Inbox(MessagePipe.connect(to: "unix:\(path)"))
         try await Task.sleep(for: .milliseconds(300))
         await publish(port: broker.port, topic: "fleet/gw1/down", "served", id: "s-1")
         #expect(await central.waitFor(["served"]))
         #expect(await acks.waitFor(count: 1, seconds: 10))
         #expect(acks.received.first?.properties["id"] == "s-1")
+        #expect(server.connectedCentrals == 1)
         await delivery.stop()
+        // Stopped: the server's close has ended, so a process that exits now leaves nothing behind.
+        #expect(acceptor.closed, "stop() returned before the server's close ended")
+        #expect(server.connectedCentrals == 0)
+        #expect(!FileManager.default.fileExists(atPath: path), "the socket file is removed")
+        #expect(throws: (any Error).self, "the socket refuses connections") { _ = Glibc.close(try SeqPacketSocket.connect(path: path)) }
         // Stopped: the downlink is closed, so its messages end.
         var messages = downlink.messages.makeAsyncIterator()
         #expect(await messages.next() == nil)
@@ -285,7 +324,7 @@ extension DownlinkTests {
         await #expect(throws: (any Error).self) {
             _ = try await downlink.start(connectingTo: "unix:\(dir.appendingPathComponent("absent.sock").path)", options: options)
         }
-        let phone = try await MessagePipe.listen(path: path)
+        let phone = try await MessagePipe.listen(path: path, options: .patientForTests)
         let delivery = try await downlink.start(connectingTo: "unix:\(path)", options: MessagePipe.Options())
         #expect(delivery.server == nil)
         var centrals = phone.centrals.makeAsyncIterator()

@@ -9,12 +9,14 @@ extension MQTTDownlink {
         let work: Task<Void, Never>
         let downlink: MQTTDownlink
 
-        /// Stops delivering and closes the downlink: a message not yet acknowledged stays in the journal for the
-        /// next start. The server's close (its socket file goes, advertising stops) begins at once; it is not
-        /// waited for, so a central that never answers cannot hold the stop.
+        /// Stops delivering, closes the server and then the downlink: a message not yet acknowledged stays in the
+        /// journal for the next start. Returns once the server is closed (its socket file gone, its advertisement
+        /// unregistered), so a process may exit right after and leave nothing behind. Bounded as
+        /// `PipeServer.close()` is: bluetoothd's unregistering and a central that takes nothing more hold it at
+        /// most 2 s each.
         public func stop() async {
-            if let server { Task { await server.close() } }
             work.cancel()
+            await server?.close()
             await downlink.close()
         }
     }
